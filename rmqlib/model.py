@@ -1,0 +1,137 @@
+"""MessageQueue and the Java orderings that every strategy depends on.
+
+Java compares strings by UTF-16 code units, Python by code points; the two
+disagree as soon as a character outside the Basic Multilingual Plane meets one
+in U+E000..U+FFFF. Java's ``MessageQueue.compareTo`` subtracts queue ids in
+32-bit arithmetic, so far-apart ids compare the wrong way round. Both quirks
+decide who gets which queue, so both are mirrored here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import total_ordering
+
+INT_MIN = -(2**31)
+INT_MAX = 2**31 - 1
+
+
+def java_string_compare(a: str, b: str) -> int:
+    """Sign of Java ``a.compareTo(b)``: UTF-16 code-unit order.
+
+    Mirrors: java/lang/String.java#compareTo
+    """
+    ka, kb = utf16_key(a), utf16_key(b)
+    return (ka > kb) - (ka < kb)
+
+
+def utf16_key(s: str) -> bytes:
+    """A sort key that orders strings the way Java ``String.compareTo`` does."""
+    # Big-endian UTF-16 bytes compare exactly like the code-unit sequence.
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def java_sorted_cids(cids: Iterable[str]) -> list[str]:
+    """Client ids sorted like Java ``Collections.sort(cidAll)`` in RebalanceImpl."""
+    cids = list(cids)
+    for cid in cids:
+        if not isinstance(cid, str):
+            raise TypeError(f"cid_all: client ids must be str, got {type(cid).__name__}")
+    return sorted(cids, key=utf16_key)
+
+
+def java_split(s: str, sep: str) -> list[str]:
+    """Java ``String.split`` for a literal, non-regex separator.
+
+    Like Java it drops trailing empty strings, and a string without the
+    separator comes back whole (so ``""`` gives ``[""]`` but ``"@"`` gives ``[]``).
+    """
+    parts = s.split(sep)
+    if len(parts) == 1:
+        return parts
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def _int32(x: int) -> int:
+    return (x + 2**31) % 2**32 - 2**31
+
+
+@total_ordering
+class MessageQueue:
+    """One queue of a topic on one broker, with Java's equality, order and text.
+
+    Mirrors: common/.../message/MessageQueue.java
+    """
+
+    __slots__ = ("_topic", "_broker_name", "_queue_id", "_hash", "_names_key")
+
+    def __init__(self, topic: str, broker_name: str, queue_id: int):
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be str, got {type(topic).__name__}")
+        if not isinstance(broker_name, str):
+            raise TypeError(f"broker_name must be str, got {type(broker_name).__name__}")
+        if isinstance(queue_id, bool) or not isinstance(queue_id, int):
+            raise TypeError(f"queue_id must be int, got {type(queue_id).__name__}")
+        if not INT_MIN <= queue_id <= INT_MAX:
+            raise ValueError(f"queue_id must fit a Java int, got {queue_id}")
+        object.__setattr__(self, "_topic", topic)
+        object.__setattr__(self, "_broker_name", broker_name)
+        object.__setattr__(self, "_queue_id", queue_id)
+        object.__setattr__(self, "_hash", hash((topic, broker_name, queue_id)))
+        object.__setattr__(self, "_names_key", (utf16_key(topic), utf16_key(broker_name)))
+
+    topic = property(lambda self: self._topic)
+    broker_name = property(lambda self: self._broker_name)
+    queue_id = property(lambda self: self._queue_id)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("MessageQueue is immutable")
+
+    def __reduce__(self):
+        return (MessageQueue, (self._topic, self._broker_name, self._queue_id))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, MessageQueue):
+            return NotImplemented
+        return (self._queue_id == other._queue_id and self._topic == other._topic
+                and self._broker_name == other._broker_name)
+
+    def compare_to(self, other: MessageQueue) -> int:
+        """Java ``compareTo``, including the 32-bit overflow of ``queueId - other.queueId``."""
+        a, b = self._names_key, other._names_key
+        if a != b:
+            return -1 if a < b else 1
+        return _int32(self._queue_id - other._queue_id)
+
+    def __lt__(self, other) -> bool:
+        if not isinstance(other, MessageQueue):
+            return NotImplemented
+        a, b = self._names_key, other._names_key
+        if a != b:
+            return a < b
+        return _int32(self._queue_id - other._queue_id) < 0
+
+    def __str__(self) -> str:
+        return (f"MessageQueue [topic={self._topic}, brokerName={self._broker_name}, "
+                f"queueId={self._queue_id}]")
+
+    def __repr__(self) -> str:
+        return f"MessageQueue({self._topic!r}, {self._broker_name!r}, {self._queue_id})"
+
+
+def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
+    """Queues sorted like Java ``Collections.sort(mqAll)`` in RebalanceImpl.
+
+    Python's list sort is the same TimSort as Java's ``ComparableTimSort`` and
+    asks only ``a < b``, which here is Java's ``compareTo(a, b) < 0``.
+    """
+    mqs = list(mqs)
+    for mq in mqs:
+        if not isinstance(mq, MessageQueue):
+            raise TypeError(f"mq_all: elements must be MessageQueue, got {type(mq).__name__}")
+    return sorted(mqs)
