@@ -1,0 +1,438 @@
+"""The six AllocateMessageQueueStrategy implementations of the RocketMQ client.
+
+Mirrors: client/.../consumer/rebalance/*.java
+
+Each strategy answers one consumer's question, "which of these queues are
+mine?", from the full queue list and the full client id list, exactly as the
+Java class does: the same queues in the same order, the same errors for empty
+input, and an empty answer for a client id that is not in the list. Every
+strategy also has ``allocate_all``, the answer for every consumer at once;
+it equals calling ``allocate`` once per consumer but shares the work (the
+consistent-hash ring is built once, not once per consumer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from rmqlib.hashring import HashFunction, HashRing
+from rmqlib.model import MessageQueue, java_split, utf16_key
+
+Allocation = dict[str, list[MessageQueue]]
+
+
+class AllocateMessageQueueStrategy:
+    """Base of every strategy: ``name`` and ``allocate``.
+
+    Mirrors: client/.../consumer/AllocateMessageQueueStrategy.java
+    """
+
+    name: str = ""
+
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue] | None:
+        raise NotImplementedError
+
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
+                     cid_all: Sequence[str]) -> Allocation:
+        """Every consumer's ``allocate`` answer, keyed by client id (first occurrence order)."""
+        return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all)}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _check_types(current_cid, mq_all, cid_all) -> None:
+    if current_cid is not None and not isinstance(current_cid, str):
+        raise TypeError(f"current_cid must be str, got {type(current_cid).__name__}")
+    for arg, value, element, what in (("mq_all", mq_all, MessageQueue, "MessageQueue"),
+                                      ("cid_all", cid_all, str, "str")):
+        if value is None:
+            continue
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise TypeError(f"{arg} must be a list, got {type(value).__name__}")
+        for item in value:
+            if not isinstance(item, element):
+                raise TypeError(f"{arg} elements must be {what}, got {type(item).__name__}")
+
+
+class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
+    """Shared argument check of the queue strategies.
+
+    Mirrors: client/.../consumer/rebalance/AbstractAllocateMessageQueueStrategy.java#check
+    """
+
+    def check(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> bool:
+        """Raise like Java on empty input (in Java's order); False if ``current_cid`` is not a member."""
+        _check_types(current_cid, mq_all, cid_all)
+        if not current_cid:
+            raise ValueError("current_cid is empty")
+        if not mq_all:
+            raise ValueError("mq_all is None or empty")
+        if not cid_all:
+            raise ValueError("cid_all is None or empty")
+        return current_cid in cid_all
+
+    def _check_group(self, mq_all, cid_all) -> None:
+        """``check`` as it goes for a member: the whole-group views need the same errors."""
+        if cid_all:
+            self.check("", cid_all[0], mq_all, cid_all)
+        else:
+            self.check("", "-", mq_all, cid_all)
+
+
+class AllocateMessageQueueAveragely(AbstractAllocateMessageQueueStrategy):
+    """Contiguous blocks; the first ``len(mq_all) % len(cid_all)`` consumers get one more.
+
+    Mirrors: client/.../consumer/rebalance/AllocateMessageQueueAveragely.java
+    """
+
+    name = "AVG"
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        if not self.check(consumer_group, current_cid, mq_all, cid_all):
+            return []
+        return list(mq_all[slice(*self._block(cid_all.index(current_cid), len(mq_all), len(cid_all)))])
+
+    @staticmethod
+    def _block(index: int, n_mq: int, n_cid: int) -> tuple[int, int]:
+        mod = n_mq % n_cid
+        bigger = mod > 0 and index < mod
+        size = 1 if n_mq <= n_cid else n_mq // n_cid + (1 if bigger else 0)
+        start = index * size if bigger else index * size + mod
+        return start, start + max(0, min(size, n_mq - start))
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        self._check_group(mq_all, cid_all)
+        first = {}
+        for i, cid in enumerate(cid_all):
+            first.setdefault(cid, i)
+        return {cid: list(mq_all[slice(*self._block(i, len(mq_all), len(cid_all)))])
+                for cid, i in first.items()}
+
+
+class AllocateMessageQueueAveragelyByCircle(AbstractAllocateMessageQueueStrategy):
+    """Deal queues like cards: queue ``j`` goes to consumer ``j % len(cid_all)``.
+
+    Mirrors: client/.../consumer/rebalance/AllocateMessageQueueAveragelyByCircle.java
+    """
+
+    name = "AVG_BY_CIRCLE"
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        if not self.check(consumer_group, current_cid, mq_all, cid_all):
+            return []
+        return list(mq_all[cid_all.index(current_cid)::len(cid_all)])
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        self._check_group(mq_all, cid_all)
+        first = {}
+        for i, cid in enumerate(cid_all):
+            first.setdefault(cid, i)
+        return {cid: list(mq_all[i::len(cid_all)]) for cid, i in first.items()}
+
+
+class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
+    """Each queue goes to the consumer owning the next point clockwise on an MD5 ring.
+
+    Mirrors: client/.../consumer/rebalance/AllocateMessageQueueConsistentHash.java
+
+    ``hash_function`` is any ``str -> int`` callable (Java's ``HashFunction``);
+    the default is MD5 as in ``ConsistentHashRouter``. With 0 virtual nodes the
+    ring is empty and every consumer gets nothing, as in Java.
+    """
+
+    name = "CONSISTENT_HASH"
+
+    def __init__(self, virtual_node_cnt: int = 10, hash_function: HashFunction | None = None):
+        if isinstance(virtual_node_cnt, bool) or not isinstance(virtual_node_cnt, int):
+            raise TypeError(f"virtual_node_cnt must be int, got {type(virtual_node_cnt).__name__}")
+        if virtual_node_cnt < 0:
+            raise ValueError(f"virtual_node_cnt must be >= 0, got {virtual_node_cnt}")
+        if hash_function is not None and not callable(hash_function):
+            raise TypeError("hash_function must be callable (str -> int) or None")
+        self.virtual_node_cnt = virtual_node_cnt
+        self.hash_function = hash_function
+
+    def ring(self, cid_all: Sequence[str]) -> HashRing:
+        """The ring Java builds for ``cid_all`` (in the order given)."""
+        return HashRing.build(list(cid_all), self.virtual_node_cnt, self.hash_function)
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        if not self.check(consumer_group, current_cid, mq_all, cid_all):
+            return []
+        owners = self.ring(cid_all).route_many([str(mq) for mq in mq_all])
+        return [mq for mq, owner in zip(mq_all, owners) if owner == current_cid]
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        self._check_group(mq_all, cid_all)
+        result: Allocation = {cid: [] for cid in cid_all}
+        for mq, owner in zip(mq_all, self.ring(cid_all).route_many([str(mq) for mq in mq_all])):
+            if owner is not None:
+                result[owner].append(mq)
+        return result
+
+    def __repr__(self) -> str:
+        return f"AllocateMessageQueueConsistentHash(virtual_node_cnt={self.virtual_node_cnt})"
+
+
+class AllocateMessageQueueByConfig(AbstractAllocateMessageQueueStrategy):
+    """Every consumer gets the configured list, unchecked (``None`` if none was set).
+
+    Mirrors: client/.../consumer/rebalance/AllocateMessageQueueByConfig.java
+    """
+
+    name = "CONFIG"
+
+    def __init__(self, message_queue_list: Sequence[MessageQueue] | None = None):
+        self.set_message_queue_list(message_queue_list)
+
+    def set_message_queue_list(self, message_queue_list: Sequence[MessageQueue] | None) -> None:
+        if message_queue_list is not None:
+            _check_types(None, message_queue_list, None)
+            message_queue_list = list(message_queue_list)
+        self.message_queue_list = message_queue_list
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        # Java runs no check at all here: not even for empty input or a non-member.
+        return None if self.message_queue_list is None else list(self.message_queue_list)
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all or ())}
+
+
+class AllocateMessageQueueByMachineRoom(AbstractAllocateMessageQueueStrategy):
+    """Consume only brokers named ``idc@name`` whose idc is in ``consumer_idcs``, in even blocks.
+
+    Mirrors: client/.../consumer/rebalance/AllocateMessageQueueByMachineRoom.java
+
+    The broker name is split on ``@`` like Java ``String.split`` (trailing empty
+    parts dropped); only names giving exactly two parts count. Java throws a
+    NullPointerException when no idc set was configured and such a name
+    appears; here that is a ValueError at the same moment.
+    """
+
+    name = "MACHINE_ROOM"
+
+    def __init__(self, consumer_idcs: set[str] | Sequence[str] | None = None):
+        if consumer_idcs is not None:
+            if isinstance(consumer_idcs, str):
+                raise TypeError("consumer_idcs must be a set of str, not a str")
+            consumer_idcs = set(consumer_idcs)
+        self.consumer_idcs = consumer_idcs
+
+    def _room_queues(self, mq_all) -> list[MessageQueue]:
+        chosen = []
+        for mq in mq_all:
+            parts = java_split(mq.broker_name, "@")
+            if len(parts) == 2:
+                if self.consumer_idcs is None:
+                    raise ValueError("consumer_idcs is not set (Java: NullPointerException)")
+                if parts[0] in self.consumer_idcs:
+                    chosen.append(mq)
+        return chosen
+
+    @staticmethod
+    def _share(chosen, index: int, n_cid: int) -> list[MessageQueue]:
+        per, rem = divmod(len(chosen), n_cid)
+        share = chosen[per * index:per * index + per]
+        if rem > index:
+            share.append(chosen[index + per * n_cid])
+        return share
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        if not self.check(consumer_group, current_cid, mq_all, cid_all):
+            return []
+        return self._share(self._room_queues(mq_all), cid_all.index(current_cid), len(cid_all))
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        self._check_group(mq_all, cid_all)
+        chosen = self._room_queues(mq_all)
+        first = {}
+        for i, cid in enumerate(cid_all):
+            first.setdefault(cid, i)
+        return {cid: self._share(chosen, i, len(cid_all)) for cid, i in first.items()}
+
+    def __repr__(self) -> str:
+        idcs = None if self.consumer_idcs is None else sorted(self.consumer_idcs, key=utf16_key)
+        return f"AllocateMessageQueueByMachineRoom(consumer_idcs={idcs!r})"
+
+
+class MachineRoomResolver(Protocol):
+    """Where a broker and a consumer are deployed.
+
+    Mirrors: client/.../consumer/rebalance/AllocateMachineRoomNearby.java#MachineRoomResolver
+    """
+
+    def broker_deploy_in(self, mq: MessageQueue) -> str: ...
+
+    def consumer_deploy_in(self, cid: str) -> str: ...
+
+
+class PrefixMachineRoomResolver:
+    """Room = the part of the broker name / client id before the first separator.
+
+    This is the resolver of RocketMQ's own AllocateMachineRoomNearByTest
+    (``name.split("-")[0]`` with Java ``split`` semantics): ``"IDC1-broker"`` is in
+    ``IDC1``. A name that Java would split into nothing (``"-"``) raises ValueError
+    where Java raises ArrayIndexOutOfBoundsException.
+    """
+
+    def __init__(self, separator: str = "-"):
+        if not isinstance(separator, str) or not separator:
+            raise ValueError("separator must be a non-empty str")
+        self.separator = separator
+
+    def _room(self, name: str) -> str:
+        parts = java_split(name, self.separator)
+        if not parts:
+            raise ValueError(f"cannot find a room in {name!r}: nothing is left after splitting on {self.separator!r}")
+        return parts[0]
+
+    def broker_deploy_in(self, mq: MessageQueue) -> str:
+        return self._room(mq.broker_name)
+
+    def consumer_deploy_in(self, cid: str) -> str:
+        return self._room(cid)
+
+
+class MappingMachineRoomResolver:
+    """Rooms looked up in two dicts: broker name -> room and client id -> room."""
+
+    def __init__(self, broker_rooms: dict[str, str], consumer_rooms: dict[str, str]):
+        self.broker_rooms = dict(broker_rooms)
+        self.consumer_rooms = dict(consumer_rooms)
+
+    def broker_deploy_in(self, mq: MessageQueue) -> str | None:
+        return self.broker_rooms.get(mq.broker_name)
+
+    def consumer_deploy_in(self, cid: str) -> str | None:
+        return self.consumer_rooms.get(cid)
+
+
+class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
+    """Same-room queues go to same-room consumers; a room without consumers is shared by all.
+
+    Mirrors: client/.../consumer/rebalance/AllocateMachineRoomNearby.java
+
+    Rooms are visited in Java ``TreeMap`` order (UTF-16 string order). Each
+    consumer-less room is allocated on its own among all consumers, so with AVG
+    its remainder queues always land on the first consumers.
+    """
+
+    def __init__(self, strategy: AllocateMessageQueueStrategy, resolver: MachineRoomResolver):
+        if strategy is None:
+            raise ValueError("strategy is None")
+        if resolver is None:
+            raise ValueError("resolver is None")
+        for method in ("broker_deploy_in", "consumer_deploy_in"):
+            if not callable(getattr(resolver, method, None)):
+                raise TypeError(f"resolver must have a {method}() method")
+        self.strategy = strategy
+        self.resolver = resolver
+
+    @property
+    def name(self) -> str:
+        return f"MACHINE_ROOM_NEARBY-{self.strategy.name}"
+
+    def _rooms(self, mq_all, cid_all):
+        mq_rooms: dict[str, list[MessageQueue]] = {}
+        for mq in mq_all:
+            room = self.resolver.broker_deploy_in(mq)
+            if not room:
+                raise ValueError(f"machine room is empty for mq {mq}")
+            mq_rooms.setdefault(_room_name(room), []).append(mq)
+        cid_rooms: dict[str, list[str]] = {}
+        for cid in cid_all:
+            room = self.resolver.consumer_deploy_in(cid)
+            if not room:
+                raise ValueError(f"machine room is empty for consumer id {cid}")
+            cid_rooms.setdefault(_room_name(room), []).append(cid)
+        ordered = sorted(mq_rooms, key=utf16_key)
+        return {r: mq_rooms[r] for r in ordered}, cid_rooms
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        if not self.check(consumer_group, current_cid, mq_all, cid_all):
+            return []
+        mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
+        my_room = self.resolver.consumer_deploy_in(current_cid)
+        result = []
+        mine = mq_rooms.pop(my_room, None)
+        if mine:
+            result += _as_list(self.strategy.allocate(consumer_group, current_cid, mine, cid_rooms.get(my_room)))
+        for room, mqs in mq_rooms.items():
+            if room not in cid_rooms:
+                result += _as_list(self.strategy.allocate(consumer_group, current_cid, mqs, cid_all))
+        return result
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        self._check_group(mq_all, cid_all)
+        mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
+        own = {room: self.strategy.allocate_all(consumer_group, mq_rooms[room], cids)
+               for room, cids in cid_rooms.items() if mq_rooms.get(room)}
+        shared = [self.strategy.allocate_all(consumer_group, mqs, cid_all)
+                  for room, mqs in mq_rooms.items() if room not in cid_rooms]
+        result: Allocation = {}
+        for cid in dict.fromkeys(cid_all):
+            room = self.resolver.consumer_deploy_in(cid)
+            queues = _as_list(own[room][cid]) if room in own else []
+            for part in shared:
+                queues += _as_list(part[cid])
+            result[cid] = queues
+        return result
+
+    def __repr__(self) -> str:
+        return f"AllocateMachineRoomNearby({self.strategy!r}, {type(self.resolver).__name__}(...))"
+
+
+def _room_name(room) -> str:
+    if not isinstance(room, str):
+        raise TypeError(f"a resolver must return str rooms, got {type(room).__name__}")
+    return room
+
+
+def _as_list(queues) -> list[MessageQueue]:
+    if queues is None:
+        raise ValueError("the inner strategy returned None (Java: NullPointerException in addAll)")
+    return list(queues)
+
+
+#: Java ``getName()`` -> class. MACHINE_ROOM_NEARBY's name carries its inner strategy's.
+STRATEGIES: dict[str, type[AllocateMessageQueueStrategy]] = {
+    "AVG": AllocateMessageQueueAveragely,
+    "AVG_BY_CIRCLE": AllocateMessageQueueAveragelyByCircle,
+    "CONSISTENT_HASH": AllocateMessageQueueConsistentHash,
+    "CONFIG": AllocateMessageQueueByConfig,
+    "MACHINE_ROOM": AllocateMessageQueueByMachineRoom,
+    "MACHINE_ROOM_NEARBY": AllocateMachineRoomNearby,
+}
+
+DEFAULT_STRATEGY = "AVG"  # DefaultMQPushConsumer: AllocateMessageQueueAveragely in every constructor
+
+
+def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs=None,
+                       message_queue_list=None, resolver: MachineRoomResolver | None = None
+                       ) -> AllocateMessageQueueStrategy:
+    """Build a strategy from its Java name, e.g. ``"CONSISTENT_HASH"`` or ``"MACHINE_ROOM_NEARBY-AVG"``.
+
+    NEARBY uses ``resolver`` (default: ``PrefixMachineRoomResolver("-")``).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"strategy name must be str, got {type(name).__name__}")
+    if name.startswith("MACHINE_ROOM_NEARBY-"):
+        inner = strategy_from_name(name[len("MACHINE_ROOM_NEARBY-"):], virtual_node_cnt=virtual_node_cnt,
+                                   consumer_idcs=consumer_idcs, message_queue_list=message_queue_list,
+                                   resolver=resolver)
+        return AllocateMachineRoomNearby(inner, resolver or PrefixMachineRoomResolver("-"))
+    if name == "CONSISTENT_HASH":
+        return AllocateMessageQueueConsistentHash(virtual_node_cnt)
+    if name == "CONFIG":
+        return AllocateMessageQueueByConfig(message_queue_list)
+    if name == "MACHINE_ROOM":
+        return AllocateMessageQueueByMachineRoom(consumer_idcs)
+    if name in ("AVG", "AVG_BY_CIRCLE"):
+        return STRATEGIES[name]()
+    known = ", ".join(list(STRATEGIES)[:-1] + ["MACHINE_ROOM_NEARBY-<inner>"])
+    raise ValueError(f"unknown strategy {name!r}; known: {known}")
