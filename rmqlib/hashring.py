@@ -89,7 +89,7 @@ class HashRing:
             return cls._build_sequential(cids, virtual_node_cnt, hasher)
         n = len(cids) * virtual_node_cnt
         keys = [f"{cid}-{i}" for cid in cids for i in range(virtual_node_cnt)]
-        hashes = [hasher(k) for k in keys]
+        hashes = list(map(hasher, keys))
         if n == 0:
             return cls(np.empty(0, dtype=np.int64), [], 0, [], hasher)
         values = _as_array(hashes)
@@ -104,8 +104,8 @@ class HashRing:
             losers = np.flatnonzero(~last_of_run)
             for j in sorted(losers, key=lambda j: order[j + 1]):
                 collisions.append((int(sorted_values[j]), keys[order[j]], keys[order[j + 1]]))
-        winners = order[last_of_run]
-        owners = [cids[w // virtual_node_cnt] for w in winners]
+        owner_index = (order[last_of_run] // virtual_node_cnt).tolist()
+        owners = [cids[i] for i in owner_index]
         return cls(sorted_values[last_of_run], owners, n, collisions, hasher)
 
     @classmethod

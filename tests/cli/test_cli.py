@@ -1,0 +1,73 @@
+"""The command line: golden output, JSON that round-trips to rmqlib, one-line errors with exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rmqlib.allocation import allocate_group, make_queues
+from rmqlib.cli import main
+from rmqlib.strategies import AllocateMessageQueueConsistentHash
+
+GOLDEN_AVG = """\
+strategy AVG | topic T | 10 queues on 2 broker(s) | 3 consumer(s)
+consumer       queues  owns
+10.0.0.1@1001       4  broker-a:0-3
+10.0.0.2@1002       3  broker-a:4 broker-b:0-1
+10.0.0.3@1003       3  broker-b:2-4
+imbalance (max - min): 1 | idle consumers: 0
+"""
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_allocate_prints_golden_table(capsys):
+    code, out, err = run(capsys, "allocate", "--topic", "T", "--brokers", "broker-a,broker-b",
+                         "--queues-per-broker", "5", "--consumers", "3")
+    assert (code, out, err) == (0, GOLDEN_AVG, "")
+
+
+def test_allocate_json_equals_library_allocation(capsys):
+    code, out, _ = run(capsys, "allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "3",
+                       "--cids", "c,a,b", "--queues-per-broker", "8", "--json")
+    expected = allocate_group(AllocateMessageQueueConsistentHash(3), make_queues("TopicTest", ["broker-a"], 8),
+                              ["c", "a", "b"])
+    data = json.loads(out)
+    assert code == 0 and data["strategy"] == "CONSISTENT_HASH"
+    assert {cid: [q["queueId"] for q in qs] for cid, qs in data["allocation"].items()} == {
+        cid: [mq.queue_id for mq in mqs] for cid, mqs in expected.items()}
+
+
+def test_strategies_lists_every_registered_strategy(capsys):
+    code, out, _ = run(capsys, "strategies")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONFIG", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY"]
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["allocate", "--strategy", "NOPE"], "--strategy"),
+    (["allocate", "--consumers", "0"], "--consumers"),
+    (["allocate", "--queues-per-broker", "x"], "--queues-per-broker"),
+    (["allocate", "--virtual-nodes", "-1"], "--virtual-nodes"),
+    (["allocate", "--brokers", "a,,b"], "--brokers"),
+    (["allocate", "--consumers", "2", "--cids", "a"], "--cids"),
+    (["allocate", "--strategy", "CONFIG", "--config-queues", "broker-a"], "--config-queues"),
+    (["allocate", "--strategy", "MACHINE_ROOM_NEARBY"], "--strategy"),
+    (["frobnicate"], "frobnicate"),
+])
+def test_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and names in err
+
+
+def test_module_entry_point_runs_without_traceback():
+    done = subprocess.run([sys.executable, "-m", "rmqlib", "allocate", "--strategy", "NOPE"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
