@@ -1,0 +1,138 @@
+"""What the client models ask of brokers, as an injected interface.
+
+Java's client talks to brokers through ``MQClientInstance`` / ``MQClientAPIImpl``
+(remoting RPCs, broker lookup by name, route refresh). The models here only
+need a handful of answers, so they take any object with the methods of
+:class:`ClientBrokerAPI`; the simulator plugs its broker models in, tests use an
+in-memory fake. Every call names the broker through ``broker_name`` or the
+queue's ``broker_name``; calls that depend on the broker's clock take ``now_ms``.
+
+Failures are exceptions: :class:`OffsetNotFoundError` when a broker has no
+offset for the group and queue (Java's ``OffsetNotFoundException`` /
+``QUERY_NOT_FOUND``), :class:`BrokerError` (or any exception) for a failed RPC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel
+from rmqlib.model import MessageQueue
+
+#: Prefix of a consumer group's retry topic (common/.../MixAll.java#RETRY_GROUP_TOPIC_PREFIX).
+RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
+#: Subscription expression meaning "all tags" (SubscriptionData.java#SUB_ALL).
+SUB_ALL = "*"
+
+# Response codes the pull path reacts to (remoting/.../protocol/ResponseCode.java).
+FLOW_CONTROL = 207  # ResponseCode.FLOW_CONTROL (RemotingSysResponseCode)
+SUBSCRIPTION_NOT_LATEST = 25  # ResponseCode.SUBSCRIPTION_NOT_LATEST
+
+
+def retry_topic(consumer_group: str) -> str:
+    """``%RETRY%<group>`` (MixAll.java#getRetryTopic)."""
+    return RETRY_GROUP_TOPIC_PREFIX + consumer_group
+
+
+class BrokerError(Exception):
+    """A failed broker RPC; ``code`` is the broker's response code when there is one.
+
+    Mirrors: client/.../exception/MQBrokerException.java
+    """
+
+    def __init__(self, message: str = "", code: int | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+class OffsetNotFoundError(BrokerError):
+    """The broker stores no offset for this group and queue.
+
+    Mirrors: client/.../exception/OffsetNotFoundException.java
+    """
+
+
+class MQClientError(Exception):
+    """A client-side failure (Java ``MQClientException``), e.g. no start offset could be computed."""
+
+
+@dataclass
+class SubscriptionData:
+    """One topic a consumer subscribes to.
+
+    Mirrors: remoting/.../protocol/heartbeat/SubscriptionData.java
+
+    ``sub_version`` is bumped by ``messageQueueChanged``; a broker that has not
+    yet seen the newer version answers pulls with SUBSCRIPTION_NOT_LATEST.
+    """
+
+    topic: str
+    sub_string: str = SUB_ALL
+    sub_version: int = 0
+    tags_set: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def build(cls, topic: str, sub_string: str | None = SUB_ALL, now_ms: int = 0) -> SubscriptionData:
+        """Parse a TAG expression like ``"a || b"`` (FilterAPI.java#buildSubscriptionData)."""
+        if not isinstance(topic, str) or not topic:
+            raise ValueError(f"topic must be a non-empty str, got {topic!r}")
+        if sub_string is None or sub_string.strip() in ("", SUB_ALL):
+            return cls(topic, SUB_ALL, now_ms, frozenset())
+        tags = frozenset(t.strip() for t in sub_string.split("||") if t.strip())
+        return cls(topic, sub_string, now_ms, tags)
+
+    def matches(self, tags: str | None) -> bool:
+        """Client-side tag check (PullAPIWrapper.java#processPullResult)."""
+        if not self.tags_set:
+            return True
+        return tags is not None and tags in self.tags_set
+
+
+@dataclass
+class ConsumerData:
+    """The part of a heartbeat that describes one consumer group member.
+
+    Mirrors: remoting/.../protocol/heartbeat/ConsumerData.java
+    """
+
+    group_name: str
+    consume_type: ConsumeType
+    message_model: MessageModel
+    consume_from_where: ConsumeFromWhere
+    subscription_data_set: list[SubscriptionData]
+
+
+@runtime_checkable
+class ClientBrokerAPI(Protocol):
+    """The broker RPCs the consumer-side models use.
+
+    Mirrors: client/.../impl/MQClientAPIImpl.java and the broker look-ups of
+    client/.../impl/factory/MQClientInstance.java
+    """
+
+    def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
+        """GET_CONSUMER_LIST_BY_GROUP to one broker of the topic; None when it fails."""
+
+    def lock_batch_mq(self, broker_name: str, group: str, client_id: str,
+                      mqs: set[MessageQueue], now_ms: int) -> set[MessageQueue]:
+        """LOCK_BATCH_MQ: return the subset of ``mqs`` now locked by ``client_id``."""
+
+    def unlock_batch_mq(self, broker_name: str, group: str, client_id: str,
+                        mqs: set[MessageQueue], now_ms: int) -> None:
+        """UNLOCK_BATCH_MQ (sent oneway by the rebalance)."""
+
+    def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
+        """QUERY_CONSUMER_OFFSET; raise OffsetNotFoundError when the broker has none."""
+
+    def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+        """UPDATE_CONSUMER_OFFSET (oneway when persisting)."""
+
+    def get_max_offset(self, mq: MessageQueue) -> int:
+        """GET_MAX_OFFSET: the queue's next write offset."""
+
+    def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
+        """SEARCH_OFFSET_BY_TIMESTAMP."""
+
+    def send_heartbeat(self, client_id: str, consumers: list[ConsumerData], now_ms: int) -> None:
+        """HEART_BEAT to every broker of the consumer's topics."""

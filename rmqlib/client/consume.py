@@ -1,0 +1,183 @@
+"""What the consume services do with a listener's answer: acknowledge, send back, commit.
+
+Only the bookkeeping is modelled (ProcessQueue, offsets, retries); thread
+pools and listener calls belong to the driver, which calls these functions
+when a simulated listener call returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from rmqlib.client.config import MessageModel
+from rmqlib.client.message import Message
+from rmqlib.client.process_queue import ProcessQueue
+from rmqlib.model import INT_MAX, MessageQueue
+
+#: ConsumeMessageOrderlyService.java; rocketmq.client.maxTimeConsumeContinuously
+MAX_TIME_CONSUME_CONTINUOUSLY = 60_000
+#: Delay before re-submitting messages whose send-back failed (ConsumeMessageConcurrentlyService#submitConsumeRequestLater).
+SUBMIT_CONSUME_REQUEST_LATER_MILLS = 5000
+#: Default ``maxReconsumeTimes`` when the setting is -1 (ConsumeMessageConcurrentlyService / DefaultMQPushConsumerImpl#getMaxReconsumeTimes).
+DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY = 16
+#: Suspend time clamp of the orderly service (ConsumeMessageOrderlyService#submitConsumeRequestLater).
+MIN_SUSPEND_MILLIS, MAX_SUSPEND_MILLIS = 10, 30_000
+
+SendBack = Callable[[Message], bool]
+
+
+class ConsumeConcurrentlyStatus(str, Enum):
+    """Mirrors: client/.../consumer/listener/ConsumeConcurrentlyStatus.java"""
+
+    CONSUME_SUCCESS = "CONSUME_SUCCESS"
+    RECONSUME_LATER = "RECONSUME_LATER"
+
+
+class ConsumeOrderlyStatus(str, Enum):
+    """Mirrors: client/.../consumer/listener/ConsumeOrderlyStatus.java"""
+
+    SUCCESS = "SUCCESS"
+    ROLLBACK = "ROLLBACK"  # deprecated
+    COMMIT = "COMMIT"  # deprecated
+    SUSPEND_CURRENT_QUEUE_A_MOMENT = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
+
+
+@dataclass
+class ConcurrentConsumeOutcome:
+    """``offset`` is what was written to the offset store (-1: nothing); ``resubmit`` are
+    messages whose send-back failed, to be consumed again after ``resubmit_delay_ms``."""
+
+    processed: bool
+    offset: int = -1
+    sent_back: list[Message] = field(default_factory=list)
+    resubmit: list[Message] = field(default_factory=list)
+    resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS
+
+
+def process_consume_result_concurrently(
+        pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeConcurrentlyStatus, *,
+        offset_store, message_model: MessageModel = MessageModel.CLUSTERING,
+        send_back: SendBack | None = None, ack_index: int = INT_MAX,
+        now_ms: int | None = None) -> ConcurrentConsumeOutcome:
+    """Settle one concurrent consume request.
+
+    Mirrors: client/.../impl/consumer/ConsumeMessageConcurrentlyService.java#processConsumeResult
+    (and the dropped check at the end of ConsumeRequest#run)
+
+    A dropped ProcessQueue discards the result (the new owner consumes again).
+    Success acknowledges messages up to ``ack_index``; RECONSUME_LATER none.
+    In CLUSTERING every unacknowledged message still cached is sent back
+    (``send_back(msg) -> bool``; None means "always succeeds"); failed sends get
+    ``reconsume_times + 1`` and are re-consumed later instead of acknowledged.
+    In BROADCASTING failures are just dropped. Then the messages are removed from
+    the ProcessQueue and the returned offset is stored increase-only.
+    """
+    status = ConsumeConcurrentlyStatus(status)
+    if pq.dropped:
+        return ConcurrentConsumeOutcome(processed=False)
+    out = ConcurrentConsumeOutcome(processed=True)
+    if not msgs:
+        return out
+    msgs = list(msgs)
+    if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
+        ack_index = min(ack_index, len(msgs) - 1)
+    else:
+        ack_index = -1
+    if message_model is MessageModel.CLUSTERING:
+        failed = []
+        for msg in msgs[ack_index + 1:]:
+            if not pq.contains_message(msg):
+                continue  # already cleaned as expired
+            ok = True if send_back is None else bool(send_back(msg))
+            if ok:
+                out.sent_back.append(msg)
+            else:
+                msg.reconsume_times += 1
+                failed.append(msg)
+        if failed:
+            ids = {id(m) for m in failed}
+            msgs = [m for m in msgs if id(m) not in ids]
+            out.resubmit = failed
+    offset = pq.remove_message(msgs, now_ms=now_ms)
+    if offset >= 0 and not pq.dropped:
+        offset_store.update_offset(mq, offset, True)
+        out.offset = offset
+    return out
+
+
+@dataclass
+class OrderlyConsumeOutcome:
+    """``continue_consume`` False means the request stops and is re-submitted after
+    ``resubmit_delay_ms``; ``commit_offset`` is what was stored (-1: nothing)."""
+
+    continue_consume: bool
+    commit_offset: int = -1
+    resubmit_delay_ms: int | None = None
+    sent_back: list[Message] = field(default_factory=list)
+
+
+def process_consume_result_orderly(
+        pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeOrderlyStatus, *,
+        offset_store, auto_commit: bool = True, max_reconsume_times: int = -1,
+        suspend_current_queue_time_millis: int = 1000,
+        send_back: SendBack | None = None) -> OrderlyConsumeOutcome:
+    """Settle one orderly batch taken with ``pq.take_messages``.
+
+    Mirrors: client/.../impl/consumer/ConsumeMessageOrderlyService.java#processConsumeResult
+    (with #checkReconsumeTimes)
+
+    With auto-commit, SUCCESS (and the deprecated COMMIT/ROLLBACK) commit the
+    batch. SUSPEND_CURRENT_QUEUE_A_MOMENT puts the batch back and suspends the
+    queue while any message still has retries left (``max_reconsume_times``;
+    -1 = Integer.MAX_VALUE); messages out of retries are sent back (to the
+    retry/DLQ path) and, if every send succeeds and none has retries left, the
+    batch is committed. The commit offset is stored with a plain (not
+    increase-only) update unless the queue was dropped.
+    """
+    status = ConsumeOrderlyStatus(status)
+    max_times = INT_MAX if max_reconsume_times == -1 else max_reconsume_times
+    delay = min(max(suspend_current_queue_time_millis, MIN_SUSPEND_MILLIS), MAX_SUSPEND_MILLIS)
+    out = OrderlyConsumeOutcome(continue_consume=True)
+
+    def check_reconsume_times() -> bool:
+        suspend = False
+        for msg in msgs:
+            if msg.reconsume_times >= max_times:
+                ok = True if send_back is None else bool(send_back(msg))
+                if ok:
+                    out.sent_back.append(msg)
+                else:
+                    suspend = True
+                    msg.reconsume_times += 1
+            else:
+                suspend = True
+                msg.reconsume_times += 1
+        return suspend
+
+    commit_offset = -1
+    S = ConsumeOrderlyStatus
+    if auto_commit:
+        if status in (S.SUCCESS, S.COMMIT, S.ROLLBACK):
+            commit_offset = pq.commit()
+        elif status is S.SUSPEND_CURRENT_QUEUE_A_MOMENT:
+            if check_reconsume_times():
+                pq.make_message_to_consume_again(msgs)
+                out.continue_consume, out.resubmit_delay_ms = False, delay
+            else:
+                commit_offset = pq.commit()
+    else:
+        if status is S.COMMIT:
+            commit_offset = pq.commit()
+        elif status is S.ROLLBACK:
+            pq.rollback()
+            out.continue_consume, out.resubmit_delay_ms = False, delay
+        elif status is S.SUSPEND_CURRENT_QUEUE_A_MOMENT:
+            if check_reconsume_times():
+                pq.make_message_to_consume_again(msgs)
+                out.continue_consume, out.resubmit_delay_ms = False, delay
+    if commit_offset >= 0 and not pq.dropped:
+        offset_store.update_offset(mq, commit_offset, False)
+        out.commit_offset = commit_offset
+    return out

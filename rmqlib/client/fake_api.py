@@ -1,0 +1,89 @@
+"""A minimal in-memory broker side for stepping client models by hand (tests, notebook cells).
+
+Not a broker model (those live in ``rmqlib.broker``): one shared table per
+concern, no routing, no latency. Failures can be injected per method.
+"""
+
+from __future__ import annotations
+
+from rmqlib.client.api import BrokerError, ConsumerData, OffsetNotFoundError
+from rmqlib.model import MessageQueue
+
+#: Broker-side lock expiry (broker/.../client/rebalance/RebalanceLockManager.java;
+#: rocketmq.broker.rebalance.lockMaxLiveTime).
+BROKER_REBALANCE_LOCK_MAX_LIVE_TIME = 60_000
+
+
+class InMemoryClientBrokerAPI:
+    """Implements :class:`rmqlib.client.api.ClientBrokerAPI` with plain dicts.
+
+    ``consumer_ids[group]``: the member list every broker reports (None: the
+    call fails). ``locks[(group, mq)] = (client_id, last_update_ms)`` with the
+    broker's grant rule (absent, same client, or expired). ``offsets[(group, mq)]``:
+    durable consumer offsets. ``max_offsets[mq]``: queue max offsets (default 0).
+    ``fail``: names of methods that raise BrokerError.
+    """
+
+    def __init__(self) -> None:
+        self.consumer_ids: dict[str, list[str] | None] = {}
+        self.locks: dict[tuple[str, MessageQueue], tuple[str, int]] = {}
+        self.offsets: dict[tuple[str, MessageQueue], int] = {}
+        self.max_offsets: dict[MessageQueue, int] = {}
+        self.timestamp_offsets: dict[tuple[MessageQueue, int], int] = {}
+        self.heartbeats: list[tuple[int, str, list[ConsumerData]]] = []
+        self.unlock_calls: list[tuple[str, str, frozenset]] = []
+        self.lock_calls: list[tuple[str, str, frozenset]] = []
+        self.fail: set[str] = set()
+
+    def _maybe_fail(self, name: str) -> None:
+        if name in self.fail:
+            raise BrokerError(f"injected failure of {name}")
+
+    def find_consumer_id_list(self, topic, group):
+        if "find_consumer_id_list" in self.fail:
+            return None
+        ids = self.consumer_ids.get(group)
+        return None if ids is None else list(ids)
+
+    def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        self._maybe_fail("lock_batch_mq")
+        self.lock_calls.append((broker_name, client_id, frozenset(mqs)))
+        granted = set()
+        for mq in mqs:
+            held = self.locks.get((group, mq))
+            if (held is None or held[0] == client_id
+                    or now_ms - held[1] > BROKER_REBALANCE_LOCK_MAX_LIVE_TIME):
+                self.locks[(group, mq)] = (client_id, now_ms)
+                granted.add(mq)
+        return granted
+
+    def unlock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        self._maybe_fail("unlock_batch_mq")
+        self.unlock_calls.append((broker_name, client_id, frozenset(mqs)))
+        for mq in mqs:
+            held = self.locks.get((group, mq))
+            if held is not None and held[0] == client_id:
+                del self.locks[(group, mq)]
+
+    def query_consumer_offset(self, group, mq):
+        self._maybe_fail("query_consumer_offset")
+        try:
+            return self.offsets[(group, mq)]
+        except KeyError:
+            raise OffsetNotFoundError(f"no offset for {group} {mq}") from None
+
+    def update_consumer_offset(self, group, mq, offset):
+        self._maybe_fail("update_consumer_offset")
+        self.offsets[(group, mq)] = offset
+
+    def get_max_offset(self, mq):
+        self._maybe_fail("get_max_offset")
+        return self.max_offsets.get(mq, 0)
+
+    def search_offset(self, mq, timestamp_ms):
+        self._maybe_fail("search_offset")
+        return self.timestamp_offsets.get((mq, timestamp_ms), 0)
+
+    def send_heartbeat(self, client_id, consumers, now_ms):
+        self._maybe_fail("send_heartbeat")
+        self.heartbeats.append((now_ms, client_id, consumers))

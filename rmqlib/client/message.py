@@ -1,0 +1,80 @@
+"""The message a push consumer holds in its ProcessQueue.
+
+Only what the rebalance and consumption models look at is kept: where the
+message sits (topic, broker, queue id, queue offset), how big its body is (the
+ProcessQueue counts bytes for flow control), its tag (client-side filtering),
+and the bookkeeping the consume services write onto it (reconsume times,
+consume start time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmqlib.model import MessageQueue
+
+#: Property the broker sets on the last message of a pull batch: the queue's max
+#: offset at pull time. common/.../message/MessageConst.java#PROPERTY_MAX_OFFSET
+PROPERTY_MAX_OFFSET = "MAX_OFFSET"
+
+
+def _require_int(name: str, value, minimum: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be int, got {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+@dataclass(eq=False, kw_only=True)
+class Message:
+    """A stored message as the consumer sees it after a pull.
+
+    Mirrors: common/.../message/MessageExt.java (the fields the client models read)
+
+    Identity is object identity (like a Java object without ``equals``); the
+    ProcessQueue keys messages by ``queue_offset``. ``reconsume_times`` and
+    ``consume_start_timestamp`` are mutable on purpose: the consume services
+    update them, as Java does on ``MessageExt``.
+    """
+
+    topic: str
+    queue_id: int
+    queue_offset: int
+    body_size: int
+    tags: str | None = None
+    store_timestamp: int = 0
+    broker_name: str = ""
+    msg_id: str = ""
+    reconsume_times: int = 0
+    #: ms when a concurrent consume call started (Java: CONSUME_START_TIME property);
+    #: None until the consume service stamps it.
+    consume_start_timestamp: int | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.topic, str):
+            raise TypeError(f"topic must be str, got {type(self.topic).__name__}")
+        if not isinstance(self.broker_name, str):
+            raise TypeError(f"broker_name must be str, got {type(self.broker_name).__name__}")
+        _require_int("queue_id", self.queue_id)
+        _require_int("queue_offset", self.queue_offset, 0)
+        _require_int("body_size", self.body_size, 0)
+        _require_int("store_timestamp", self.store_timestamp)
+        _require_int("reconsume_times", self.reconsume_times, 0)
+        if self.consume_start_timestamp is not None:
+            _require_int("consume_start_timestamp", self.consume_start_timestamp)
+        if self.tags is not None and not isinstance(self.tags, str):
+            raise TypeError(f"tags must be str or None, got {type(self.tags).__name__}")
+        if not self.msg_id:
+            self.msg_id = f"{self.topic}@{self.broker_name}:{self.queue_id}:{self.queue_offset}"
+
+    @property
+    def message_queue(self) -> MessageQueue:
+        """The queue this message was pulled from."""
+        return MessageQueue(self.topic, self.broker_name, self.queue_id)
+
+    def __repr__(self) -> str:
+        return (f"Message(topic={self.topic!r}, broker_name={self.broker_name!r}, "
+                f"queue_id={self.queue_id}, queue_offset={self.queue_offset}, "
+                f"body_size={self.body_size}, tags={self.tags!r}, "
+                f"reconsume_times={self.reconsume_times})")

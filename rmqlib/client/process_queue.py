@@ -1,0 +1,385 @@
+"""ProcessQueue: the consumer's local cache of pulled, not yet acknowledged messages.
+
+One ProcessQueue exists per owned MessageQueue. The pull path puts messages in,
+the consume services take them out, and what is left decides the offset that
+may be committed: the lowest offset still held. That one rule is why a
+concurrent consumer re-delivers after a crash or a rebalance, and why a slow
+message pins the committed offset while faster ones overtake it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator
+
+from rmqlib.client.message import PROPERTY_MAX_OFFSET, Message
+
+# Constants of client/.../impl/consumer/ProcessQueue.java (JVM system properties there).
+REBALANCE_LOCK_MAX_LIVE_TIME = 30_000  # rocketmq.client.rebalance.lockMaxLiveTime
+REBALANCE_LOCK_INTERVAL = 20_000  # rocketmq.client.rebalance.lockInterval
+PULL_MAX_IDLE_TIME = 120_000  # rocketmq.client.pull.pullMaxIdleTime
+
+#: How many head messages one ``cleanExpiredMsg`` pass looks at (ProcessQueue.java#cleanExpiredMsg).
+CLEAN_EXPIRED_MSG_MAX_CHECKS = 16
+#: Delay level an expired message is sent back with (ProcessQueue.java#cleanExpiredMsg).
+CLEAN_EXPIRED_MSG_DELAY_LEVEL = 3
+
+
+class _OffsetMap:
+    """A small sorted map offset -> Message (the role of Java's ``TreeMap<Long, MessageExt>``).
+
+    A dict for lookups plus a key list kept sorted with ``bisect``.
+    """
+
+    __slots__ = ("_d", "_keys")
+
+    def __init__(self) -> None:
+        self._d: dict[int, Message] = {}
+        self._keys: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __contains__(self, offset: int) -> bool:
+        return offset in self._d
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(list(self._keys))
+
+    def get(self, offset: int) -> Message | None:
+        return self._d.get(offset)
+
+    def put(self, offset: int, msg: Message) -> Message | None:
+        """Insert or overwrite; return the previous value like ``TreeMap.put``."""
+        old = self._d.get(offset)
+        if old is None:
+            bisect.insort(self._keys, offset)
+        self._d[offset] = msg
+        return old
+
+    def remove(self, offset: int) -> Message | None:
+        msg = self._d.pop(offset, None)
+        if msg is not None:
+            i = bisect.bisect_left(self._keys, offset)
+            del self._keys[i]
+        return msg
+
+    def first_key(self) -> int:
+        return self._keys[0]
+
+    def last_key(self) -> int:
+        return self._keys[-1]
+
+    def poll_first(self) -> tuple[int, Message] | None:
+        if not self._keys:
+            return None
+        k = self._keys.pop(0)
+        return k, self._d.pop(k)
+
+    def values(self) -> list[Message]:
+        return [self._d[k] for k in self._keys]
+
+    def keys(self) -> list[int]:
+        return list(self._keys)
+
+    def clear(self) -> None:
+        self._d.clear()
+        self._keys.clear()
+
+
+def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Message]:
+    if isinstance(msgs, Message):
+        raise TypeError(f"{arg} must be a list of Message, got a single Message")
+    msgs = list(msgs)
+    for m in msgs:
+        if not isinstance(m, Message):
+            raise TypeError(f"{arg}: elements must be Message, got {type(m).__name__}")
+    return msgs
+
+
+class ProcessQueue:
+    """The messages pulled from one queue and not yet acknowledged, plus their bookkeeping.
+
+    Mirrors: client/.../impl/consumer/ProcessQueue.java
+
+    ``msg_tree`` holds messages waiting for (or, in concurrent mode, under)
+    consumption; orderly consumption moves a batch into ``consuming_msg_orderly``
+    with :meth:`take_messages` and settles it with :meth:`commit`,
+    :meth:`rollback` or :meth:`make_message_to_consume_again`. ``msg_count`` and
+    ``msg_size`` count both maps, as in Java.
+
+    Java's ``consumeLock`` (held for reading while a listener runs, tried for
+    writing by the rebalance before it gives an orderly queue away) is modelled
+    by a reader count: :meth:`acquire_consume_lock` / :meth:`release_consume_lock`
+    around a listener call, and :meth:`try_consume_write_lock` succeeding only
+    when no listener call is in progress.
+    """
+
+    def __init__(self, now_ms: int = 0):
+        self.msg_tree = _OffsetMap()
+        self.consuming_msg_orderly = _OffsetMap()
+        self.msg_count = 0
+        self.msg_size = 0
+        self.queue_offset_max = 0
+        self.dropped = False
+        self.locked = False
+        self.last_pull_timestamp = now_ms
+        self.last_consume_timestamp = now_ms
+        self.last_lock_timestamp = now_ms
+        self.consuming = False
+        self.try_unlock_times = 0
+        self.msg_acc_cnt = 0
+        self._consume_lock_readers = 0
+
+    # ----------------------------------------------------------------- timing
+    def is_lock_expired(self, now_ms: int) -> bool:
+        """Local view of the broker lock is stale (> 30 s since the last lock)."""
+        return now_ms - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME
+
+    def is_pull_expired(self, now_ms: int) -> bool:
+        """No pull for more than 120 s: the rebalance treats the queue as stuck."""
+        return now_ms - self.last_pull_timestamp > PULL_MAX_IDLE_TIME
+
+    # ------------------------------------------------------------ put/remove
+    def put_message(self, msgs: Iterable[Message]) -> bool:
+        """Cache pulled messages; return True if a consume request should be dispatched.
+
+        Mirrors: ProcessQueue.java#putMessage
+
+        Only new offsets are counted. Re-putting a held offset replaces the stored
+        message without counting it (Java's ``TreeMap.put``); a re-put with a
+        different body size, or of an offset that is in flight in orderly
+        consumption, would corrupt the counters in Java and is a ValueError here.
+        """
+        msgs = _require_messages(msgs)
+        for m in msgs:
+            held = self.msg_tree.get(m.queue_offset)
+            if held is not None and held.body_size != m.body_size:
+                raise ValueError(
+                    f"msgs: offset {m.queue_offset} is already held with body_size "
+                    f"{held.body_size}, got {m.body_size}")
+            if m.queue_offset in self.consuming_msg_orderly:
+                raise ValueError(
+                    f"msgs: offset {m.queue_offset} is in flight (taken for orderly consumption)")
+        valid = 0
+        for m in msgs:
+            if self.msg_tree.put(m.queue_offset, m) is None:
+                valid += 1
+                self.queue_offset_max = m.queue_offset
+                self.msg_size += m.body_size
+        self.msg_count += valid
+
+        dispatch = False
+        if len(self.msg_tree) and not self.consuming:
+            dispatch = True
+            self.consuming = True
+
+        if msgs:
+            last = msgs[-1]
+            prop = last.properties.get(PROPERTY_MAX_OFFSET)
+            if prop is not None:
+                acc = int(prop) - last.queue_offset
+                if acc > 0:
+                    self.msg_acc_cnt = acc
+        return dispatch
+
+    def remove_message(self, msgs: Iterable[Message], now_ms: int | None = None) -> int:
+        """Acknowledge consumed messages; return the offset that may now be committed.
+
+        Mirrors: ProcessQueue.java#removeMessage
+
+        Returns the lowest offset still held, or ``queue_offset_max + 1`` when
+        nothing is left, or ``-1`` if nothing was held before the call. Offsets
+        that are not held are ignored (as in Java). ``now_ms`` stamps
+        ``last_consume_timestamp`` (left alone when None).
+        """
+        msgs = _require_messages(msgs)
+        if now_ms is not None:
+            self.last_consume_timestamp = now_ms
+        if not len(self.msg_tree):
+            return -1
+        result = self.queue_offset_max + 1
+        removed = 0
+        for m in msgs:
+            prev = self.msg_tree.remove(m.queue_offset)
+            if prev is not None:
+                removed += 1
+                # Java subtracts the size of the message passed in; we subtract the
+                # held one so that a caller's stale copy cannot skew the counter.
+                self.msg_size -= prev.body_size
+        self.msg_count -= removed
+        if self.msg_count == 0:
+            self.msg_size = 0
+        if len(self.msg_tree):
+            result = self.msg_tree.first_key()
+        return result
+
+    def get_max_span(self) -> int:
+        """Distance between the highest and the lowest cached offset (0 when empty)."""
+        if len(self.msg_tree):
+            return self.msg_tree.last_key() - self.msg_tree.first_key()
+        return 0
+
+    def contains_message(self, msg: Message | None) -> bool:
+        """True if a message with this queue offset is cached (not counting in-flight)."""
+        if msg is None:
+            return False
+        return msg.queue_offset in self.msg_tree
+
+    def has_temp_message(self) -> bool:
+        return len(self.msg_tree) > 0
+
+    def clear(self) -> None:
+        """Forget every message and reset the counters (ProcessQueue.java#clear)."""
+        self.msg_tree.clear()
+        self.consuming_msg_orderly.clear()
+        self.msg_count = 0
+        self.msg_size = 0
+        self.queue_offset_max = 0
+
+    # ------------------------------------------------------------- orderly
+    def take_messages(self, batch_size: int, now_ms: int | None = None) -> list[Message]:
+        """Move up to ``batch_size`` head messages into the in-flight map and return them.
+
+        Mirrors: ProcessQueue.java#takeMessages
+
+        Nothing to take sets ``consuming`` to False, which lets the next
+        :meth:`put_message` dispatch a new consume request.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            raise TypeError(f"batch_size must be int, got {type(batch_size).__name__}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if now_ms is not None:
+            self.last_consume_timestamp = now_ms
+        result: list[Message] = []
+        for _ in range(batch_size):
+            entry = self.msg_tree.poll_first()
+            if entry is None:
+                break
+            self.consuming_msg_orderly.put(entry[0], entry[1])
+            result.append(entry[1])
+        if not result:
+            self.consuming = False
+        return result
+
+    def commit(self) -> int:
+        """Acknowledge every in-flight message; return the next offset to consume.
+
+        Mirrors: ProcessQueue.java#commit
+
+        Returns the highest in-flight offset + 1, or -1 when nothing is in flight
+        (Java would throw ``NoSuchElementException`` from ``lastKey()`` there, but
+        the orderly service never commits an empty batch).
+        """
+        if not len(self.consuming_msg_orderly):
+            return -1
+        offset = self.consuming_msg_orderly.last_key()
+        self.msg_count -= len(self.consuming_msg_orderly)
+        if self.msg_count == 0:
+            self.msg_size = 0
+        else:
+            for m in self.consuming_msg_orderly.values():
+                self.msg_size -= m.body_size
+        self.consuming_msg_orderly.clear()
+        return offset + 1
+
+    def rollback(self) -> None:
+        """Put every in-flight message back to be consumed again (ProcessQueue.java#rollback)."""
+        for k in self.consuming_msg_orderly:
+            self.msg_tree.put(k, self.consuming_msg_orderly.get(k))
+        self.consuming_msg_orderly.clear()
+
+    def make_message_to_consume_again(self, msgs: Iterable[Message]) -> None:
+        """Return the given in-flight messages to the cache (ProcessQueue.java#makeMessageToConsumeAgain).
+
+        A message that is neither in flight nor cached would be counted nowhere in
+        Java; here it is a ValueError.
+        """
+        msgs = _require_messages(msgs)
+        for m in msgs:
+            if m.queue_offset not in self.consuming_msg_orderly and m.queue_offset not in self.msg_tree:
+                raise ValueError(f"msgs: offset {m.queue_offset} is not held by this process queue")
+        for m in msgs:
+            held = self.consuming_msg_orderly.remove(m.queue_offset)
+            if held is not None:
+                self.msg_tree.put(m.queue_offset, held)
+
+    # -------------------------------------------------------- expiry clean-up
+    def clean_expired_msg(self, now_ms: int, consume_timeout: int = 15,
+                          orderly: bool = False) -> list[Message]:
+        """Remove head messages whose consumption started too long ago; return them.
+
+        Mirrors: ProcessQueue.java#cleanExpiredMsg
+
+        ``consume_timeout`` is in minutes, like ``DefaultMQPushConsumer.consumeTimeout``.
+        Looks at no more than 16 head messages; stops at the first head that is not
+        expired. The caller must send each returned message back with delay level
+        ``CLEAN_EXPIRED_MSG_DELAY_LEVEL`` (3); the send is assumed to succeed.
+        The offset ``removeMessage`` returns is discarded, as in Java: the
+        committed offset moves on with the next acknowledgement. Orderly
+        consumers never clean.
+        """
+        if orderly:
+            return []
+        if consume_timeout < 0:
+            raise ValueError(f"consume_timeout must be >= 0 minutes, got {consume_timeout}")
+        expired: list[Message] = []
+        for _ in range(min(len(self.msg_tree), CLEAN_EXPIRED_MSG_MAX_CHECKS)):
+            if not len(self.msg_tree):
+                break
+            head = self.msg_tree.get(self.msg_tree.first_key())
+            start = head.consume_start_timestamp
+            if start is None or now_ms - start <= consume_timeout * 60 * 1000:
+                break
+            expired.append(head)
+            self.remove_message([head], now_ms=now_ms)
+        return expired
+
+    # ------------------------------------------------------ consume lock
+    def acquire_consume_lock(self) -> None:
+        """A listener call starts (Java: ``consumeLock.readLock().lock()``)."""
+        self._consume_lock_readers += 1
+
+    def release_consume_lock(self) -> None:
+        """A listener call ends (Java: ``consumeLock.readLock().unlock()``)."""
+        if self._consume_lock_readers == 0:
+            raise ValueError("release_consume_lock: the consume lock is not held")
+        self._consume_lock_readers -= 1
+
+    @property
+    def consume_in_progress(self) -> bool:
+        """True while a listener call holds the consume lock."""
+        return self._consume_lock_readers > 0
+
+    def try_consume_write_lock(self) -> bool:
+        """The rebalance's 500 ms ``tryLock`` on the write lock, modelled without waiting:
+        it succeeds exactly when no listener call is in progress."""
+        return self._consume_lock_readers == 0
+
+    def inc_try_unlock_times(self) -> None:
+        self.try_unlock_times += 1
+
+    # ------------------------------------------------------------ invariants
+    def _check(self) -> None:
+        """Assert the invariants that every public method preserves."""
+        for name, mp in (("msg_tree", self.msg_tree), ("consuming_msg_orderly", self.consuming_msg_orderly)):
+            keys = mp.keys()
+            assert keys == sorted(set(keys)), f"{name} keys not sorted/unique"
+            assert set(keys) == set(mp._d), f"{name} key list and dict disagree"
+            for k in keys:
+                assert mp.get(k).queue_offset == k, f"{name}: key {k} holds another offset"
+        both = set(self.msg_tree.keys()) & set(self.consuming_msg_orderly.keys())
+        assert not both, f"offsets both cached and in flight: {sorted(both)}"
+        held = self.msg_tree.values() + self.consuming_msg_orderly.values()
+        assert self.msg_count == len(held), (self.msg_count, len(held))
+        assert self.msg_size == sum(m.body_size for m in held), (self.msg_size, held)
+        assert self.msg_count >= 0 and self.msg_size >= 0
+        assert self.queue_offset_max >= 0
+        assert self.try_unlock_times >= 0
+        assert self._consume_lock_readers >= 0
+
+    def __repr__(self) -> str:
+        return (f"ProcessQueue(count={self.msg_count}, size={self.msg_size}, "
+                f"span={self.get_max_span()}, in_flight={len(self.consuming_msg_orderly)}, "
+                f"dropped={self.dropped}, locked={self.locked})")

@@ -1,0 +1,369 @@
+"""The push consumer's pull path: PullRequest, PullMessageService, the pull gates
+and what happens to each pull result.
+
+Exactly one PullRequest circulates per owned queue. The PullMessageService
+takes it from a FIFO, the consumer checks its gates (flow control, orderly
+lock), sends the pull, and the result handler puts the request back, at once
+or after a delay. Dropping the ProcessQueue is the only way to stop the loop:
+the next time the request comes round, the first gate throws it away.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from rmqlib.client.api import FLOW_CONTROL, BrokerError
+from rmqlib.client.config import MessageModel, PushConsumerConfig
+from rmqlib.client.message import Message
+from rmqlib.client.offset_store import ReadOffsetType
+from rmqlib.client.process_queue import ProcessQueue
+from rmqlib.model import MessageQueue
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rmqlib.client.rebalance import RebalanceImpl
+
+# Constants of client/.../impl/consumer/DefaultMQPushConsumerImpl.java
+PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL = 50  # local cache over a threshold
+PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL = 20  # broker answered FLOW_CONTROL
+PULL_TIME_DELAY_MILLS_WHEN_SUSPEND = 1000  # consumer paused
+BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000  # long-poll hold time asked of the broker
+CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND = 30_000  # RPC timeout of a long-polling pull
+#: ClientConfig.pullTimeDelayMillsWhenException (the effective value; see PushConsumerConfig).
+PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION = 1000
+#: The issue's name for the cache flow-control delay; same value as the Java constant.
+PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL
+
+_MIB = 1024 * 1024
+
+
+class PullRequest:
+    """The token that keeps one queue's pull loop going.
+
+    Mirrors: client/.../impl/consumer/PullRequest.java
+
+    Equality and hash use ``consumer_group`` and ``message_queue`` only, as in Java.
+    """
+
+    __slots__ = ("consumer_group", "message_queue", "process_queue", "next_offset",
+                 "previously_locked")
+
+    def __init__(self, consumer_group: str, message_queue: MessageQueue,
+                 process_queue: ProcessQueue, next_offset: int, previously_locked: bool = False):
+        if not isinstance(consumer_group, str) or not consumer_group:
+            raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
+        if not isinstance(message_queue, MessageQueue):
+            raise TypeError(f"message_queue must be MessageQueue, got {type(message_queue).__name__}")
+        if not isinstance(process_queue, ProcessQueue):
+            raise TypeError(f"process_queue must be ProcessQueue, got {type(process_queue).__name__}")
+        if isinstance(next_offset, bool) or not isinstance(next_offset, int) or next_offset < 0:
+            raise ValueError(f"next_offset must be an int >= 0, got {next_offset!r}")
+        self.consumer_group = consumer_group
+        self.message_queue = message_queue
+        self.process_queue = process_queue
+        self.next_offset = next_offset
+        self.previously_locked = previously_locked
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, PullRequest):
+            return NotImplemented
+        return (self.consumer_group == other.consumer_group
+                and self.message_queue == other.message_queue)
+
+    def __hash__(self) -> int:
+        return hash((self.consumer_group, self.message_queue))
+
+    def __repr__(self) -> str:
+        return (f"PullRequest [consumerGroup={self.consumer_group}, "
+                f"messageQueue={self.message_queue}, nextOffset={self.next_offset}]")
+
+
+class PullMessageService:
+    """A FIFO of pull requests plus a time-ordered list of delayed ones.
+
+    Mirrors: client/.../impl/consumer/PullMessageService.java
+
+    Java runs one thread taking from a blocking queue and one scheduler thread
+    for delayed re-queues. Here a driver steps it: :meth:`due` moves delayed
+    requests whose time has come into the FIFO (in due-time order, ties in
+    scheduling order), :meth:`take` hands out the FIFO head, and
+    :meth:`next_due_ms` says when to come back.
+    """
+
+    def __init__(self) -> None:
+        self.queue: deque[PullRequest] = deque()
+        self._pending: list[tuple[int, int, PullRequest]] = []
+        self._seq = 0
+        self.stopped = False
+
+    def execute_pull_request_immediately(self, pull_request: PullRequest) -> None:
+        """Append to the FIFO (Java ``messageRequestQueue.put``)."""
+        if not isinstance(pull_request, PullRequest):
+            raise TypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
+        self.queue.append(pull_request)
+
+    def execute_pull_request_later(self, pull_request: PullRequest, delay_ms: int, now_ms: int) -> None:
+        """Append to the FIFO at ``now_ms + delay_ms``; ignored once shut down (as in Java)."""
+        if not isinstance(pull_request, PullRequest):
+            raise TypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
+        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
+            raise ValueError(f"delay_ms must be an int >= 0, got {delay_ms!r}")
+        if self.stopped:
+            return
+        heapq.heappush(self._pending, (now_ms + delay_ms, self._seq, pull_request))
+        self._seq += 1
+
+    def due(self, now_ms: int) -> list[PullRequest]:
+        """Move every delayed request due at or before ``now_ms`` into the FIFO; return them."""
+        moved = []
+        while self._pending and self._pending[0][0] <= now_ms:
+            _, _, req = heapq.heappop(self._pending)
+            self.queue.append(req)
+            moved.append(req)
+        return moved
+
+    def next_due_ms(self) -> int | None:
+        """When the earliest delayed request becomes due (None if none is pending)."""
+        return self._pending[0][0] if self._pending else None
+
+    def take(self) -> PullRequest | None:
+        """Pop the FIFO head (None if empty)."""
+        return self.queue.popleft() if self.queue else None
+
+    @property
+    def pending(self) -> list[tuple[int, PullRequest]]:
+        """Delayed requests as (due_ms, request), earliest first."""
+        return [(t, r) for t, _, r in sorted(self._pending)]
+
+    def shutdown(self) -> None:
+        self.stopped = True
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+
+# ------------------------------------------------------------------ pull gates
+DROPPED = "dropped"
+PAUSED = "paused"
+CACHE_COUNT_FLOW_CONTROL = "cache_count_flow_control"
+CACHE_SIZE_FLOW_CONTROL = "cache_size_flow_control"
+MAX_SPAN_FLOW_CONTROL = "max_span_flow_control"
+NOT_LOCKED = "not_locked"
+OFFSET_FIX_FAILED = "offset_fix_failed"
+NO_SUBSCRIPTION = "no_subscription"
+OK = "ok"
+
+
+@dataclass(frozen=True)
+class PullCommand:
+    """The PULL_MESSAGE request the consumer would send (PullAPIWrapper#pullKernelImpl arguments)."""
+
+    message_queue: MessageQueue
+    queue_offset: int
+    max_msg_nums: int
+    max_msg_bytes: int
+    sub_expression: str | None
+    sub_version: int
+    commit_offset_enable: bool
+    commit_offset: int
+    suspend: bool = True
+    suspend_timeout_ms: int = BROKER_SUSPEND_MAX_TIME_MILLIS
+    timeout_ms: int = CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND
+
+
+@dataclass(frozen=True)
+class PullDecision:
+    """Outcome of the gates: pull now, retry after ``delay_ms``, or stop (``delay_ms`` None)."""
+
+    allowed: bool
+    delay_ms: int | None
+    reason: str
+    command: PullCommand | None = None
+
+
+def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, *,
+                     orderly: bool, paused: bool = False) -> PullDecision:
+    """The local checks at the top of a push consumer's pull, in Java's order.
+
+    Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage (first half)
+
+    Dropped stops the loop; otherwise ``last_pull_timestamp`` is stamped (so a
+    flow-controlled queue is not "pull expired"), then: paused -> 1000 ms; more
+    cached messages than ``pull_threshold_for_queue`` or more whole MiB than
+    ``pull_threshold_size_for_queue`` -> 50 ms; concurrent and span over
+    ``consume_concurrently_max_span`` -> 50 ms; orderly and not locked ->
+    ``pull_time_delay_mills_when_exception``.
+    """
+    if pq.dropped:
+        return PullDecision(False, None, DROPPED)
+    pq.last_pull_timestamp = now_ms
+    if paused:
+        return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_SUSPEND, PAUSED)
+    if pq.msg_count > config.pull_threshold_for_queue:
+        return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, CACHE_COUNT_FLOW_CONTROL)
+    if pq.msg_size // _MIB > config.pull_threshold_size_for_queue:
+        return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, CACHE_SIZE_FLOW_CONTROL)
+    if not orderly:
+        if pq.get_max_span() > config.consume_concurrently_max_span:
+            return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, MAX_SPAN_FLOW_CONTROL)
+    elif not pq.locked:
+        return PullDecision(False, config.pull_time_delay_mills_when_exception, NOT_LOCKED)
+    return PullDecision(True, None, OK)
+
+
+def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:
+    """Run a taken pull request through the gates and build the pull to send.
+
+    Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage
+
+    ``impl`` stands for the consumer (its config, offset store, pull service,
+    subscriptions, orderly flag and pause flag live on the RebalanceImpl).
+    A refused pull is re-queued on ``impl.pull_service`` after the decision's
+    delay; an allowed one returns a :class:`PullCommand` for the driver to send
+    to the broker, whose answer goes to :func:`process_pull_result` or
+    :func:`process_pull_exception`. The first pull of an orderly queue after it
+    was locked re-reads the broker offset (the local one may be stale).
+    """
+    config = impl.config
+    decision = check_pull_gates(req.process_queue, config, now_ms,
+                                orderly=impl.consume_orderly, paused=impl.paused)
+    if not decision.allowed:
+        if decision.delay_ms is not None:
+            impl.pull_service.execute_pull_request_later(req, decision.delay_ms, now_ms)
+        return decision
+    exc_delay = config.pull_time_delay_mills_when_exception
+    mq = req.message_queue
+    if impl.consume_orderly and not req.previously_locked:
+        try:
+            offset = impl.compute_pull_from_where_with_exception(mq)
+        except Exception:
+            offset = -1
+        if offset < 0:
+            impl.pull_service.execute_pull_request_later(req, exc_delay, now_ms)
+            return PullDecision(False, exc_delay, OFFSET_FIX_FAILED)
+        req.previously_locked = True
+        req.next_offset = offset
+    sub = impl.subscription_inner.get(mq.topic)
+    if sub is None:
+        impl.pull_service.execute_pull_request_later(req, exc_delay, now_ms)
+        return PullDecision(False, exc_delay, NO_SUBSCRIPTION)
+    commit_offset = 0
+    commit_enable = False
+    if config.message_model is MessageModel.CLUSTERING:
+        commit_offset = impl.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_MEMORY)
+        commit_enable = commit_offset > 0
+    command = PullCommand(
+        message_queue=mq, queue_offset=req.next_offset, max_msg_nums=config.pull_batch_size,
+        max_msg_bytes=config.pull_batch_size_in_bytes,
+        sub_expression=sub.sub_string if config.post_subscription_when_pull else None,
+        sub_version=sub.sub_version, commit_offset_enable=commit_enable,
+        commit_offset=commit_offset)
+    return PullDecision(True, None, OK, command)
+
+
+# --------------------------------------------------------------- pull results
+class PullStatus(str, Enum):
+    """Mirrors: client/.../consumer/PullStatus.java"""
+
+    FOUND = "FOUND"
+    NO_NEW_MSG = "NO_NEW_MSG"
+    NO_MATCHED_MSG = "NO_MATCHED_MSG"
+    OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
+
+
+@dataclass
+class PullResult:
+    """Mirrors: client/.../consumer/PullResult.java"""
+
+    pull_status: PullStatus
+    next_begin_offset: int
+    min_offset: int = 0
+    max_offset: int = 0
+    msg_found_list: list[Message] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.pull_status = PullStatus(self.pull_status)
+        if self.next_begin_offset < 0:
+            raise ValueError(f"next_begin_offset must be >= 0, got {self.next_begin_offset}")
+
+
+@dataclass
+class PullOutcome:
+    """What handling a pull result did, for the driver.
+
+    ``msgs`` were put into the ProcessQueue; when ``dispatch_to_consume`` the
+    driver must hand them to the consume service (Java always calls
+    ``submitConsumeRequest``; the orderly service only acts when the flag is set).
+    """
+
+    status: PullStatus
+    msgs: list[Message] = field(default_factory=list)
+    dispatch_to_consume: bool = False
+    rebalance_immediately: bool = False
+
+
+def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImpl,
+                        now_ms: int) -> PullOutcome:
+    """Handle a pull answer and put the request back in circulation.
+
+    Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage (PullCallback#onSuccess)
+
+    FOUND: advance, drop messages whose tag the subscription does not take
+    (client-side re-check), cache the rest, pull again (after ``pull_interval``
+    if set). NO_NEW_MSG / NO_MATCHED_MSG: advance; if nothing is cached, record
+    the new offset (increase-only) so an idle queue's offset moves too; pull
+    again. OFFSET_ILLEGAL: drop the ProcessQueue, freeze and persist the offset
+    the broker suggested, remove the queue and rebalance at once (Java does this
+    in a task on the scheduler thread; here it happens immediately).
+    """
+    status = result.pull_status
+    pq = req.process_queue
+    mq = req.message_queue
+    ps = impl.pull_service
+    out = PullOutcome(status)
+    if status is PullStatus.FOUND:
+        req.next_offset = result.next_begin_offset
+        sub = impl.subscription_inner.get(mq.topic)
+        msgs = [m for m in result.msg_found_list if sub is None or sub.matches(m.tags)]
+        if not msgs:
+            ps.execute_pull_request_immediately(req)
+        else:
+            out.msgs = msgs
+            out.dispatch_to_consume = pq.put_message(msgs)
+            if impl.config.pull_interval > 0:
+                ps.execute_pull_request_later(req, impl.config.pull_interval, now_ms)
+            else:
+                ps.execute_pull_request_immediately(req)
+    elif status in (PullStatus.NO_NEW_MSG, PullStatus.NO_MATCHED_MSG):
+        req.next_offset = result.next_begin_offset
+        if pq.msg_count == 0:  # correctTagsOffset
+            impl.offset_store.update_offset(mq, req.next_offset, True)
+        ps.execute_pull_request_immediately(req)
+    elif status is PullStatus.OFFSET_ILLEGAL:
+        req.next_offset = result.next_begin_offset
+        pq.dropped = True
+        impl.offset_store.update_and_freeze_offset(mq, req.next_offset)
+        impl.offset_store.persist(mq)
+        impl.remove_process_queue(mq, now_ms)
+        impl.rebalance_immediately(now_ms)
+        out.rebalance_immediately = True
+    return out
+
+
+def process_pull_exception(req: PullRequest, error: BaseException, impl: RebalanceImpl,
+                           now_ms: int) -> int:
+    """A pull failed: retry after 20 ms on broker FLOW_CONTROL, else after the exception delay.
+
+    Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage (PullCallback#onException)
+
+    Returns the delay used.
+    """
+    if isinstance(error, BrokerError) and error.code == FLOW_CONTROL:
+        delay = PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL
+    else:
+        delay = impl.config.pull_time_delay_mills_when_exception
+    impl.pull_service.execute_pull_request_later(req, delay, now_ms)
+    return delay

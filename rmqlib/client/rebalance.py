@@ -1,0 +1,517 @@
+"""RebalanceImpl (push flavour): which queues this consumer owns, and the
+ProcessQueues and PullRequests that follow from that.
+
+Each client decides alone. It sorts the queues it knows from its route cache
+and the client ids one broker reports, runs the allocation strategy for
+itself, and reconciles its ``process_queue_table`` with the result: queues no
+longer assigned are dropped (offset persisted, orderly lock released), new
+ones get a fresh ProcessQueue and a PullRequest. Nothing coordinates the
+clients, so two of them may briefly hold the same queue; only orderly
+consumers are fenced, by broker locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from rmqlib.client.api import (
+    RETRY_GROUP_TOPIC_PREFIX,
+    ClientBrokerAPI,
+    ConsumerData,
+    MQClientError,
+    SubscriptionData,
+    retry_topic,
+)
+from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, PushConsumerConfig
+from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType
+from rmqlib.client.process_queue import ProcessQueue
+from rmqlib.client.pull import PullMessageService, PullRequest
+from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
+
+#: Push consumers wait this long after the last lock before force-unlocking a dropped orderly
+#: queue (RebalancePushImpl.java; rocketmq.client.unlockDelayTimeMills).
+UNLOCK_DELAY_TIME_MILLS = 20_000
+#: ``tryLock`` timeout on the ProcessQueue's consume write lock (RebalancePushImpl.java#tryRemoveOrderMessageQueue).
+#: Modelled without waiting: the lock is free exactly when no listener call is in progress.
+CONSUME_LOCK_TRY_TIMEOUT_MILLS = 500
+#: Delay of the extra rebalance scheduled when an orderly lock fails, and of the first pull
+#: of a newly assigned queue (RebalanceImpl.java#updateProcessQueueTableInRebalance).
+REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS = 500
+DISPATCH_PULL_REQUEST_DELAY_MILLS = 500
+#: How far back CONSUME_FROM_TIMESTAMP starts by default (DefaultMQPushConsumer#consumeTimestamp).
+DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS = 30 * 60 * 1000
+
+MessageQueueListener = Callable[[str, set, set], None]
+
+
+class RebalanceImpl:
+    """One push consumer's rebalance state and logic.
+
+    Mirrors: client/.../impl/consumer/RebalanceImpl.java and RebalancePushImpl.java
+
+    Also carries the few fields of ``DefaultMQPushConsumerImpl`` that the
+    rebalance and pull path read (``config``, ``offset_store``, ``pull_service``,
+    ``consume_orderly``, ``paused``), so that one object models one consumer.
+
+    ``strategy`` is any object with ``name`` and
+    ``allocate(consumer_group, current_cid, mq_all, cid_all)``; a None result is
+    an empty assignment. Broker calls go through ``api`` (:class:`ClientBrokerAPI`).
+    ``rebalance_service`` (optional) receives ``rebalance_later`` /
+    ``rebalance_immediately``; every such request is also appended to
+    ``rebalance_requests`` as ``(now_ms, delay_ms)`` for inspection.
+    Pop mode (``client_rebalance=False`` for a concurrent clustering consumer)
+    is not modelled: rebalancing such a topic raises NotImplementedError
+    (which ``do_rebalance`` turns into "not balanced", as it does any error).
+    """
+
+    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy, *,
+                 config: PushConsumerConfig | None = None, consume_orderly: bool = False,
+                 offset_store: OffsetStore | LocalFileOffsetStore | None = None,
+                 pull_service: PullMessageService | None = None, rebalance_service=None,
+                 message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0):
+        if not isinstance(consumer_group, str) or not consumer_group:
+            raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
+        if not isinstance(client_id, str) or not client_id:
+            raise ValueError(f"client_id must be a non-empty str, got {client_id!r}")
+        if not hasattr(strategy, "allocate") or not hasattr(strategy, "name"):
+            raise ValueError("strategy must have .allocate(consumer_group, current_cid, mq_all, cid_all) and .name")
+        self.consumer_group = consumer_group
+        self.client_id = client_id
+        self.api = api
+        self.allocate_message_queue_strategy = strategy
+        self.config = config if config is not None else PushConsumerConfig()
+        self.message_model = self.config.message_model
+        self.consume_orderly = bool(consume_orderly)
+        if offset_store is None:
+            offset_store = (LocalFileOffsetStore(consumer_group)
+                            if self.message_model is MessageModel.BROADCASTING
+                            else OffsetStore(consumer_group, api))
+        self.offset_store = offset_store
+        self.pull_service = pull_service if pull_service is not None else PullMessageService()
+        self.rebalance_service = rebalance_service
+        self.message_queue_listener = message_queue_listener
+        self.paused = False
+        self.start_timestamp = now_ms
+        self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
+        self.topic_subscribe_info_table: dict[str, set[MessageQueue]] = {}
+        self.subscription_inner: dict[str, SubscriptionData] = {}
+        self.rebalance_requests: list[tuple[int, int]] = []
+        if self.message_model is MessageModel.CLUSTERING:
+            # DefaultMQPushConsumerImpl#copySubscription: the retry topic, CLUSTERING only.
+            rt = retry_topic(consumer_group)
+            self.subscription_inner[rt] = SubscriptionData.build(rt, "*", now_ms)
+
+    # ------------------------------------------------------------ set-up
+    def subscribe(self, topic: str, sub_expression: str = "*", now_ms: int = 0) -> None:
+        """Subscribe to a topic (DefaultMQPushConsumerImpl#subscribe)."""
+        self.subscription_inner[topic] = SubscriptionData.build(topic, sub_expression, now_ms)
+
+    def unsubscribe(self, topic: str) -> None:
+        """Drop a subscription; its queues go at the next rebalance (truncate step)."""
+        self.subscription_inner.pop(topic, None)
+
+    def update_topic_subscribe_info(self, topic: str, mqs: Iterable[MessageQueue]) -> None:
+        """Route refresh: store the readable queues of a subscribed topic.
+
+        Mirrors: DefaultMQPushConsumerImpl.java#updateTopicSubscribeInfo (ignored for topics
+        not subscribed). Does not trigger a rebalance, as in Java.
+        """
+        if topic in self.subscription_inner:
+            mqs = set(mqs)
+            for mq in mqs:
+                if not isinstance(mq, MessageQueue) or mq.topic != topic:
+                    raise ValueError(f"mqs: {mq!r} is not a MessageQueue of topic {topic!r}")
+            self.topic_subscribe_info_table[topic] = mqs
+
+    # ----------------------------------------------------- rebalance service hooks
+    def rebalance_later(self, delay_ms: int, now_ms: int) -> None:
+        """Ask for an extra rebalance after ``delay_ms`` (MQClientInstance#rebalanceLater)."""
+        self.rebalance_requests.append((now_ms, delay_ms))
+        if self.rebalance_service is not None:
+            self.rebalance_service.rebalance_later(delay_ms, now_ms)
+
+    def rebalance_immediately(self, now_ms: int) -> None:
+        """Wake the rebalance service (MQClientInstance#rebalanceImmediately)."""
+        self.rebalance_requests.append((now_ms, 0))
+        if self.rebalance_service is not None:
+            self.rebalance_service.wakeup(now_ms)
+
+    def try_rebalance(self, now_ms: int) -> bool:
+        """A paused consumer reports "not balanced" (DefaultMQPushConsumerImpl#tryRebalance)."""
+        if self.paused:
+            return False
+        return self.do_rebalance(self.consume_orderly, now_ms)
+
+    # ----------------------------------------------------------- main loop
+    def client_rebalance(self, topic: str) -> bool:
+        """Mirrors: RebalancePushImpl.java#clientRebalance"""
+        return (self.config.client_rebalance or self.consume_orderly
+                or self.message_model is MessageModel.BROADCASTING)
+
+    def do_rebalance(self, is_order: bool, now_ms: int) -> bool:
+        """Rebalance every subscribed topic; return True if every topic is balanced.
+
+        Mirrors: RebalanceImpl.java#doRebalance
+
+        Errors on ``%RETRY%`` topics are swallowed and do not count; errors on
+        other topics make the result False. Queues of topics no longer
+        subscribed are then dropped.
+        """
+        balanced = True
+        for topic in list(self.subscription_inner):
+            try:
+                if not self.client_rebalance(topic):
+                    raise NotImplementedError("Pop / QUERY_ASSIGNMENT rebalance is not modelled")
+                if not self.rebalance_by_topic(topic, is_order, now_ms):
+                    balanced = False
+            except Exception:
+                if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                    balanced = False
+        self.truncate_message_queue_not_my_topic()
+        return balanced
+
+    def rebalance_by_topic(self, topic: str, is_order: bool, now_ms: int) -> bool:
+        """Compute this client's share of one topic and apply it; return "balanced".
+
+        Mirrors: RebalanceImpl.java#rebalanceByTopic
+
+        Balanced means the queues actually working (in the table, not dropped)
+        equal the target set, so a failed lock or a queue still waiting for its
+        orderly unlock makes the topic unbalanced.
+        """
+        balanced = True
+        mq_set = self.topic_subscribe_info_table.get(topic)
+        if self.message_model is MessageModel.BROADCASTING:
+            if mq_set is not None:
+                if self.update_process_queue_table_in_rebalance(topic, mq_set, False, now_ms):
+                    self.message_queue_changed(topic, mq_set, mq_set, now_ms)
+                balanced = mq_set == self.get_working_message_queue(topic)
+            else:
+                self.message_queue_changed(topic, set(), set(), now_ms)
+            return balanced
+
+        cid_all = self.api.find_consumer_id_list(topic, self.consumer_group)
+        if mq_set is None and not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            self.message_queue_changed(topic, set(), set(), now_ms)
+        if mq_set is not None and cid_all is not None:
+            mq_all = java_sorted_mqs(mq_set)
+            cid_all = java_sorted_cids(cid_all)
+            strategy = self.allocate_message_queue_strategy
+            try:
+                result = strategy.allocate(self.consumer_group, self.client_id, mq_all, cid_all)
+            except Exception:
+                return False
+            allocate_result_set = set(result) if result is not None else set()
+            if self.update_process_queue_table_in_rebalance(topic, allocate_result_set, is_order, now_ms):
+                self.message_queue_changed(topic, mq_set, allocate_result_set, now_ms)
+            balanced = allocate_result_set == self.get_working_message_queue(topic)
+        return balanced
+
+    def get_working_message_queue(self, topic: str) -> set[MessageQueue]:
+        """Queues of ``topic`` in the table and not dropped (RebalanceImpl.java#getWorkingMessageQueue)."""
+        return {mq for mq, pq in self.process_queue_table.items()
+                if mq.topic == topic and not pq.dropped}
+
+    def truncate_message_queue_not_my_topic(self) -> None:
+        """Drop and forget queues of unsubscribed topics: no persist, no unlock.
+
+        Mirrors: RebalanceImpl.java#truncateMessageQueueNotMyTopic
+        """
+        for mq in list(self.process_queue_table):
+            if mq.topic not in self.subscription_inner:
+                pq = self.process_queue_table.pop(mq)
+                pq.dropped = True
+
+    def update_process_queue_table_in_rebalance(self, topic: str, mq_set: set[MessageQueue],
+                                                need_lock: bool, now_ms: int) -> bool:
+        """Reconcile the table for one topic with its target queue set; return "changed".
+
+        Mirrors: RebalanceImpl.java#updateProcessQueueTableInRebalance
+
+        1. Queues of the topic not in the target, or in it but pull-expired (no
+           pull for 120 s), are marked dropped. 2. Each is removed if
+           :meth:`remove_unnecessary_message_queue` agrees; otherwise the dropped
+           ProcessQueue stays in the table until a later round. 3. Target queues
+           missing from the table are locked first when ``need_lock`` (a failed
+           lock skips the queue), get their dirty offset removed, a new
+           ProcessQueue (``locked=True``), a start offset from
+           :meth:`compute_pull_from_where` (negative: skipped) and a PullRequest,
+           dispatched 500 ms later. Any failed lock asks for a rebalance 500 ms later.
+        """
+        changed = False
+        to_remove: list[tuple[MessageQueue, ProcessQueue]] = []
+        for mq, pq in self.process_queue_table.items():
+            if mq.topic != topic:
+                continue
+            if mq not in mq_set:
+                pq.dropped = True
+                to_remove.append((mq, pq))
+            elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
+                pq.dropped = True
+                to_remove.append((mq, pq))
+        for mq, pq in to_remove:
+            if self.remove_unnecessary_message_queue(mq, pq, now_ms):
+                del self.process_queue_table[mq]
+                changed = True
+
+        all_locked = True
+        pull_requests: list[PullRequest] = []
+        for mq in java_sorted_mqs(mq_set):  # Java iterates a HashSet; sorted keeps runs reproducible
+            if mq in self.process_queue_table:
+                continue
+            if need_lock and not self.lock(mq, now_ms):
+                all_locked = False
+                continue
+            self.remove_dirty_offset(mq)
+            pq = ProcessQueue(now_ms)
+            pq.locked = True
+            next_offset = self.compute_pull_from_where(mq)
+            if next_offset >= 0:
+                self.process_queue_table[mq] = pq
+                pull_requests.append(PullRequest(self.consumer_group, mq, pq, next_offset))
+                changed = True
+        if not all_locked:
+            self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
+        self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
+        return changed
+
+    def dispatch_pull_request(self, pull_requests: list[PullRequest], delay_ms: int, now_ms: int) -> None:
+        """Mirrors: RebalancePushImpl.java#dispatchPullRequest"""
+        for req in pull_requests:
+            if delay_ms <= 0:
+                self.pull_service.execute_pull_request_immediately(req)
+            else:
+                self.pull_service.execute_pull_request_later(req, delay_ms, now_ms)
+
+    def consume_type(self) -> ConsumeType:
+        return ConsumeType.CONSUME_PASSIVELY
+
+    # ------------------------------------------------------------- removal
+    def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
+        """Give a queue up: persist its offset and, for orderly clustering, unlock it.
+
+        Mirrors: RebalancePushImpl.java#removeUnnecessaryMessageQueue
+
+        Returns False (queue kept, dropped, retried next round) when an orderly
+        queue is still being consumed and the 20 s force-unlock delay since its
+        last lock has not passed.
+        """
+        if self.consume_orderly and self.message_model is MessageModel.CLUSTERING:
+            self.offset_store.persist(mq)
+            return self._try_remove_order_message_queue(mq, pq, now_ms)
+        self.offset_store.persist(mq)
+        self.offset_store.remove_offset(mq)
+        return True
+
+    def _try_remove_order_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
+        """Mirrors: RebalancePushImpl.java#tryRemoveOrderMessageQueue"""
+        try:
+            force_unlock = pq.dropped and now_ms > pq.last_lock_timestamp + UNLOCK_DELAY_TIME_MILLS
+            if force_unlock or pq.try_consume_write_lock():
+                self.offset_store.persist(mq)
+                self.offset_store.remove_offset(mq)
+                pq.locked = False
+                self.unlock(mq, True, now_ms)
+                return True
+            pq.inc_try_unlock_times()
+        except Exception:
+            pq.inc_try_unlock_times()
+        return False
+
+    def remove_process_queue(self, mq: MessageQueue, now_ms: int) -> None:
+        """Remove a queue outright (the OFFSET_ILLEGAL fix): drop it, then give it up.
+
+        Mirrors: RebalanceImpl.java#removeProcessQueue
+        """
+        pq = self.process_queue_table.pop(mq, None)
+        if pq is not None:
+            pq.dropped = True
+            self.remove_unnecessary_message_queue(mq, pq, now_ms)
+
+    def remove_dirty_offset(self, mq: MessageQueue) -> None:
+        """Mirrors: RebalancePushImpl.java#removeDirtyOffset"""
+        self.offset_store.remove_offset(mq)
+
+    def destroy(self) -> None:
+        """Drop every queue and clear the table (RebalanceImpl.java#destroy, at shutdown)."""
+        for pq in self.process_queue_table.values():
+            pq.dropped = True
+        self.process_queue_table.clear()
+
+    # ---------------------------------------------------------- start offset
+    def compute_pull_from_where_with_exception(self, mq: MessageQueue) -> int:
+        """The offset a newly assigned queue starts from; raises MQClientError when unknown.
+
+        Mirrors: RebalancePushImpl.java#computePullFromWhereWithException
+
+        A stored offset (>= 0) always wins; a failed read (-2) raises. With none
+        stored (-1): LAST_OFFSET (and its deprecated aliases) starts at 0 on a
+        retry topic, else at the broker's max offset; FIRST_OFFSET at 0;
+        TIMESTAMP at the max offset on a retry topic, else at the broker's
+        answer for ``consume_timestamp_ms``. (A broker also answers 0 instead of
+        "none" for a young queue whose offset 0 is still in memory; that rule
+        belongs to the broker model behind ``api.query_consumer_offset``.)
+        """
+        cfw = self.config.consume_from_where
+        last = self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
+        is_retry = mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
+        if last >= 0:
+            result = last
+        elif last != -1:
+            raise MQClientError(f"failed to query the consume offset of {mq} from the offset store")
+        elif cfw is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
+            result = 0
+        elif cfw is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
+            try:
+                if is_retry:
+                    result = self.api.get_max_offset(mq)
+                else:
+                    ts = self.config.consume_timestamp_ms
+                    if ts is None:
+                        ts = self.start_timestamp - DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS
+                    result = self.api.search_offset(mq, ts)
+            except Exception as e:
+                raise MQClientError(f"search/max offset of {mq} failed: {e}") from e
+        else:  # LAST_OFFSET and the deprecated LAST/MIN/MAX variants
+            if is_retry:
+                result = 0
+            else:
+                try:
+                    result = self.api.get_max_offset(mq)
+                except Exception as e:
+                    raise MQClientError(f"max offset of {mq} failed: {e}") from e
+        if result < 0:
+            raise MQClientError(f"unexpected start offset {result} for {mq}")
+        return result
+
+    def compute_pull_from_where(self, mq: MessageQueue) -> int:
+        """Like :meth:`compute_pull_from_where_with_exception` but -1 instead of raising.
+
+        Mirrors: RebalancePushImpl.java#computePullFromWhere (what the rebalance calls)
+        """
+        try:
+            return self.compute_pull_from_where_with_exception(mq)
+        except MQClientError:
+            return -1
+
+    # --------------------------------------------------------- change hooks
+    def message_queue_changed(self, topic: str, mq_all: set[MessageQueue],
+                              mq_divided: set[MessageQueue], now_ms: int) -> None:
+        """React to a changed assignment: new subVersion, per-queue thresholds, heartbeat, listener.
+
+        Mirrors: RebalancePushImpl.java#messageQueueChanged
+
+        The heartbeat carries the new subscription version; until it reaches a
+        broker, that broker answers pulls with SUBSCRIPTION_NOT_LATEST.
+        """
+        sub = self.subscription_inner.get(topic)
+        if sub is not None:  # Java would throw a NullPointerException here
+            sub.sub_version = now_ms
+        count = len(self.process_queue_table)
+        if count != 0:
+            if self.config.pull_threshold_for_topic != -1:
+                self.config.pull_threshold_for_queue = max(1, self.config.pull_threshold_for_topic // count)
+            if self.config.pull_threshold_size_for_topic != -1:
+                self.config.pull_threshold_size_for_queue = max(
+                    1, self.config.pull_threshold_size_for_topic // count)
+        self.send_heartbeat(now_ms)
+        if self.message_queue_listener is not None:
+            self.message_queue_listener(topic, set(mq_all), set(mq_divided))
+
+    def consumer_data(self) -> ConsumerData:
+        """This consumer's part of a heartbeat (DefaultMQPushConsumerImpl#subscriptions etc.)."""
+        return ConsumerData(
+            group_name=self.consumer_group, consume_type=self.consume_type(),
+            message_model=self.message_model, consume_from_where=self.config.consume_from_where,
+            subscription_data_set=[SubscriptionData(s.topic, s.sub_string, s.sub_version, s.tags_set)
+                                   for s in self.subscription_inner.values()])
+
+    def send_heartbeat(self, now_ms: int) -> None:
+        """Heartbeat to the brokers; failures are swallowed (MQClientInstance#sendHeartbeatToAllBrokerWithLock)."""
+        try:
+            self.api.send_heartbeat(self.client_id, [self.consumer_data()], now_ms)
+        except Exception:
+            pass
+
+    # --------------------------------------------------------------- locks
+    def _table_by_broker(self) -> dict[str, set[MessageQueue]]:
+        """Mirrors: RebalanceImpl.java#buildProcessQueueTableByBrokerName (non-dropped queues)."""
+        result: dict[str, set[MessageQueue]] = {}
+        for mq, pq in self.process_queue_table.items():
+            if not pq.dropped:
+                result.setdefault(mq.broker_name, set()).add(mq)
+        return result
+
+    def lock(self, mq: MessageQueue, now_ms: int) -> bool:
+        """Lock one queue on its broker; True if granted. RPC errors count as refusal.
+
+        Mirrors: RebalanceImpl.java#lock
+        """
+        try:
+            locked = set(self.api.lock_batch_mq(mq.broker_name, self.consumer_group,
+                                                self.client_id, {mq}, now_ms))
+        except Exception:
+            return False
+        for m in locked:
+            pq = self.process_queue_table.get(m)
+            if pq is not None:
+                pq.locked = True
+                pq.last_lock_timestamp = now_ms
+        return mq in locked
+
+    def lock_all(self, now_ms: int) -> None:
+        """Renew the locks of every held queue, per broker; refused ones become unlocked.
+
+        Mirrors: RebalanceImpl.java#lockAll (run by ConsumeMessageOrderlyService every 20 s)
+        """
+        for broker_name, mqs in sorted(self._table_by_broker().items()):
+            if not mqs:
+                continue
+            try:
+                ok = set(self.api.lock_batch_mq(broker_name, self.consumer_group,
+                                                self.client_id, set(mqs), now_ms))
+            except Exception:
+                continue
+            for mq in mqs:
+                pq = self.process_queue_table.get(mq)
+                if pq is None:
+                    continue
+                if mq in ok:
+                    pq.locked = True
+                    pq.last_lock_timestamp = now_ms
+                else:
+                    pq.locked = False
+
+    def unlock(self, mq: MessageQueue, oneway: bool, now_ms: int) -> None:
+        """Release one broker lock; errors are swallowed (RebalanceImpl.java#unlock)."""
+        try:
+            self.api.unlock_batch_mq(mq.broker_name, self.consumer_group, self.client_id, {mq}, now_ms)
+        except Exception:
+            pass
+
+    def unlock_all(self, oneway: bool, now_ms: int) -> None:
+        """Release every held lock, per broker (RebalanceImpl.java#unlockAll, at shutdown)."""
+        for broker_name, mqs in sorted(self._table_by_broker().items()):
+            try:
+                self.api.unlock_batch_mq(broker_name, self.consumer_group, self.client_id, set(mqs), now_ms)
+            except Exception:
+                continue
+            for mq in mqs:
+                pq = self.process_queue_table.get(mq)
+                if pq is not None:
+                    pq.locked = False
+
+    # ------------------------------------------------------------ invariants
+    def _check(self) -> None:
+        """Invariants between the tables."""
+        for mq, pq in self.process_queue_table.items():
+            assert isinstance(mq, MessageQueue) and isinstance(pq, ProcessQueue)
+            pq._check()
+        for topic, mqs in self.topic_subscribe_info_table.items():
+            assert all(mq.topic == topic for mq in mqs)
+        for topic, sub in self.subscription_inner.items():
+            assert sub.topic == topic
+
+    def __repr__(self) -> str:
+        return (f"RebalanceImpl(group={self.consumer_group!r}, client_id={self.client_id!r}, "
+                f"queues={len(self.process_queue_table)})")
