@@ -1,0 +1,543 @@
+"""Pure figure builders: rmqlib results in, ``plotly.graph_objects.Figure`` out.
+
+Nothing here calls ``show()`` or keeps state. Every figure carries what it
+plots in ``layout.meta`` (plain JSON), so a test, or a browser test reading
+the rendered plot's ``layout.meta``, can check the picture against rmqlib
+without decoding marker positions.
+
+Consumer colours come from :mod:`rmqlib.viz.colors`: pass ``cids`` in creation
+order (``make_cids(n)``) and consumer ``i`` keeps its colour across figures.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from rmqlib.allocation import (
+    allocate_group, imbalance, make_cids, make_queues, moved_queues,
+    multi_topic_totals, overlapping_queues, queues_per_consumer, unassigned_queues,
+)
+from rmqlib.hashring import HashRing, md5_hash
+from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
+from rmqlib.strategies import (
+    AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash, AllocateMessageQueueStrategy,
+    strategy_from_name,
+)
+from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+
+RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
+
+
+# --------------------------------------------------------------------------- helpers
+
+def queue_label(mq: MessageQueue, mq_all: Sequence[MessageQueue] = ()) -> str:
+    """Short axis label: ``broker-a:3``, with the topic in front when several topics are shown."""
+    topics = {q.topic for q in mq_all} if mq_all else {mq.topic}
+    base = f"{mq.broker_name}:{mq.queue_id}"
+    return base if len(topics) <= 1 else f"{mq.topic}/{base}"
+
+
+def random_cids(count: int, seed: int) -> list[str]:
+    """``count`` distinct client ids with random IPs (``10.a.b.c@pid``), reproducible from ``seed``."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    rng = random.Random(seed)
+    cids: list[str] = []
+    while len(cids) < count:
+        cid = f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}@{rng.randrange(1000, 65536)}"
+        if cid not in cids:
+            cids.append(cid)
+    return cids
+
+
+def _message_figure(title: str, message: str, meta: dict | None = None) -> go.Figure:
+    """A figure with no data and one line of text: for inputs with nothing to draw."""
+    fig = go.Figure()
+    fig.update_layout(title=title, xaxis_visible=False, yaxis_visible=False, height=300,
+                      meta=meta or {}, template="plotly_white",
+                      annotations=[dict(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
+                                        showarrow=False, font=dict(size=16))])
+    return fig
+
+
+def _names(cids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(cids))
+
+
+def _describe_counts(counts: Mapping[str, int]) -> str:
+    """'3 consumers hold 3 queues, 2 hold 2, 1 is idle' style summary."""
+    by_size: dict[int, int] = {}
+    for n in counts.values():
+        by_size[n] = by_size.get(n, 0) + 1
+    parts = []
+    for size in sorted(by_size, reverse=True):
+        k = by_size[size]
+        if size == 0:
+            parts.append(f"{k} idle")
+        else:
+            parts.append(f"{k} hold{'s' if k == 1 else ''} {size}")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- allocation
+
+def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Sequence[str] | None = None,
+                      mq_all: Iterable[MessageQueue] | None = None, title: str | None = None) -> go.Figure:
+    """Who owns which queue: queues along x (Java order), one row per consumer (Java order).
+
+    Works for any strategy's ``allocate_group`` result. Idle consumers keep an
+    empty row labelled "idle"; a queue owned twice shows two markers in its
+    column; queues of ``mq_all`` that nobody holds sit on a grey "nobody" row.
+    ``cids`` (creation order) fixes the colours; default: the allocation's keys.
+    """
+    cids = _names(cids if cids is not None else list(allocation))
+    colors = consumer_colors(cids + [c for c in allocation if c not in cids])
+    rows = java_sorted_cids(dict.fromkeys(list(allocation) + cids))
+    held = [mq for mqs in allocation.values() for mq in mqs]
+    queues = java_sorted_mqs(dict.fromkeys(list(mq_all or []) + held))
+    column = {mq: i for i, mq in enumerate(queues)}
+    gaps = unassigned_queues(allocation, queues)
+    overlaps = overlapping_queues(allocation)
+    counts = {cid: len(allocation.get(cid, ())) for cid in rows}
+    idle = [cid for cid in rows if counts[cid] == 0]
+
+    if title is None:
+        title = (f"{len(queues)} queue{'s' if len(queues) != 1 else ''} over {len(rows)} "
+                 f"consumer{'s' if len(rows) != 1 else ''}: {_describe_counts(counts)}")
+        if gaps:
+            title += f"; {len(gaps)} queue{'s' if len(gaps) != 1 else ''} unowned"
+        if overlaps:
+            title += f"; {len(overlaps)} owned twice"
+
+    fig = go.Figure()
+    for y, cid in enumerate(rows):
+        mqs = list(allocation.get(cid, ()))
+        fig.add_trace(go.Scatter(
+            x=[column[mq] for mq in mqs], y=[y] * len(mqs), mode="markers", name=cid,
+            marker=dict(symbol="square", size=14, color=colors[cid]),
+            customdata=[str(mq) for mq in mqs],
+            hovertemplate=f"{cid}<br>%{{customdata}}<extra></extra>"))
+    ticktext = [f"{cid} (idle)" if cid in idle else f"{cid} ({counts[cid]})" for cid in rows]
+    tickvals = list(range(len(rows)))
+    if gaps:
+        fig.add_trace(go.Scatter(
+            x=[column[mq] for mq in gaps], y=[len(rows)] * len(gaps), mode="markers", name="nobody",
+            marker=dict(symbol="x", size=12, color=UNASSIGNED_COLOR),
+            customdata=[str(mq) for mq in gaps], hovertemplate="unowned<br>%{customdata}<extra></extra>"))
+        tickvals.append(len(rows))
+        ticktext.append("nobody")
+    fig.update_layout(
+        title=title, template="plotly_white", height=max(260, 60 + 28 * len(tickvals)),
+        xaxis=dict(title="queues (Java sort order)", tickvals=list(range(len(queues))),
+                   ticktext=[queue_label(mq, queues) for mq in queues], range=[-0.7, max(len(queues), 1) - 0.3]),
+        yaxis=dict(title=None, tickvals=tickvals, ticktext=ticktext, autorange="reversed",
+                   range=None, zeroline=False),
+        legend=dict(title="consumer"),
+        meta={"view": "allocation",
+              "allocation": {cid: [str(mq) for mq in allocation.get(cid, ())] for cid in rows},
+              "queues": [str(mq) for mq in queues], "idle": idle,
+              "unassigned": [str(mq) for mq in gaps], "overlapping": [str(mq) for mq in overlaps]})
+    return fig
+
+
+def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
+                               cids: Sequence[str] | None = None, title: str | None = None) -> go.Figure:
+    """Bar per consumer (Java order): how many queues it holds; a dashed line at the fair share."""
+    cids = _names(cids if cids is not None else list(allocation))
+    colors = consumer_colors(cids + [c for c in allocation if c not in cids])
+    rows = java_sorted_cids(dict.fromkeys(list(allocation) + cids))
+    counts = {cid: len(allocation.get(cid, ())) for cid in rows}
+    total = len({mq for mqs in allocation.values() for mq in mqs})
+    fair = total / len(rows) if rows else 0
+    if title is None:
+        title = (f"Queues per consumer: {_describe_counts(counts)} "
+                 f"(max - min = {max(counts.values(), default=0) - min(counts.values(), default=0)})")
+    fig = go.Figure(go.Bar(x=rows, y=[counts[c] for c in rows], marker_color=[colors[c] for c in rows],
+                           name="queues", hovertemplate="%{x}: %{y} queues<extra></extra>"))
+    fig.add_hline(y=fair, line_dash="dash", line_color="#555", annotation_text=f"fair share {fair:.2f}")
+    fig.update_layout(title=title, template="plotly_white", height=360, yaxis_title="queues held",
+                      xaxis=dict(title="consumers (Java sort order)", type="category"),
+                      meta={"view": "queues_per_consumer", "counts": counts, "fair_share": fair})
+    return fig
+
+
+def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, virtual_nodes: int = 10,
+                    brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> go.Figure:
+    """The allocation panel's pure function: ``queues`` queues (spread over ``brokers``), ``consumers`` consumers.
+
+    ``strategy`` is a Java strategy name (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH).
+    Queue ``k`` lives on broker ``k % len(brokers)``; consumers are ``make_cids(consumers)``.
+    """
+    mq_all = spread_queues(queues, brokers, topic)
+    cids = make_cids(consumers)
+    strat = strategy_from_name(strategy, virtual_node_cnt=virtual_nodes)
+    allocation = allocate_group(strat, mq_all, cids)
+    label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
+    fig = allocation_figure(allocation, cids, mq_all)
+    fig.update_layout(title=f"{label}: {fig.layout.title.text}")
+    fig.layout.meta = {**fig.layout.meta, "strategy": strategy, "queue_count": queues, "consumer_count": consumers,
+                       "virtual_nodes": virtual_nodes}
+    return fig
+
+
+def spread_queues(count: int, brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> list[MessageQueue]:
+    """``count`` queues of ``topic``, dealt over ``brokers`` (ids 0, 1, ... on each broker)."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    per = [0] * len(brokers)
+    mqs = []
+    for k in range(count):
+        b = k % len(brokers)
+        mqs.append(MessageQueue(topic, brokers[b], per[b]))
+        per[b] += 1
+    return java_sorted_mqs(mqs)
+
+
+# --------------------------------------------------------------------------- consistent hash
+
+def _deg(position: int) -> float:
+    return position / RING_SIZE * 360.0
+
+
+def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[MessageQueue],
+                title: str | None = None) -> go.Figure:
+    """The CONSISTENT_HASH ring as a circle, 12 o'clock = position 0, clockwise.
+
+    Outer circle: each virtual node is a dot in its consumer's colour, and the
+    arc ending at it (the hashes it catches) is drawn in the same colour. Inner
+    diamonds: the queues at the angle of ``md5(str(mq))``, coloured by owner.
+    The ring is built exactly as ``AllocateMessageQueueConsistentHash`` builds it
+    (client ids in Java order, ``cid-k`` keys), so owners match rmqlib.
+    """
+    cids = _names(cids)
+    colors = consumer_colors(cids)
+    sorted_cids = java_sorted_cids(cids)
+    queues = java_sorted_mqs(dict.fromkeys(mq_all))
+    ring = HashRing.build(sorted_cids, virtual_nodes)
+    owners_of = ring.route_many([str(mq) for mq in queues])
+    counts = {cid: 0 for cid in sorted_cids}
+    for owner in owners_of:
+        if owner is not None:
+            counts[owner] += 1
+    meta = {"view": "ring", "virtual_nodes": virtual_nodes,
+            "allocation": {cid: [str(mq) for mq, o in zip(queues, owners_of) if o == cid] for cid in sorted_cids},
+            "vnodes": ring.vnode_count(), "collisions": len(ring.collisions)}
+    if title is None:
+        if not ring.owners:
+            title = f"{virtual_nodes} virtual nodes: the ring is empty, so no consumer gets a queue"
+        else:
+            title = (f"{len(sorted_cids)} consumers x {virtual_nodes} virtual nodes, {len(queues)} queues: "
+                     f"{_describe_counts(counts)} (max - min = {max(counts.values()) - min(counts.values())})")
+    fig = go.Figure()
+    # the bare circle, so an empty ring still looks like a ring
+    fig.add_trace(go.Scatterpolar(r=[1] * 361, theta=list(range(361)), mode="lines", name="ring",
+                                  line=dict(color="#DDDDDD", width=2), hoverinfo="skip", showlegend=False))
+    arcs = ring.arcs()
+    positions = [int(p) for p in ring.positions]
+    for cid in sorted_cids:
+        theta: list = []
+        r: list = []
+        for start, end, owner in arcs:
+            if owner != cid:
+                continue
+            a, b = _deg(start), _deg(end)
+            if b <= a:          # the arc that wraps past position 0 (or a single-vnode ring)
+                b += 360.0
+            steps = max(2, int((b - a) / 2) + 2)
+            theta += [a + (b - a) * i / (steps - 1) for i in range(steps)] + [None]
+            r += [1.0] * steps + [None]
+        fig.add_trace(go.Scatterpolar(r=r, theta=theta, mode="lines", name=cid, legendgroup=cid,
+                                      line=dict(color=colors[cid], width=7), hoverinfo="skip"))
+        vn = [_deg(p) for p, o in zip(positions, ring.owners) if o == cid]
+        fig.add_trace(go.Scatterpolar(r=[1.0] * len(vn), theta=vn, mode="markers", name=f"{cid} vnodes",
+                                      legendgroup=cid, showlegend=False,
+                                      marker=dict(size=9, color=colors[cid], line=dict(color="white", width=1)),
+                                      hovertemplate=f"virtual node of {cid}<extra></extra>"))
+    fig.add_trace(go.Scatterpolar(
+        r=[0.72] * len(queues), theta=[_deg(md5_hash(str(mq))) for mq in queues], mode="markers", name="queues",
+        marker=dict(symbol="diamond", size=11,
+                    color=[colors[o] if o is not None else UNASSIGNED_COLOR for o in owners_of],
+                    line=dict(color="black", width=1)),
+        customdata=[[str(mq), o or "nobody"] for mq, o in zip(queues, owners_of)],
+        hovertemplate="%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>"))
+    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=560,
+                      polar=dict(radialaxis=dict(visible=False, range=[0, 1.12]),
+                                 angularaxis=dict(rotation=90, direction="clockwise", showticklabels=False)),
+                      legend=dict(title="consumer"), meta=meta)
+    return fig
+
+
+def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
+              brokers: Sequence[str] = ("broker-a", "broker-b"), topic: str = "TopicTest") -> go.Figure:
+    """The ring panel's pure function."""
+    return ring_figure(make_cids(consumers), virtual_nodes, spread_queues(queues, brokers, topic))
+
+
+def imbalance_spread(consumers: int, queues: int, vnode_counts: Iterable[int], seeds: Iterable[int] = range(8),
+                     brokers: Sequence[str] = ("broker-a", "broker-b")) -> dict[int, list[int]]:
+    """vnodes -> the imbalance (max - min queues) for each seeded random consumer set.
+
+    Each seed draws ``consumers`` random client ids (:func:`random_cids`); the
+    queues are fixed. With 0 virtual nodes everybody gets nothing (imbalance 0).
+    """
+    mq_all = spread_queues(queues, brokers)
+    seeds = list(seeds)
+    groups = [random_cids(consumers, s) for s in seeds]
+    result = {}
+    for v in vnode_counts:
+        strat = AllocateMessageQueueConsistentHash(v)
+        result[v] = [imbalance(allocate_group(strat, mq_all, cids)) for cids in groups]
+    return result
+
+
+def random_assignment_imbalance(consumers: int, queues: int, seeds: Iterable[int] = range(8)) -> list[int]:
+    """Imbalance when every queue picks a consumer uniformly at random (seeded): a perfect ring's floor."""
+    result = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        counts = [0] * consumers
+        for _ in range(queues):
+            counts[rng.randrange(consumers)] += 1
+        result.append(max(counts) - min(counts))
+    return result
+
+
+def imbalance_vs_vnodes_figure(consumers: int = 8, queues: int = 64,
+                               vnode_counts: Sequence[int] = (1, 2, 5, 10, 20, 50, 100, 200),
+                               seeds: Iterable[int] = range(8), title: str | None = None) -> go.Figure:
+    """Median imbalance (max - min queues) over seeded consumer sets per virtual-node count, with the
+    min..max band; AVG's imbalance (0 or 1) and the median of a uniformly random assignment for comparison.
+
+    Virtual nodes even out the ring's arcs; what remains is the randomness of the queues' own hashes,
+    the same as throwing each queue at a random consumer.
+    """
+    seeds = list(seeds)
+    spread = imbalance_spread(consumers, queues, vnode_counts, seeds)
+    xs = list(spread)
+    med = [sorted(v)[len(v) // 2] for v in spread.values()]
+    lo = [min(v) for v in spread.values()]
+    hi = [max(v) for v in spread.values()]
+    avg = 0 if queues % consumers == 0 else 1
+    rnd = sorted(random_assignment_imbalance(consumers, queues, seeds))[len(seeds) // 2]
+    if title is None:
+        title = (f"CONSISTENT_HASH: median max - min goes from {med[0]} at {xs[0]} vnode(s) to {med[-1]} at {xs[-1]} "
+                 f"({consumers} consumers, {queues} queues, {len(seeds)} random consumer sets)")
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor="rgba(46,145,229,0.2)",
+                             line=dict(width=0), name="min..max over consumer sets", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=xs, y=med, mode="lines+markers", name="median", line=dict(color="#2E91E5")))
+    fig.add_trace(go.Scatter(x=xs, y=[rnd] * len(xs), mode="lines", name="each queue to a random consumer",
+                             line=dict(dash="dot", color="#1CA71C")))
+    fig.add_trace(go.Scatter(x=xs, y=[avg] * len(xs), mode="lines", name="AVG", line=dict(dash="dash", color="#555")))
+    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=420,
+                      xaxis=dict(title="virtual nodes per consumer", type="log" if min(xs) > 0 else "linear"),
+                      yaxis=dict(title="max - min queues per consumer", rangemode="tozero"),
+                      meta={"view": "imbalance_vs_vnodes", "spread": {str(k): v for k, v in spread.items()},
+                            "median": med, "avg": avg, "random_assignment": rnd})
+    return fig
+
+
+def moved_on_scale_out(strategy: AllocateMessageQueueStrategy, mq_all: Sequence[MessageQueue],
+                       consumers: int) -> int:
+    """Queues that change owner when a group of ``consumers`` (``make_cids``) gains one more consumer."""
+    before = allocate_group(strategy, mq_all, make_cids(consumers))
+    after = allocate_group(strategy, mq_all, make_cids(consumers + 1))
+    return len(moved_queues(before, after))
+
+
+def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes: int = 10,
+                        title: str | None = None) -> go.Figure:
+    """Queues that move when the ``c``-th consumer joins a group of ``c``, for AVG and CONSISTENT_HASH.
+
+    The dotted line is the least any strategy must move: the newcomer's fair share, ``queues // (c+1)``.
+    """
+    mq_all = spread_queues(queues, ("broker-a", "broker-b"))
+    xs = list(range(1, max_consumers + 1))
+    series = {
+        "AVG": [moved_on_scale_out(AllocateMessageQueueAveragely(), mq_all, c) for c in xs],
+        f"CONSISTENT_HASH (vnodes={virtual_nodes})":
+            [moved_on_scale_out(AllocateMessageQueueConsistentHash(virtual_nodes), mq_all, c) for c in xs],
+    }
+    least = [queues // (c + 1) for c in xs]
+    if title is None:
+        title = (f"Queues moved when one consumer joins ({queues} queues): "
+                 f"AVG moved {sum(series['AVG'])} in total, consistent hash {sum(list(series.values())[1])}")
+    fig = go.Figure()
+    for (name, ys), color in zip(series.items(), ("#FB0D0D", "#2E91E5")):
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, line=dict(color=color)))
+    fig.add_trace(go.Scatter(x=xs, y=least, mode="lines", name="newcomer's fair share",
+                             line=dict(dash="dot", color="#555")))
+    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=420,
+                      xaxis_title="consumers before one more joins", yaxis_title="queues that change owner",
+                      meta={"view": "moved_queues", "consumers": xs, "series": series, "least": least})
+    return fig
+
+
+# --------------------------------------------------------------------------- many topics
+
+def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[str, Iterable[MessageQueue]],
+                       cids: Sequence[str], title: str | None = None) -> go.Figure:
+    """Stacked bars: queues per consumer summed over every topic the group subscribes to."""
+    from rmqlib.allocation import allocate_topics
+    cids = _names(cids)
+    topics = {t: list(mqs) for t, mqs in topics.items()}
+    per_topic = allocate_topics(strategy, topics, cids)
+    totals = multi_topic_totals(strategy, topics, cids)
+    rows = list(totals)
+    if title is None:
+        title = (f"{strategy.name} over {len(topics)} topics: {_describe_counts(totals)} queues in total "
+                 f"(max - min = {max(totals.values()) - min(totals.values())})")
+    fig = go.Figure()
+    for topic, allocation in per_topic.items():
+        fig.add_trace(go.Bar(x=rows, y=[len(allocation.get(c, ())) for c in rows], name=topic,
+                             hovertemplate=f"{topic}<br>%{{x}}: %{{y}} queues<extra></extra>"))
+    fig.update_layout(barmode="stack", title=dict(text=title, font=dict(size=14)), template="plotly_white",
+                      height=400, xaxis=dict(title="consumers (Java sort order)", type="category"),
+                      yaxis_title="queues held", legend=dict(title="topic"),
+                      meta={"view": "multi_topic", "totals": totals,
+                            "per_topic": {t: queues_per_consumer(a) for t, a in per_topic.items()}})
+    return fig
+
+
+# --------------------------------------------------------------------------- machine rooms
+
+def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all: Sequence[MessageQueue],
+                        cids: Sequence[str], broker_rooms: Mapping[str, str], consumer_rooms: Mapping[str, str],
+                        title: str | None = None) -> go.Figure:
+    """Rooms side by side: queues (squares, by broker) above, consumers (circles) below.
+
+    A queue takes its owner's colour (grey: nobody). A dashed line joins a
+    queue to an owner in another room: that traffic crosses rooms.
+    """
+    cids = _names(cids)
+    colors = consumer_colors(cids)
+    queues = java_sorted_mqs(dict.fromkeys(mq_all))
+    rooms = sorted(set(broker_rooms.get(mq.broker_name, "?") for mq in queues)
+                   | set(consumer_rooms.get(c, "?") for c in cids))
+    owner_of: dict[MessageQueue, list[str]] = {}
+    for cid, mqs in allocation.items():
+        for mq in mqs:
+            owner_of.setdefault(mq, []).append(cid)
+    room_x = {room: 3.0 * i for i, room in enumerate(rooms)}
+    qpos: dict[MessageQueue, tuple[float, float]] = {}
+    for room in rooms:
+        brokers = sorted({mq.broker_name for mq in queues if broker_rooms.get(mq.broker_name, "?") == room})
+        for b_i, broker in enumerate(brokers):
+            for q_i, mq in enumerate(mq for mq in queues if mq.broker_name == broker):
+                qpos[mq] = (room_x[room] + 0.5 * b_i, 1.0 + 0.35 * q_i)
+    cpos = {}
+    for room in rooms:
+        members = java_sorted_cids(c for c in cids if consumer_rooms.get(c, "?") == room)
+        for k, cid in enumerate(members):
+            cpos[cid] = (room_x[room] + 0.5 * (k % 5), -1.0 - 0.5 * (k // 5))
+    cross = [(mq, cid) for mq, os in owner_of.items() for cid in os
+             if cid in cpos and mq in qpos and consumer_rooms.get(cid) != broker_rooms.get(mq.broker_name)]
+    gaps = [mq for mq in queues if mq not in owner_of]
+    counts = {cid: len(allocation.get(cid, ())) for cid in cids}
+    if title is None:
+        title = (f"{len(queues)} queues in {len(rooms)} rooms: {len(cross)} consumed from another room"
+                 + (f", {len(gaps)} consumed by nobody" if gaps else "")
+                 + (f"; consumers: {_describe_counts(counts)}" if cids else ""))
+    fig = go.Figure()
+    lx: list = []
+    ly: list = []
+    for mq, cid in cross:
+        lx += [qpos[mq][0], cpos[cid][0], None]
+        ly += [qpos[mq][1], cpos[cid][1], None]
+    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name="cross-room", line=dict(dash="dash", color="#999", width=1),
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(
+        x=[qpos[mq][0] for mq in queues], y=[qpos[mq][1] for mq in queues], mode="markers", name="queues",
+        marker=dict(symbol="square", size=16,
+                    color=[colors[owner_of[mq][0]] if mq in owner_of and owner_of[mq][0] in colors else UNASSIGNED_COLOR
+                           for mq in queues], line=dict(color="black", width=1)),
+        customdata=[[str(mq), ", ".join(owner_of.get(mq, ["nobody"]))] for mq in queues],
+        hovertemplate="%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>"))
+    for cid in java_sorted_cids(cids):
+        x, y = cpos[cid]
+        fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=f"{cid} ({counts[cid]})",
+                                 marker=dict(size=16, color=colors[cid]),
+                                 hovertemplate=f"{cid}<br>{counts[cid]} queues<extra></extra>"))
+    shapes, annotations = [], []
+    for room in rooms:
+        x0 = room_x[room] - 0.4
+        shapes.append(dict(type="rect", x0=x0, x1=x0 + 2.6, y0=-3.0, y1=4.0, line=dict(color="#888"),
+                           fillcolor="rgba(0,0,0,0.03)", layer="below"))
+        annotations.append(dict(x=x0 + 1.3, y=4.3, text=f"<b>{room}</b>", showarrow=False))
+    annotations += [dict(x=-0.9, y=2.0, text="queues", textangle=-90, showarrow=False),
+                    dict(x=-0.9, y=-1.5, text="consumers", textangle=-90, showarrow=False)]
+    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=460,
+                      shapes=shapes, annotations=annotations,
+                      xaxis=dict(visible=False, range=[-1.2, 3.0 * max(len(rooms), 1)]),
+                      yaxis=dict(visible=False, range=[-3.3, 4.7]), legend=dict(title="consumer (queues)"),
+                      meta={"view": "machine_room", "allocation": {c: [str(mq) for mq in allocation.get(c, ())]
+                                                                    for c in java_sorted_cids(cids)},
+                            "cross_room": len(cross), "unassigned": [str(mq) for mq in gaps], "rooms": rooms})
+    return fig
+
+
+ROOMS = ("IDC1", "IDC2", "IDC3")
+
+
+def machine_room_layout(brokers: Sequence[int], consumers: Sequence[int], queues_per_broker: int = 4,
+                        rooms: Sequence[str] = ROOMS, topic: str = "TopicTest"):
+    """Build a deployment: ``brokers[i]`` brokers and ``consumers[i]`` consumers in room ``rooms[i]``.
+
+    Brokers are named ``IDC1@broker-1`` (the ``idc@name`` form MACHINE_ROOM reads);
+    consumers are ``10.<room>.0.<k>@<pid>`` (a subnet per room). Returns
+    ``(mq_all, cids, broker_rooms, consumer_rooms)``.
+    """
+    mq_all, cids, broker_rooms, consumer_rooms = [], [], {}, {}
+    for r, room in enumerate(rooms):
+        for b in range(brokers[r]):
+            name = f"{room}@broker-{b + 1}"
+            broker_rooms[name] = room
+            mq_all += make_queues(topic, [name], queues_per_broker)
+        for k in range(consumers[r]):
+            cid = f"10.{r + 1}.0.{k + 1}@{1000 + 100 * (r + 1) + k + 1}"
+            consumer_rooms[cid] = room
+            cids.append(cid)
+    return mq_all, cids, broker_rooms, consumer_rooms
+
+
+MACHINE_ROOM_STRATEGIES = ("MACHINE_ROOM_NEARBY-AVG", "MACHINE_ROOM_NEARBY-AVG_BY_CIRCLE",
+                           "MACHINE_ROOM_NEARBY-CONSISTENT_HASH", "MACHINE_ROOM")
+
+
+def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequence[int] = (1, 1, 1),
+                      consumers: Sequence[int] = (2, 1, 0), queues_per_broker: int = 4,
+                      consumer_idcs: Iterable[str] = ("IDC1",), rooms: Sequence[str] = ROOMS) -> go.Figure:
+    """The machine-room panel's pure function. ``consumer_idcs`` is used by MACHINE_ROOM only.
+
+    NEARBY resolves rooms from the deployment (a ``MappingMachineRoomResolver``).
+    No consumers or no brokers at all gives a figure that says so (RocketMQ
+    would not call the strategy either: RebalanceImpl skips an empty view).
+    """
+    from rmqlib.strategies import MappingMachineRoomResolver
+    mq_all, cids, broker_rooms, consumer_rooms = machine_room_layout(brokers, consumers, queues_per_broker, rooms)
+    meta = {"view": "machine_room", "allocation": {}, "cross_room": 0, "unassigned": [str(mq) for mq in mq_all]}
+    if not mq_all or not cids:
+        missing = "no broker" if not mq_all else "no consumer"
+        return _message_figure(f"{strategy}: nothing to allocate",
+                               f"{missing} in any room: RebalanceImpl skips the topic", meta)
+    if strategy == "MACHINE_ROOM":
+        strat = strategy_from_name("MACHINE_ROOM", consumer_idcs=set(consumer_idcs))
+    else:
+        strat = strategy_from_name(strategy, resolver=MappingMachineRoomResolver(broker_rooms, consumer_rooms))
+    allocation = allocate_group(strat, mq_all, cids)
+    fig = machine_room_figure(allocation, mq_all, cids, broker_rooms, consumer_rooms)
+    suffix = f" (consumeridcs={sorted(consumer_idcs)})" if strategy == "MACHINE_ROOM" else ""
+    fig.update_layout(title_text=f"{strategy}{suffix}: {fig.layout.title.text}")
+    return fig
+
+
+__all__ = [
+    "allocation_figure", "allocation_view", "imbalance_spread", "imbalance_vs_vnodes_figure",
+    "machine_room_figure", "machine_room_layout", "machine_room_view", "moved_on_scale_out",
+    "moved_queues_figure", "multi_topic_figure", "queue_label", "queues_per_consumer_figure",
+    "random_assignment_imbalance", "random_cids", "ring_figure", "ring_view", "spread_queues",
+]

@@ -1,0 +1,171 @@
+"""ipywidgets panels: controls + ONE ``FigureWidget`` redrawn in place.
+
+A panel wraps a pure function ``view(**params) -> go.Figure`` (from
+:mod:`rmqlib.viz.figures`). When a control moves, the panel calls the
+function and copies the new figure into its existing ``FigureWidget`` inside
+``batch_update()``: the widget object on the page stays the same, only its
+traces and layout change.
+
+For tests (with or without a browser) every panel exposes:
+
+* ``panel.sliders``  -- description label -> ``IntSlider`` (``"consumers"``, ``"queues"``, ``"virtual nodes"``, ...)
+* ``panel.controls`` -- view keyword -> widget (sliders, dropdowns)
+* ``panel.figure``   -- the ``plotly.graph_objects.FigureWidget``; ``panel.figure.layout.meta`` holds the plotted
+  allocation as JSON
+* ``panel.view``     -- the pure function; ``panel.params()`` its current keyword arguments
+* ``panel.error``    -- ``None``, or the text of the last error (shown in ``panel.status`` instead of a traceback)
+* ``panel.widget``   -- the ``ipywidgets.VBox`` to display (displaying the panel displays it)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from rmqlib.viz.figures import (
+    MACHINE_ROOM_STRATEGIES, ROOMS, allocation_view, machine_room_view, ring_view,
+)
+
+View = Callable[..., go.Figure]
+
+
+def update_in_place(target: go.FigureWidget, new: go.Figure) -> None:
+    """Make ``target`` show ``new`` without replacing the widget: traces and layout change in one batch."""
+    new_data = list(new.data)
+    with target.batch_update():
+        keep = 0
+        while (keep < len(target.data) and keep < len(new_data)
+               and target.data[keep].type == new_data[keep].type):
+            keep += 1
+        if keep < len(target.data):
+            target.data = target.data[:keep]
+        for old, fresh in zip(target.data, new_data):
+            fresh_json = fresh.to_plotly_json()
+            stale = {k: None for k in old.to_plotly_json() if k not in fresh_json and k not in ("type", "uid")}
+            old.update(stale)
+            old.update(fresh_json, overwrite=True)
+        if keep < len(new_data):
+            target.add_traces(new_data[keep:])
+        target.layout = new.layout
+
+
+class Panel:
+    """Controls that drive one FigureWidget through a pure view function."""
+
+    def __init__(self, view: View, controls: Mapping[str, widgets.ValueWidget],
+                 combine: Callable[[dict], dict] | None = None, title: str | None = None):
+        self.view = view
+        self.controls = dict(controls)
+        self.sliders = {w.description: w for w in self.controls.values() if isinstance(w, widgets.IntSlider)}
+        self._combine = combine or (lambda params: params)
+        self.error: str | None = None
+        self.updates = 0
+        self.status = widgets.HTML(value="")
+        self.figure = go.FigureWidget(self._figure())
+        for w in self.controls.values():
+            w.observe(self._on_change, names="value")
+        header = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        boxes = [widgets.HBox(list(self.controls.values())[i:i + 3]) for i in range(0, len(self.controls), 3)]
+        self.widget = widgets.VBox(header + boxes + [self.status, self.figure])
+
+    def params(self) -> dict:
+        """The keyword arguments the view gets for the current control values."""
+        return self._combine({name: w.value for name, w in self.controls.items()})
+
+    def _figure(self) -> go.Figure:
+        try:
+            fig = self.view(**self.params())
+            self.error = None
+            self.status.value = ""
+            return fig
+        except Exception as exc:  # a widget never shows a traceback; tests assert error is None
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.status.value = f"<span style='color:#b00'>cannot draw this: {self.error}</span>"
+            return go.Figure(layout=dict(title=f"cannot draw this: {self.error}", meta={"error": self.error}))
+
+    def refresh(self) -> None:
+        """Recompute the figure for the current controls and update ``self.figure`` in place."""
+        update_in_place(self.figure, self._figure())
+        self.updates += 1
+
+    def _on_change(self, change) -> None:
+        self.refresh()
+
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _slider(label: str, value: int, lo: int, hi: int) -> widgets.IntSlider:
+    if not lo <= value <= hi:
+        raise ValueError(f"{label}: value {value} outside {lo}..{hi}")
+    return widgets.IntSlider(value=value, min=lo, max=hi, step=1, description=label, continuous_update=False,
+                             style={"description_width": "initial"})
+
+
+def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queues: int = 8,
+                     consumers: int = 3, max_queues: int = 32, max_consumers: int = 16,
+                     virtual_nodes: int = 10) -> Panel:
+    """Strategy dropdown + "queues" and "consumers" sliders over :func:`allocation_view`."""
+    strategies = list(strategies)
+    if not strategies:
+        raise ValueError("strategies must name at least one strategy")
+    for name in strategies:
+        if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
+            raise ValueError(f"allocation_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
+    controls = {
+        "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy"),
+        "queues": _slider("queues", queues, 1, max_queues),
+        "consumers": _slider("consumers", consumers, 1, max_consumers),
+    }
+    if "CONSISTENT_HASH" in strategies:
+        controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100)
+    return Panel(allocation_view, controls)
+
+
+def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max_consumers: int = 12,
+               max_queues: int = 64, max_virtual_nodes: int = 50) -> Panel:
+    """"consumers", "queues" and "virtual nodes" sliders over :func:`ring_view`."""
+    controls = {
+        "consumers": _slider("consumers", consumers, 1, max_consumers),
+        "queues": _slider("queues", queues, 1, max_queues),
+        "virtual_nodes": _slider("virtual nodes", virtual_nodes, 0, max_virtual_nodes),
+    }
+    return Panel(ring_view, controls)
+
+
+def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brokers: Sequence[int] = (1, 1, 1),
+                       consumers: Sequence[int] = (2, 1, 0), queues_per_broker: int = 4,
+                       rooms: Sequence[str] = ROOMS, max_brokers: int = 3, max_consumers: int = 6) -> Panel:
+    """Per room a "<room> brokers" and a "<room> consumers" slider, a strategy dropdown, a
+    "queues per broker" slider and the "consumer idcs" that MACHINE_ROOM consumes, over
+    :func:`machine_room_view`."""
+    rooms = list(rooms)
+    if len(brokers) != len(rooms) or len(consumers) != len(rooms):
+        raise ValueError("brokers and consumers need one count per room")
+    strategies = list(strategies)
+    controls: dict[str, widgets.ValueWidget] = {
+        "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy",
+                                     layout=widgets.Layout(width="auto")),
+        "queues_per_broker": _slider("queues per broker", queues_per_broker, 1, 8),
+        "consumer_idcs": widgets.SelectMultiple(options=rooms, value=rooms[:1], description="consumer idcs", rows=3),
+    }
+    for room, b, c in zip(rooms, brokers, consumers):
+        controls[f"brokers_{room}"] = _slider(f"{room} brokers", b, 0, max_brokers)
+        controls[f"consumers_{room}"] = _slider(f"{room} consumers", c, 0, max_consumers)
+
+    def combine(params: dict) -> dict:
+        return {"strategy": params["strategy"], "queues_per_broker": params["queues_per_broker"],
+                "consumer_idcs": tuple(params["consumer_idcs"]), "rooms": tuple(rooms),
+                "brokers": tuple(params[f"brokers_{r}"] for r in rooms),
+                "consumers": tuple(params[f"consumers_{r}"] for r in rooms)}
+
+    return Panel(machine_room_view, controls, combine)
+
+
+__all__ = ["Panel", "allocation_panel", "machine_room_panel", "ring_panel", "update_in_place"]

@@ -1,0 +1,237 @@
+"""Figure builders plot what rmqlib computes; panels redraw one FigureWidget in place at every slider position."""
+
+import itertools
+
+import plotly.graph_objects as go
+import pytest
+
+from rmqlib.allocation import (
+    allocate_group, imbalance, make_cids, make_queues, moved_queues, multi_topic_totals, queues_per_consumer,
+)
+from rmqlib.hashring import HashRing
+from rmqlib.model import java_sorted_cids
+from rmqlib.strategies import (
+    AllocateMessageQueueAveragely, AllocateMessageQueueByConfig, AllocateMessageQueueConsistentHash,
+    strategy_from_name,
+)
+from rmqlib.viz import (
+    PALETTE, allocation_figure, allocation_panel, allocation_view, color_of, consumer_colors,
+    imbalance_spread, imbalance_vs_vnodes_figure, machine_room_layout, machine_room_panel, machine_room_view,
+    moved_queues_figure, multi_topic_figure, queues_per_consumer_figure, random_cids, ring_figure, ring_panel,
+    ring_view, spread_queues, update_in_place,
+)
+
+
+def _plotted(fig):
+    """cid -> queue strings, read from the traces (not from meta)."""
+    return {t.name: list(t.customdata or ()) for t in fig.data if t.name not in ("nobody",)}
+
+
+@pytest.mark.parametrize("name", ["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"])
+@pytest.mark.parametrize("queues,consumers", [(8, 3), (3, 5), (1, 1), (16, 16)])
+def test_allocation_view_plots_exactly_the_rmqlib_allocation(name, queues, consumers):
+    fig = allocation_view(name, queues, consumers)
+    expected = allocate_group(strategy_from_name(name), spread_queues(queues), make_cids(consumers))
+    want = {cid: [str(mq) for mq in mqs] for cid, mqs in expected.items()}
+    assert _plotted(fig) == want
+    assert fig.layout.meta["allocation"] == want
+    assert fig.layout.meta["idle"] == [c for c, m in expected.items() if not m]
+
+
+def test_allocation_figure_marks_idle_consumers_in_title_and_ticks():
+    fig = allocation_view("AVG", 3, 5)
+    assert "2 idle" in fig.layout.title.text
+    assert sum("(idle)" in t for t in fig.layout.yaxis.ticktext) == 2
+
+
+def test_allocation_figure_shows_gaps_and_overlaps_for_any_strategy():
+    mqs = make_queues(queues_per_broker=4)
+    alloc = allocate_group(AllocateMessageQueueByConfig(mqs[:2]), mqs, make_cids(2))
+    fig = allocation_figure(alloc, make_cids(2), mqs)
+    assert "2 queues unowned" in fig.layout.title.text and "2 owned twice" in fig.layout.title.text
+    nobody = [t for t in fig.data if t.name == "nobody"][0]
+    assert list(nobody.customdata) == [str(mq) for mq in mqs[2:]]
+
+
+def test_consumer_colours_follow_creation_order_not_sort_order():
+    cids = make_cids(12)
+    colors = consumer_colors(cids)
+    assert colors["10.0.0.2@1002"] == PALETTE[1] == color_of(1)
+    assert consumer_colors(make_cids(3))["10.0.0.2@1002"] == colors["10.0.0.2@1002"]
+    fig = allocation_view("AVG", 12, 12)
+    trace = [t for t in fig.data if t.name == "10.0.0.10@1010"][0]
+    assert trace.marker.color == color_of(9)
+
+
+def test_queues_per_consumer_bar_heights():
+    alloc = allocate_group(AllocateMessageQueueAveragely(), make_queues(queues_per_broker=5), make_cids(3))
+    fig = queues_per_consumer_figure(alloc)
+    assert list(fig.data[0].y) == list(queues_per_consumer(alloc).values()) == [2, 2, 1]
+
+
+@pytest.mark.parametrize("consumers,vnodes", [(1, 0), (1, 1), (4, 10), (12, 50)])
+def test_ring_figure_vnodes_and_queue_owners_match_hashring(consumers, vnodes):
+    cids = make_cids(consumers)
+    mqs = spread_queues(16, ("broker-a", "broker-b"))
+    fig = ring_figure(cids, vnodes, mqs)
+    ring = HashRing.build(java_sorted_cids(cids), vnodes)
+    for cid in cids:
+        points = [t for t in fig.data if t.name == f"{cid} vnodes"][0]
+        assert len(points.r) == ring.vnode_count().get(cid, 0)
+    alloc = allocate_group(AllocateMessageQueueConsistentHash(vnodes), mqs, cids)
+    assert fig.layout.meta["allocation"] == {c: [str(mq) for mq in m] for c, m in alloc.items()}
+    queues = [t for t in fig.data if t.name == "queues"][0]
+    assert len(queues.theta) == 16
+
+
+def test_ring_with_zero_virtual_nodes_says_it_is_empty():
+    fig = ring_view(3, 8, 0)
+    assert "empty" in fig.layout.title.text
+    assert all(not v for v in fig.layout.meta["allocation"].values())
+
+
+def test_imbalance_spread_matches_allocation_imbalance():
+    spread = imbalance_spread(5, 20, [0, 3, 10], seeds=[1, 2])
+    for v, values in spread.items():
+        for seed, value in zip([1, 2], values):
+            alloc = allocate_group(AllocateMessageQueueConsistentHash(v), spread_queues(20, ("broker-a", "broker-b")),
+                                   random_cids(5, seed))
+            assert value == imbalance(alloc)
+    assert spread[0] == [0, 0]
+
+
+def test_imbalance_vs_vnodes_figure_median_and_band():
+    fig = imbalance_vs_vnodes_figure(6, 24, (1, 10, 100), seeds=range(5))
+    band, median = fig.data[0], fig.data[1]
+    spread = imbalance_spread(6, 24, (1, 10, 100), range(5))
+    assert list(median.y) == [sorted(v)[2] for v in spread.values()]
+    assert max(band.y) == max(max(v) for v in spread.values())
+    assert fig.layout.xaxis.type == "log"
+    assert imbalance_vs_vnodes_figure(3, 6, (0, 5), seeds=[0]).layout.xaxis.type == "linear"
+
+
+def test_moved_queues_figure_counts_moves_like_moved_queues():
+    fig = moved_queues_figure(queues=12, max_consumers=5, virtual_nodes=10)
+    avg, ch, least = fig.data
+    mqs = spread_queues(12, ("broker-a", "broker-b"))
+    for i, c in enumerate(range(1, 6)):
+        for trace, strat in ((avg, AllocateMessageQueueAveragely()), (ch, AllocateMessageQueueConsistentHash(10))):
+            before = allocate_group(strat, mqs, make_cids(c))
+            after = allocate_group(strat, mqs, make_cids(c + 1))
+            assert trace.y[i] == len(moved_queues(before, after))
+        assert least.y[i] == 12 // (c + 1)
+
+
+def test_multi_topic_figure_stacks_to_the_totals():
+    topics = {"A": make_queues("A", ["broker-a", "broker-b"], 5), "%RETRY%G": make_queues("%RETRY%G", ["broker-a"], 1)}
+    cids = make_cids(4)
+    fig = multi_topic_figure(AllocateMessageQueueAveragely(), topics, cids)
+    totals = multi_topic_totals(AllocateMessageQueueAveragely(), topics, cids)
+    stacked = [sum(t.y[i] for t in fig.data) for i in range(4)]
+    assert stacked == list(totals.values())
+    assert list(fig.data[0].x) == list(totals)
+
+
+@pytest.mark.parametrize("strategy", ["MACHINE_ROOM_NEARBY-AVG", "MACHINE_ROOM_NEARBY-CONSISTENT_HASH", "MACHINE_ROOM"])
+def test_machine_room_view_plots_the_strategy_allocation(strategy):
+    fig = machine_room_view(strategy, (1, 2, 1), (2, 0, 1), 3, ("IDC1", "IDC2"))
+    mqs, cids, broker_rooms, consumer_rooms = machine_room_layout((1, 2, 1), (2, 0, 1), 3)
+    from rmqlib.strategies import MappingMachineRoomResolver
+    strat = (strategy_from_name("MACHINE_ROOM", consumer_idcs={"IDC1", "IDC2"}) if strategy == "MACHINE_ROOM"
+             else strategy_from_name(strategy, resolver=MappingMachineRoomResolver(broker_rooms, consumer_rooms)))
+    alloc = allocate_group(strat, mqs, cids)
+    assert fig.layout.meta["allocation"] == {c: [str(mq) for mq in m] for c, m in alloc.items()}
+
+
+def test_machine_room_view_without_consumers_or_brokers_draws_a_message():
+    for brokers, consumers in (((0, 0, 0), (1, 1, 1)), ((1, 1, 1), (0, 0, 0))):
+        fig = machine_room_view("MACHINE_ROOM_NEARBY-AVG", brokers, consumers)
+        assert "nothing to allocate" in fig.layout.title.text
+
+
+# --------------------------------------------------------------------------- panels
+
+def test_update_in_place_keeps_the_widget_and_matches_the_new_figure():
+    fw = go.FigureWidget(allocation_view("AVG", 8, 3))
+    same = fw
+    for queues, consumers in ((8, 5), (2, 1), (16, 16)):
+        new = allocation_view("AVG", queues, consumers)
+        update_in_place(fw, new)
+        assert fw is same
+        def strip(fig):
+            return [{k: v for k, v in t.to_plotly_json().items() if k != "uid"} for t in fig.data]
+        assert strip(fw) == strip(new)
+        assert fw.layout.meta == new.layout.meta
+
+
+def test_allocation_panel_updates_its_figure_in_place_on_slider_change():
+    panel = allocation_panel(["AVG", "AVG_BY_CIRCLE"])
+    fw = panel.figure
+    assert set(panel.sliders) == {"queues", "consumers"}
+    panel.sliders["consumers"].value = 5
+    assert panel.figure is fw and panel.updates == 1 and panel.error is None
+    want = allocate_group(AllocateMessageQueueAveragely(), spread_queues(8), make_cids(5))
+    assert fw.layout.meta["allocation"] == {c: [str(mq) for mq in m] for c, m in want.items()}
+    panel.controls["strategy"].value = "AVG_BY_CIRCLE"
+    assert fw.layout.meta["strategy"] == "AVG_BY_CIRCLE"
+
+
+def _extremes(slider):
+    return [slider.min, slider.max]
+
+
+def test_allocation_panel_every_slider_extreme_works():
+    panel = allocation_panel(["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"])
+    sliders = panel.sliders
+    assert set(sliders) == {"queues", "consumers", "virtual nodes"}
+    for strategy in panel.controls["strategy"].options:
+        panel.controls["strategy"].value = strategy
+        for q, c, v in itertools.product(*(_extremes(sliders[k]) for k in ("queues", "consumers", "virtual nodes"))):
+            sliders["queues"].value, sliders["consumers"].value, sliders["virtual nodes"].value = q, c, v
+            assert panel.error is None, (strategy, q, c, v, panel.error)
+            assert panel.figure.layout.meta["consumer_count"] == c
+
+
+def test_ring_panel_every_slider_extreme_works():
+    panel = ring_panel()
+    assert set(panel.sliders) == {"consumers", "queues", "virtual nodes"}
+    fw = panel.figure
+    for c, q, v in itertools.product(*(_extremes(panel.sliders[k]) for k in ("consumers", "queues", "virtual nodes"))):
+        panel.sliders["consumers"].value, panel.sliders["queues"].value, panel.sliders["virtual nodes"].value = c, q, v
+        assert panel.error is None, (c, q, v, panel.error)
+        assert panel.figure is fw
+        assert fw.layout.meta["virtual_nodes"] == v
+
+
+def test_machine_room_panel_every_slider_extreme_works():
+    panel = machine_room_panel()
+    fw = panel.figure
+    assert "IDC1 consumers" in panel.sliders and "IDC3 brokers" in panel.sliders
+    room_sliders = [s for name, s in panel.sliders.items() if name.startswith("IDC")]
+    for strategy in panel.controls["strategy"].options:
+        panel.controls["strategy"].value = strategy
+        for values in itertools.product([0, 3], repeat=2):
+            for i, s in enumerate(room_sliders):
+                s.value = s.min if values[i % 2] == 0 else s.max
+            assert panel.error is None, (strategy, panel.error)
+        panel.sliders["queues per broker"].value = panel.sliders["queues per broker"].max
+        panel.controls["consumer_idcs"].value = ()
+        assert panel.error is None
+        panel.controls["consumer_idcs"].value = ("IDC1",)
+    assert panel.figure is fw
+
+
+def test_panel_reports_errors_instead_of_raising():
+    from rmqlib.viz import Panel
+    import ipywidgets as widgets
+
+    def broken(n):
+        if n > 1:
+            raise ValueError("too many")
+        return go.Figure()
+
+    panel = Panel(broken, {"n": widgets.IntSlider(value=1, min=1, max=2, description="n")})
+    panel.sliders["n"].value = 2
+    assert panel.error == "ValueError: too many" and "too many" in panel.status.value
+    panel.sliders["n"].value = 1
+    assert panel.error is None
