@@ -1,0 +1,90 @@
+"""Broker-side models: consumer registry, message store, long polling, locks, Pop.
+
+Pure Python, no threads, no wall clock: every time-dependent call takes
+``now_ms``; periodic services expose ``next_*_ms`` and ``run_due(now_ms)`` so a
+simulator (or a notebook cell) decides when they run. Notifications and
+answers to woken requests are records in outboxes, not network sends.
+
+Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s
+scan), ``message_store`` (commit log, consume queues, reput, getMessage,
+offsets), ``hold_service`` (long polling), ``pull_processor`` (PULL_MESSAGE),
+``lock_manager`` (orderly locks), ``pop`` (Pop mode and server-side allocation).
+"""
+
+from rmqlib.broker.config import BrokerConfig
+from rmqlib.broker.consumer_manager import (
+    ClientChannelInfo,
+    ClientHousekeepingService,
+    ConsumerGroupEvent,
+    ConsumerGroupInfo,
+    ConsumerIdsChangedNotification,
+    ConsumerManager,
+    DefaultConsumerIdsChangeListener,
+    ListenerEvent,
+)
+from rmqlib.broker.hold_service import (
+    ManyPullRequest,
+    NotifyMessageArrivingListener,
+    PullRequest,
+    PullRequestHoldService,
+    build_key,
+)
+from rmqlib.broker.lock_manager import (
+    REBALANCE_LOCK_MAX_LIVE_TIME,
+    LockEntry,
+    RebalanceLockManager,
+    UnlockReport,
+)
+from rmqlib.broker.message_store import (
+    ConsumerOffsetManager,
+    GetMessageResult,
+    GetMessageStatus,
+    MessageStore,
+    StoredMessage,
+)
+from rmqlib.broker.pop import (
+    AckHandle,
+    ConsumeInitMode,
+    MessageQueueAssignment,
+    PopCheckPoint,
+    PoppedMessage,
+    PopMessageProcessor,
+    PopProcessQueue,
+    PopResult,
+    PopReviveService,
+    QueryAssignmentProcessor,
+    allocate_averagely,
+    allocate_averagely_by_circle,
+)
+from rmqlib.broker.protocol import (
+    ConsumeFromWhere,
+    ConsumeType,
+    MessageModel,
+    MessageRequestMode,
+    ResponseCode,
+    SubscriptionData,
+    build_pop_retry_topic,
+    build_retry_topic,
+    java_string_hash,
+)
+from rmqlib.broker.pull_processor import (
+    BROKER_SUSPEND_MAX_TIME_MILLIS,
+    PullMessageProcessor,
+    PullMessageRequest,
+    PullResponse,
+)
+
+__all__ = [
+    "AckHandle", "BROKER_SUSPEND_MAX_TIME_MILLIS", "BrokerConfig", "ClientChannelInfo",
+    "ClientHousekeepingService", "ConsumeFromWhere", "ConsumeInitMode", "ConsumeType",
+    "ConsumerGroupEvent", "ConsumerGroupInfo", "ConsumerIdsChangedNotification", "ConsumerManager",
+    "ConsumerOffsetManager", "DefaultConsumerIdsChangeListener", "GetMessageResult", "GetMessageStatus",
+    "ListenerEvent", "LockEntry", "ManyPullRequest", "MessageModel", "MessageQueueAssignment",
+    "MessageRequestMode", "MessageStore", "NotifyMessageArrivingListener", "PopCheckPoint",
+    "PopMessageProcessor", "PopProcessQueue", "PopResult", "PopReviveService", "PoppedMessage",
+    "PullMessageProcessor", "PullMessageRequest", "PullRequest", "PullRequestHoldService",
+    "PullResponse", "QueryAssignmentProcessor", "REBALANCE_LOCK_MAX_LIVE_TIME", "RebalanceLockManager",
+    "ResponseCode", "StoredMessage", "SubscriptionData", "UnlockReport", "allocate_averagely",
+    "allocate_averagely_by_circle", "build_key", "build_pop_retry_topic", "build_retry_topic",
+    "java_string_hash",
+]

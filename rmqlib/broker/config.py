@@ -1,0 +1,78 @@
+"""Broker and store settings that decide rebalance-related behaviour.
+
+Each field keeps the Java default and names the Java property it models. The
+broker models take one of these objects so a notebook can flip a single switch
+(``long_polling_enable=False``) and watch the behaviour change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ---- BrokerConfig defaults (common/.../BrokerConfig.java) -------------------
+LONG_POLLING_ENABLE = True  # BrokerConfig.longPollingEnable
+SHORT_POLLING_TIME_MILLS = 1000  # BrokerConfig.shortPollingTimeMills
+NOTIFY_CONSUMER_IDS_CHANGED_ENABLE = True  # BrokerConfig.notifyConsumerIdsChangedEnable
+REAL_TIME_NOTIFY_CONSUMER_CHANGE = True  # BrokerConfig.realTimeNotifyConsumerChange
+CHANNEL_EXPIRED_TIMEOUT = 120_000  # BrokerConfig.channelExpiredTimeout
+SUBSCRIPTION_EXPIRED_TIMEOUT = 600_000  # BrokerConfig.subscriptionExpiredTimeout
+POP_FROM_RETRY_PROBABILITY = 20  # BrokerConfig.popFromRetryProbability (percent)
+REVIVE_QUEUE_NUM = 8  # BrokerConfig.reviveQueueNum
+REVIVE_INTERVAL = 1000  # BrokerConfig.reviveInterval
+ENABLE_RETRY_TOPIC_V2 = False  # BrokerConfig.enableRetryTopicV2
+INIT_POP_OFFSET_BY_CHECK_MSG_IN_MEM = True  # BrokerConfig.initPopOffsetByCheckMsgInMem
+SERVER_LOAD_BALANCER_ENABLE = True  # BrokerConfig.serverLoadBalancerEnable
+DEFAULT_MESSAGE_REQUEST_MODE = "PULL"  # BrokerConfig.defaultMessageRequestMode
+DEFAULT_POP_SHARE_QUEUE_NUM = -1  # BrokerConfig.defaultPopShareQueueNum
+
+# ---- hard-coded service periods ---------------------------------------------
+LONG_POLLING_CHECK_INTERVAL_MS = 5000  # PullRequestHoldService#run: waitForRunning(5 * 1000)
+CLIENT_HOUSEKEEPING_INTERVAL_MS = 10_000  # ClientHousekeepingService#start: 1000 * 10
+NOTIFY_CONSUMER_CHANGE_INITIAL_DELAY_MS = 30_000  # DefaultConsumerIdsChangeListener: scheduleAtFixedRate(.., 30, ..)
+NOTIFY_CONSUMER_CHANGE_PERIOD_MS = 15_000  # DefaultConsumerIdsChangeListener: scheduleAtFixedRate(.., .., 15, SECONDS)
+
+# ---- MessageStoreConfig defaults (store/.../config/MessageStoreConfig.java) -
+MAX_FILTER_MESSAGE_SIZE = 16_000  # MessageStoreConfig.maxFilterMessageSize
+CQ_STORE_UNIT_SIZE = 20  # ConsumeQueue.CQ_STORE_UNIT_SIZE (bytes per consume-queue entry)
+MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY = 32  # MessageStoreConfig.maxTransferCountOnMessageInMemory
+MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY = 256 * 1024  # MessageStoreConfig.maxTransferBytesOnMessageInMemory
+MAX_PULL_MSG_SIZE = 128 * 1024 * 1024  # DefaultMessageStore.MAX_PULL_MSG_SIZE
+
+
+@dataclass
+class BrokerConfig:
+    """The BrokerConfig switches the broker models read.
+
+    Mirrors: common/.../BrokerConfig.java
+    """
+
+    long_polling_enable: bool = LONG_POLLING_ENABLE
+    short_polling_time_mills: int = SHORT_POLLING_TIME_MILLS
+    notify_consumer_ids_changed_enable: bool = NOTIFY_CONSUMER_IDS_CHANGED_ENABLE
+    real_time_notify_consumer_change: bool = REAL_TIME_NOTIFY_CONSUMER_CHANGE
+    channel_expired_timeout: int = CHANNEL_EXPIRED_TIMEOUT
+    subscription_expired_timeout: int = SUBSCRIPTION_EXPIRED_TIMEOUT
+    pop_from_retry_probability: int = POP_FROM_RETRY_PROBABILITY
+    revive_queue_num: int = REVIVE_QUEUE_NUM
+    revive_interval: int = REVIVE_INTERVAL
+    enable_retry_topic_v2: bool = ENABLE_RETRY_TOPIC_V2
+    init_pop_offset_by_check_msg_in_mem: bool = INIT_POP_OFFSET_BY_CHECK_MSG_IN_MEM
+    server_load_balancer_enable: bool = SERVER_LOAD_BALANCER_ENABLE
+    default_message_request_mode: str = DEFAULT_MESSAGE_REQUEST_MODE
+    default_pop_share_queue_num: int = DEFAULT_POP_SHARE_QUEUE_NUM
+    broker_name: str = "broker-a"
+
+    def __post_init__(self):
+        for name in ("short_polling_time_mills", "channel_expired_timeout",
+                     "subscription_expired_timeout", "revive_interval"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+        if not 0 <= self.pop_from_retry_probability <= 100:
+            raise ValueError("pop_from_retry_probability must be in [0, 100], "
+                             f"got {self.pop_from_retry_probability!r}")
+        if self.revive_queue_num < 1:
+            raise ValueError(f"revive_queue_num must be >= 1, got {self.revive_queue_num!r}")
+        if self.default_message_request_mode not in ("PULL", "POP"):
+            raise ValueError("default_message_request_mode must be 'PULL' or 'POP', "
+                             f"got {self.default_message_request_mode!r}")

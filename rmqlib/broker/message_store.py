@@ -1,0 +1,447 @@
+"""A small message store: commit log, consume queues, reput, getMessage, offsets.
+
+A put appends to the commit log and gets its queue offset at once, but a
+consumer cannot see the message until the reput step has dispatched it into
+its consume queue. Reput is also where the broker learns that a message
+arrived: with long polling on, it calls the message-arriving listener once
+per message with ``consume queue offset + 1``. The gap between put and reput
+is real (Java's ReputMessageService loops every 1 ms); the driver decides it.
+
+Simplifications, all named: every message counts as "in memory" unless a
+memory budget is given; one consume-queue "file" per queue, so
+OFFSET_FOUND_NULL (a consume-queue file missing under a valid offset) cannot
+happen; no slave, so offsets are always corrected; message bodies are sizes.
+
+The consumer offset table lives in :class:`ConsumerOffsetManager`; the store
+holds one (``store.offsets``) and forwards ``commit_offset``/``query_offset``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rmqlib.broker.config import (
+    CQ_STORE_UNIT_SIZE,
+    MAX_FILTER_MESSAGE_SIZE,
+    MAX_PULL_MSG_SIZE,
+    MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY,
+    MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY,
+    BrokerConfig,
+)
+from rmqlib.broker.protocol import (
+    ResponseCode,
+    check_non_negative_int,
+    check_time,
+    tags_code_of,
+)
+
+DEFAULT_MAX_TOTAL_MSG_SIZE = 256 * 1024  # DefaultMQPushConsumer.pullBatchSizeInBytes, sent as maxTotalMsgSize
+
+
+class GetMessageStatus(str, enum.Enum):
+    """Mirrors: store/.../GetMessageStatus.java"""
+
+    FOUND = "FOUND"
+    NO_MATCHED_MESSAGE = "NO_MATCHED_MESSAGE"
+    MESSAGE_WAS_REMOVING = "MESSAGE_WAS_REMOVING"
+    OFFSET_FOUND_NULL = "OFFSET_FOUND_NULL"
+    OFFSET_OVERFLOW_BADLY = "OFFSET_OVERFLOW_BADLY"
+    OFFSET_OVERFLOW_ONE = "OFFSET_OVERFLOW_ONE"
+    OFFSET_TOO_SMALL = "OFFSET_TOO_SMALL"
+    NO_MATCHED_LOGIC_QUEUE = "NO_MATCHED_LOGIC_QUEUE"
+    NO_MESSAGE_IN_QUEUE = "NO_MESSAGE_IN_QUEUE"
+    OFFSET_RESET = "OFFSET_RESET"
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as the broker stores it (the broker's own record, not the client's Message).
+
+    ``uniq_key`` is the client-side unique id (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX);
+    a message re-put by Pop revive keeps it, so a simulator can count
+    duplicates. ``properties`` is a tuple of ``(name, value)`` pairs.
+
+    Mirrors: common/.../message/MessageExt.java (the fields the models need)
+    """
+
+    topic: str
+    queue_id: int
+    queue_offset: int
+    commit_log_offset: int
+    body_size: int
+    store_timestamp: float
+    born_timestamp: float
+    uniq_key: str
+    tags: str | None = None
+    tags_code: int = 0
+    reconsume_times: int = 0
+    properties: tuple = ()
+
+    def get_property(self, name: str, default=None):
+        for key, value in self.properties:
+            if key == name:
+                return value
+        return default
+
+
+@dataclass
+class GetMessageResult:
+    """Mirrors: store/.../GetMessageResult.java"""
+
+    status: GetMessageStatus
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+    messages: list = field(default_factory=list)
+    buffer_total_size: int = 0
+    filter_message_count: int = 0
+
+    @property
+    def message_count(self) -> int:
+        return len(self.messages)
+
+    @property
+    def message_queue_offsets(self) -> list[int]:
+        return [m.queue_offset for m in self.messages]
+
+
+class ConsumerOffsetManager:
+    """The broker's committed consumer offsets: (group, topic, queue) → offset.
+
+    ``commit_offset`` overwrites (the broker does not enforce increase-only);
+    ``query_offset`` answers -1 when nothing is stored.
+
+    Mirrors: broker/.../offset/ConsumerOffsetManager.java
+    """
+
+    def __init__(self):
+        self.offset_table: dict[tuple[str, str, int], int] = {}
+
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        check_non_negative_int(offset, "offset")
+        check_non_negative_int(queue_id, "queue_id")
+        self.offset_table[(group, topic, queue_id)] = offset
+
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        return self.offset_table.get((group, topic, queue_id), -1)
+
+    def _check(self) -> None:
+        for key, offset in self.offset_table.items():
+            assert isinstance(offset, int) and offset >= 0, (key, offset)
+
+
+class _ConsumeQueue:
+    """One topic/queue's consume queue: a list of dispatched messages from ``min_offset``."""
+
+    __slots__ = ("topic", "queue_id", "min_offset", "entries", "next_put_offset")
+
+    def __init__(self, topic: str, queue_id: int):
+        self.topic = topic
+        self.queue_id = queue_id
+        self.min_offset = 0           # logical offset of entries[0]
+        self.entries: list[StoredMessage] = []
+        self.next_put_offset = 0      # queue offset the next put gets (CommitLog topicQueueTable)
+
+    @property
+    def max_offset(self) -> int:
+        return self.min_offset + len(self.entries)
+
+    def get(self, offset: int) -> StoredMessage | None:
+        i = offset - self.min_offset
+        if 0 <= i < len(self.entries):
+            return self.entries[i]
+        return None
+
+
+# The message-arriving listener: (topic, queue_id, logic_offset, tags_code,
+# msg_store_time, properties, now_ms) -> anything.
+MessageArrivingListener = Callable[..., object]
+
+
+class MessageStore:
+    """Commit log + consume queues of one broker, stepped by the caller.
+
+    Mirrors: store/.../DefaultMessageStore.java (putMessage, getMessage,
+    getMaxOffsetInQueue, getMinOffsetInQueue, checkInMemByConsumeOffset,
+    ReputMessageService#doReput, notifyMessageArriveIfNecessary)
+    """
+
+    def __init__(self, broker_config: BrokerConfig | None = None,
+                 message_arriving_listener: MessageArrivingListener | None = None,
+                 access_message_in_memory_max_bytes: int | None = None):
+        self.broker_config = broker_config or BrokerConfig()
+        self.message_arriving_listener = message_arriving_listener
+        # None = every message counts as in memory (Java: 40% of physical RAM,
+        # MessageStoreConfig.accessMessageInMemoryMaxRatio).
+        self.access_message_in_memory_max_bytes = access_message_in_memory_max_bytes
+        self.topic_queue_nums: dict[str, int] = {}
+        self._queues: dict[tuple[str, int], _ConsumeQueue] = {}
+        self.commit_log: list[StoredMessage] = []
+        self.commit_log_max_offset = 0     # physical bytes written
+        self.reput_from_index = 0          # commit-log entries already dispatched
+        self.offsets = ConsumerOffsetManager()
+
+    # ---- topics -----------------------------------------------------------
+    def create_topic(self, topic: str, queue_nums: int) -> None:
+        """Create ``topic`` with ``queue_nums`` read/write queues, or grow it.
+
+        Shrinking is refused: Java keeps the consume queues of removed queue
+        ids on disk, and a model that silently dropped data would mislead.
+        """
+        if not isinstance(topic, str) or not topic or "@" in topic:
+            raise ValueError(f"topic must be a non-empty str without '@', got {topic!r}")
+        if isinstance(queue_nums, bool) or not isinstance(queue_nums, int) or queue_nums < 1:
+            raise ValueError(f"queue_nums must be an int >= 1, got {queue_nums!r}")
+        old = self.topic_queue_nums.get(topic, 0)
+        if queue_nums < old:
+            raise ValueError(f"queue_nums cannot shrink topic {topic!r} from {old} to {queue_nums}")
+        for q in range(old, queue_nums):
+            self._queues[(topic, q)] = _ConsumeQueue(topic, q)
+        self.topic_queue_nums[topic] = queue_nums
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self.topic_queue_nums
+
+    def read_queue_nums(self, topic: str) -> int:
+        self._require_topic(topic)
+        return self.topic_queue_nums[topic]
+
+    def _require_topic(self, topic: str) -> None:
+        if topic not in self.topic_queue_nums:
+            raise ValueError(f"topic: unknown topic {topic!r} (create_topic first)")
+
+    def _queue(self, topic: str, queue_id: int) -> _ConsumeQueue:
+        self._require_topic(topic)
+        if isinstance(queue_id, bool) or not isinstance(queue_id, int):
+            raise ValueError(f"queue_id must be an int, got {queue_id!r}")
+        cq = self._queues.get((topic, queue_id))
+        if cq is None:
+            raise ValueError(f"queue_id: topic {topic!r} has queues 0..{self.topic_queue_nums[topic] - 1}, "
+                             f"got {queue_id}")
+        return cq
+
+    # ---- offsets of a queue -------------------------------------------------
+    def get_max_offset(self, topic: str, queue_id: int) -> int:
+        """One past the last dispatched offset. Mirrors: #getMaxOffsetInQueue"""
+        return self._queue(topic, queue_id).max_offset
+
+    def get_min_offset(self, topic: str, queue_id: int) -> int:
+        """Mirrors: #getMinOffsetInQueue"""
+        return self._queue(topic, queue_id).min_offset
+
+    def delete_expired(self, topic: str, queue_id: int, new_min_offset: int) -> int:
+        """Retention: drop consume-queue entries below ``new_min_offset``; returns how many.
+
+        Java deletes whole files by age; this lets a notebook make the min
+        offset jump and see OFFSET_TOO_SMALL.
+        """
+        cq = self._queue(topic, queue_id)
+        check_non_negative_int(new_min_offset, "new_min_offset")
+        if new_min_offset > cq.max_offset:
+            raise ValueError(f"new_min_offset {new_min_offset} is past max offset {cq.max_offset}")
+        drop = max(0, new_min_offset - cq.min_offset)
+        if drop:
+            del cq.entries[:drop]
+            cq.min_offset = new_min_offset
+        return drop
+
+    def check_in_mem_by_consume_offset(self, topic: str, queue_id: int, consume_offset: int) -> bool:
+        """Is the message at ``consume_offset`` present and still in memory?
+
+        Mirrors: DefaultMessageStore.java#checkInMemByConsumeOffset (batchSize 1)
+        """
+        msg = self._queue(topic, queue_id).get(consume_offset)
+        if msg is None:
+            return False
+        if self.access_message_in_memory_max_bytes is None:
+            return True
+        return (self.commit_log_max_offset - msg.commit_log_offset) <= self.access_message_in_memory_max_bytes
+
+    # ---- put / reput --------------------------------------------------------
+    def put_message(self, topic: str, queue_id: int, now_ms, body_size: int = 1,
+                    tags: str | None = None, uniq_key: str | None = None,
+                    born_timestamp=None, reconsume_times: int = 0, properties=()) -> StoredMessage:
+        """Append a message to the commit log; it is visible to consumers after :meth:`reput`.
+
+        The queue offset is fixed now (CommitLog's topicQueueTable), the
+        consume-queue entry is written by reput.
+
+        Mirrors: DefaultMessageStore.java#putMessage → CommitLog.java#asyncPutMessage
+        """
+        check_time(now_ms)
+        cq = self._queue(topic, queue_id)
+        if isinstance(body_size, bool) or not isinstance(body_size, int) or body_size < 0:
+            raise ValueError(f"body_size must be an int >= 0, got {body_size!r}")
+        check_non_negative_int(reconsume_times, "reconsume_times")
+        phy = self.commit_log_max_offset
+        msg = StoredMessage(
+            topic=topic, queue_id=queue_id, queue_offset=cq.next_put_offset, commit_log_offset=phy,
+            body_size=body_size, store_timestamp=now_ms,
+            born_timestamp=now_ms if born_timestamp is None else born_timestamp,
+            uniq_key=uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{cq.next_put_offset}@{phy}",
+            tags=tags, tags_code=tags_code_of(tags), reconsume_times=reconsume_times,
+            properties=tuple(dict(properties).items()),
+        )
+        cq.next_put_offset += 1
+        self.commit_log.append(msg)
+        self.commit_log_max_offset += max(body_size, 1)
+        return msg
+
+    def behind(self) -> int:
+        """How many commit-log messages reput has not dispatched yet."""
+        return len(self.commit_log) - self.reput_from_index
+
+    def reput(self, now_ms) -> list[StoredMessage]:
+        """Dispatch every new commit-log message into its consume queue.
+
+        After each message, with long polling on, the listener is told
+        ``(topic, queue_id, queue_offset + 1, tags_code, store_timestamp,
+        properties, now_ms)``. With long polling off nobody is told, and held
+        pulls wait for the hold service's periodic scan. Returns the
+        dispatched messages.
+
+        Mirrors: DefaultMessageStore.java#ReputMessageService#doReput,
+        #notifyMessageArriveIfNecessary
+        """
+        check_time(now_ms)
+        dispatched = []
+        while self.reput_from_index < len(self.commit_log):
+            msg = self.commit_log[self.reput_from_index]
+            self.reput_from_index += 1
+            cq = self._queues[(msg.topic, msg.queue_id)]
+            if msg.queue_offset != cq.max_offset:
+                raise AssertionError(f"consume queue {msg.topic}@{msg.queue_id} out of order: "
+                                     f"{msg.queue_offset} != {cq.max_offset}")
+            cq.entries.append(msg)
+            dispatched.append(msg)
+            if self.broker_config.long_polling_enable and self.message_arriving_listener is not None:
+                self.message_arriving_listener(msg.topic, msg.queue_id, msg.queue_offset + 1,
+                                               msg.tags_code, msg.store_timestamp,
+                                               dict(msg.properties), now_ms)
+        return dispatched
+
+    # ---- read ---------------------------------------------------------------
+    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
+                    message_filter=None, max_total_msg_size: int = DEFAULT_MAX_TOTAL_MSG_SIZE
+                    ) -> GetMessageResult:
+        """Read up to ``max_msg_nums`` messages of one queue from ``offset``.
+
+        Status by position: empty queue → NO_MESSAGE_IN_QUEUE (next = 0);
+        offset < min → OFFSET_TOO_SMALL (next = min); offset == max →
+        OFFSET_OVERFLOW_ONE (next = offset); offset > max →
+        OFFSET_OVERFLOW_BADLY (next = max). Otherwise entries are scanned
+        (at most ``max(16000, max_msg_nums*20) / 20`` of them): FOUND with
+        the matching ones, or NO_MATCHED_MESSAGE when the tag filter
+        rejected everything scanned; next = one past the last scanned entry.
+        ``message_filter`` is anything with ``is_matched_by_consume_queue(tags_code)``
+        (a :class:`SubscriptionData` will do), or None.
+
+        Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
+        """
+        cq = self._queue(topic, queue_id)
+        if isinstance(offset, bool) or not isinstance(offset, int):
+            raise ValueError(f"offset must be an int, got {offset!r}")
+        if isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1:
+            raise ValueError(f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
+        min_offset, max_offset = cq.min_offset, cq.max_offset
+        result = GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, offset, min_offset, max_offset)
+        if max_offset == 0:
+            result.status, result.next_begin_offset = GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0
+        elif offset < min_offset:
+            result.status, result.next_begin_offset = GetMessageStatus.OFFSET_TOO_SMALL, min_offset
+        elif offset == max_offset:
+            result.status, result.next_begin_offset = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
+        elif offset > max_offset:
+            result.status, result.next_begin_offset = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
+        else:
+            max_filter_message_size = max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE)
+            max_pull_size = min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE)
+            status = GetMessageStatus.NO_MATCHED_MESSAGE
+            next_begin = offset
+            total = 0
+            while next_begin < max_offset:
+                msg = cq.get(next_begin)
+                if (msg.queue_offset - offset) * CQ_STORE_UNIT_SIZE >= max_filter_message_size:
+                    break
+                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total,
+                                           len(result.messages)):
+                    break
+                if total >= max_pull_size:
+                    break
+                next_begin = msg.queue_offset + 1
+                if message_filter is not None and not message_filter.is_matched_by_consume_queue(msg.tags_code):
+                    if total == 0:
+                        status = GetMessageStatus.NO_MATCHED_MESSAGE
+                    continue
+                result.messages.append(msg)
+                total += msg.body_size
+                status = GetMessageStatus.FOUND
+            result.status, result.next_begin_offset = status, next_begin
+            result.buffer_total_size = total
+        return result
+
+    @staticmethod
+    def _is_the_batch_full(size_py: int, max_msg_nums: int, max_msg_size: int, buffer_total: int,
+                           message_total: int) -> bool:
+        if buffer_total == 0 or message_total == 0:
+            return False
+        if message_total + 1 > max_msg_nums:
+            return True
+        if buffer_total + size_py > max_msg_size:
+            return True
+        if buffer_total + size_py > MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY:
+            return True
+        return message_total > MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY - 1
+
+    def look_message_by_offset(self, topic: str, queue_id: int, offset: int) -> StoredMessage | None:
+        """The dispatched message at ``offset``, or None if deleted/not yet there."""
+        return self._queue(topic, queue_id).get(offset)
+
+    # ---- consumer offsets -------------------------------------------------------
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        """Store ``group``'s consume offset (UPDATE_CONSUMER_OFFSET / piggy-backed commit)."""
+        self._queue(topic, queue_id)
+        self.offsets.commit_offset(group, topic, queue_id, offset)
+
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        """Stored offset or -1. Mirrors: ConsumerOffsetManager.java#queryOffset"""
+        self._queue(topic, queue_id)
+        return self.offsets.query_offset(group, topic, queue_id)
+
+    def query_consumer_offset(self, group: str, topic: str, queue_id: int,
+                              set_zero_if_not_found: bool | None = None) -> tuple[ResponseCode, int | None]:
+        """What QUERY_CONSUMER_OFFSET answers: ``(code, offset)``.
+
+        With nothing stored, the broker answers 0 (not "not found") when the
+        queue still starts at offset ≤ 0 and its first message is in memory —
+        so a brand-new group on a young topic starts from the beginning even
+        with CONSUME_FROM_LAST_OFFSET. Otherwise QUERY_NOT_FOUND, and the
+        client falls back to its ConsumeFromWhere.
+
+        Mirrors: broker/.../processor/ConsumerManageProcessor.java#queryConsumerOffset
+        """
+        offset = self.query_offset(group, topic, queue_id)
+        if offset >= 0:
+            return ResponseCode.SUCCESS, offset
+        if set_zero_if_not_found is False:
+            return ResponseCode.QUERY_NOT_FOUND, None
+        if self.get_min_offset(topic, queue_id) <= 0 and self.check_in_mem_by_consume_offset(topic, queue_id, 0):
+            return ResponseCode.SUCCESS, 0
+        return ResponseCode.QUERY_NOT_FOUND, None
+
+    def _check(self) -> None:
+        assert 0 <= self.reput_from_index <= len(self.commit_log)
+        phy = 0
+        for msg in self.commit_log:
+            assert msg.commit_log_offset == phy, msg
+            phy += max(msg.body_size, 1)
+        assert phy == self.commit_log_max_offset
+        for (topic, qid), cq in self._queues.items():
+            assert 0 <= qid < self.topic_queue_nums[topic]
+            assert cq.min_offset <= cq.max_offset <= cq.next_put_offset
+            for i, msg in enumerate(cq.entries):
+                assert msg.topic == topic and msg.queue_id == qid
+                assert msg.queue_offset == cq.min_offset + i, (msg, cq.min_offset, i)
+        self.offsets._check()

@@ -1,0 +1,715 @@
+"""Pop mode (RIP-19, 5.x): the broker allocates, lends messages, and takes them back.
+
+In Pop mode a consumer owns no queue and keeps no offset. It asks the broker
+to *pop* up to 32 messages; the broker advances the group's offset at once
+and writes a checkpoint "these messages were lent at popTime for
+invisibleTime". The consumer acks each message it handled. A revive step
+re-puts every message whose checkpoint expired without an ack into the
+retry topic ``%RETRY%<group>_<topic>``, where a later pop finds it again.
+
+This module holds the server-side allocation (:class:`QueryAssignmentProcessor`),
+pop/ack/change-invisible-time (:class:`PopMessageProcessor`), the revive step
+(:class:`PopReviveService`) and the client's :class:`PopProcessQueue`.
+
+Simplified, and said so where it matters: the revive log is an in-memory
+table of checkpoints with acks applied at once (Java writes ck and ack
+messages to ``rmq_sys_REVIVE_LOG_<cluster>`` and merges them when it scans);
+the consumer offset is committed at pop time (Java keeps it in
+PopBufferMergeService first); no Pop long polling (an empty pop answers at
+once, as with ``pollTime`` 0); no orderly Pop; one retry-topic version (V1
+``_`` unless ``enable_retry_topic_v2``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rmqlib.broker.config import BrokerConfig
+from rmqlib.broker.message_store import GetMessageStatus, MessageStore, StoredMessage
+from rmqlib.broker.protocol import (
+    RETRY_GROUP_TOPIC_PREFIX,
+    SUB_ALL,
+    MessageModel,
+    MessageRequestMode,
+    ResponseCode,
+    SubscriptionData,
+    build_pop_retry_topic,
+    check_time,
+    coerce_enum,
+)
+from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
+
+POP_MAX_MSG_NUMS = 32  # PopMessageProcessor#processRequest: "pop message's num is greater than 32"
+RETRY_QUEUE_NUM = 1  # PopAckConstants.retryQueueNum
+ACK_TIME_INTERVAL = 1000  # PopAckConstants.ackTimeInterval
+SECOND = 1000  # PopAckConstants.SECOND
+PULL_MAX_IDLE_TIME = 120_000  # PopProcessQueue.PULL_MAX_IDLE_TIME, -Drocketmq.client.pull.pullMaxIdleTime
+PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"  # MessageConst.PROPERTY_FIRST_POP_TIME
+PROPERTY_POP_CK = "POP_CK"  # MessageConst.PROPERTY_POP_CK
+
+
+class ConsumeInitMode:
+    """Where a group with no offset starts popping. Mirrors: common/.../constant/ConsumeInitMode.java"""
+
+    MIN = 0
+    MAX = 1
+
+
+# ---------------------------------------------------------------------------
+# Server-side allocation
+# ---------------------------------------------------------------------------
+
+def _check_allocate_args(current_cid, mq_all, cid_all) -> bool:
+    """The strategies' common argument check; False when the cid is not in the group.
+
+    Mirrors: client/.../rebalance/AbstractAllocateMessageQueueStrategy.java#check
+    """
+    if not current_cid:
+        raise ValueError("current_cid is empty")
+    if not mq_all:
+        raise ValueError("mq_all is null or mq_all empty")
+    if not cid_all:
+        raise ValueError("cid_all is null or cid_all empty")
+    return current_cid in cid_all
+
+
+def allocate_averagely(consumer_group: str, current_cid: str, mq_all: list, cid_all: list) -> list:
+    """AVG: contiguous blocks, the first ``len(mq_all) % len(cid_all)`` cids get one more.
+
+    A local copy of the arithmetic (the broker's QueryAssignmentProcessor
+    holds its own strategy instances), kept here so the broker package does
+    not depend on the client-side strategy module.
+
+    Mirrors: client/.../rebalance/AllocateMessageQueueAveragely.java#allocate
+    """
+    if not _check_allocate_args(current_cid, mq_all, cid_all):
+        return []
+    index = cid_all.index(current_cid)
+    n, c = len(mq_all), len(cid_all)
+    mod = n % c
+    if n <= c:
+        size = 1
+    elif mod > 0 and index < mod:
+        size = n // c + 1
+    else:
+        size = n // c
+    start = index * size if (mod > 0 and index < mod) else index * size + mod
+    return [mq_all[start + i] for i in range(min(size, n - start))]
+
+
+def allocate_averagely_by_circle(consumer_group: str, current_cid: str, mq_all: list, cid_all: list) -> list:
+    """AVG_BY_CIRCLE: queue j goes to cid j mod c.
+
+    Mirrors: client/.../rebalance/AllocateMessageQueueAveragelyByCircle.java#allocate
+    """
+    if not _check_allocate_args(current_cid, mq_all, cid_all):
+        return []
+    index = cid_all.index(current_cid)
+    return [mq_all[i] for i in range(index, len(mq_all)) if i % len(cid_all) == index]
+
+
+SERVER_SIDE_STRATEGIES: dict[str, Callable] = {
+    "AVG": allocate_averagely,  # AllocateMessageQueueAveragely.getName()
+    "AVG_BY_CIRCLE": allocate_averagely_by_circle,  # AllocateMessageQueueAveragelyByCircle.getName()
+}
+
+
+def _as_allocate_fn(strategy) -> Callable:
+    if isinstance(strategy, str):
+        fn = SERVER_SIDE_STRATEGIES.get(strategy)
+        if fn is None:
+            raise ValueError(f"strategy: the broker only knows {sorted(SERVER_SIDE_STRATEGIES)}, got {strategy!r}")
+        return fn
+    if hasattr(strategy, "allocate"):
+        return strategy.allocate
+    if callable(strategy):
+        return strategy
+    raise ValueError(f"strategy must be a name, a callable or have .allocate, got {strategy!r}")
+
+
+@dataclass(frozen=True)
+class MessageQueueAssignment:
+    """Mirrors: remoting/.../protocol/body/MessageQueueAssignment.java"""
+
+    message_queue: MessageQueue
+    mode: MessageRequestMode = MessageRequestMode.PULL
+
+
+class QueryAssignmentProcessor:
+    """QUERY_ASSIGNMENT: the broker computes one client's queues (used when clientRebalance=false).
+
+    ``topic_route`` maps a topic to its readable queues on all brokers (what
+    the broker's TopicRouteInfoManager learns from the name server): a
+    mapping or a callable ``topic -> Iterable[MessageQueue] | None``.
+
+    Mirrors: broker/.../processor/QueryAssignmentProcessor.java
+    """
+
+    def __init__(self, consumer_manager, topic_route, broker_config: BrokerConfig | None = None):
+        self.consumer_manager = consumer_manager
+        self.topic_route = topic_route
+        self.broker_config = broker_config or BrokerConfig()
+        # (topic, group) -> (mode, pop_share_queue_num); MessageRequestModeManager
+        self.message_request_mode_table: dict[tuple[str, str], tuple[MessageRequestMode, int]] = {}
+
+    def _route(self, topic: str):
+        if callable(self.topic_route):
+            mqs = self.topic_route(topic)
+        else:
+            mqs = self.topic_route.get(topic)
+        return None if mqs is None else set(mqs)
+
+    def set_message_request_mode(self, topic: str, group: str, mode, pop_share_queue_num: int = -1) -> ResponseCode:
+        """``mqadmin setConsumeMode``. Retry topics are refused. Mirrors: #setMessageRequestMode"""
+        mode = coerce_enum(MessageRequestMode, mode, "mode")
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return ResponseCode.NO_PERMISSION
+        if self._route(topic) is None:
+            return ResponseCode.TOPIC_NOT_EXIST
+        self.message_request_mode_table[(topic, group)] = (mode, int(pop_share_queue_num))
+        return ResponseCode.SUCCESS
+
+    def get_message_request_mode(self, topic: str, group: str) -> tuple[MessageRequestMode, int]:
+        """Stored mode, else retry topics → PULL, else the broker default (PULL, share -1)."""
+        stored = self.message_request_mode_table.get((topic, group))
+        if stored is not None:
+            return stored
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return MessageRequestMode.PULL, 0
+        mode = MessageRequestMode(self.broker_config.default_message_request_mode)
+        share = self.broker_config.default_pop_share_queue_num if mode is MessageRequestMode.POP else 0
+        return mode, share
+
+    def query_assignment(self, topic: str, group: str, client_id: str, message_model,
+                         strategy_name: str) -> set[MessageQueueAssignment] | None:
+        """The client's assignments with the mode to use, or None ("skip this round").
+
+        Mirrors: QueryAssignmentProcessor.java#queryAssignment
+        """
+        mode, share = self.get_message_request_mode(topic, group)
+        mqs = self.do_allocate(topic, group, client_id, message_model, strategy_name, mode, share)
+        if mqs is None:
+            return None
+        return {MessageQueueAssignment(mq, mode) for mq in mqs}
+
+    def do_allocate(self, topic: str, group: str, client_id: str, message_model, strategy_name: str,
+                    mode=None, pop_share_queue_num: int | None = None) -> set[MessageQueue] | None:
+        """Server-side load balance. None = invalid (client keeps its old view); empty = drop all.
+
+        BROADCASTING → every queue. CLUSTERING → sort queues (Java order) and
+        the group's client ids (duplicates kept), then AVG / AVG_BY_CIRCLE,
+        or :meth:`allocate_for_pop` in POP mode. An unknown strategy name or
+        an argument error gives None.
+
+        Mirrors: QueryAssignmentProcessor.java#doLoadBalance
+        """
+        message_model = coerce_enum(MessageModel, message_model, "message_model")
+        if mode is None:
+            mode, pop_share_queue_num = self.get_message_request_mode(topic, group)
+        mode = coerce_enum(MessageRequestMode, mode, "mode")
+        if message_model is MessageModel.BROADCASTING:
+            return self._route(topic)
+        mq_set = self._route(topic)
+        if mq_set is None:
+            return None
+        if not self.broker_config.server_load_balancer_enable:
+            return mq_set
+        info = self.consumer_manager.get_consumer_group_info(group)
+        if info is None:
+            return None
+        cid_all = java_sorted_cids(info.get_all_client_id())
+        mq_all = java_sorted_mqs(mq_set)
+        fn = SERVER_SIDE_STRATEGIES.get(strategy_name)
+        if fn is None:
+            return None
+        try:
+            if mode is MessageRequestMode.POP:
+                result = self.allocate_for_pop(fn, group, client_id, mq_all, cid_all, pop_share_queue_num)
+            else:
+                result = fn(group, client_id, mq_all, cid_all)
+        except ValueError:
+            return None
+        return set(result)
+
+    do_load_balance = do_allocate
+
+    @staticmethod
+    def allocate_for_pop(strategy, consumer_group: str, client_id: str, mq_all: list, cid_all: list,
+                         pop_share_queue_num: int) -> list[MessageQueue]:
+        """Pop-mode allocation.
+
+        ``pop_share_queue_num`` ≤ 0 or ≥ ``len(cid_all) - 1`` → every client
+        gets every queue as ``queueId -1`` ("broker chooses"; one per broker
+        once put in a set). Else with no more cids than queues → own share
+        plus the shares of the next ``pop_share_queue_num`` cids on the ring.
+        Else (more cids than queues) → the single queue ``index mod queues``.
+
+        Mirrors: QueryAssignmentProcessor.java#allocate4Pop
+        """
+        fn = _as_allocate_fn(strategy)
+        mq_all, cid_all = list(mq_all), list(cid_all)
+        if pop_share_queue_num <= 0 or pop_share_queue_num >= len(cid_all) - 1:
+            return [MessageQueue(mq.topic, mq.broker_name, -1) for mq in mq_all]
+        if len(cid_all) <= len(mq_all):
+            result = list(fn(consumer_group, client_id, mq_all, cid_all))
+            if client_id in cid_all:
+                index = cid_all.index(client_id)
+                for _ in range(pop_share_queue_num):
+                    index = (index + 1) % len(cid_all)
+                    result.extend(fn(consumer_group, cid_all[index], mq_all, cid_all))
+            return result
+        if not client_id or not client_id.strip():
+            raise ValueError("current_cid is empty")
+        if not mq_all:
+            raise ValueError("mq_all is null or mq_all empty")
+        if not cid_all:
+            raise ValueError("cid_all is null or cid_all empty")
+        if client_id not in cid_all:
+            return []
+        return [mq_all[cid_all.index(client_id) % len(mq_all)]]
+
+
+# ---------------------------------------------------------------------------
+# Pop / ack / change invisible time / revive
+# ---------------------------------------------------------------------------
+
+@dataclass
+class PopCheckPoint:
+    """One pop's loan record: where it started, when, for how long, and what is acked.
+
+    ``queue_offset_diff[j]`` is message j's offset minus ``start_offset``;
+    bit j of ``bit_map`` is set once message j is acked.
+
+    Mirrors: store/.../pop/PopCheckPoint.java
+    """
+
+    topic: str
+    cid: str
+    queue_id: int
+    start_offset: int
+    pop_time: float
+    invisible_time: int
+    revive_qid: int
+    broker_name: str
+    queue_offset_diff: list = field(default_factory=list)
+    bit_map: int = 0
+
+    @property
+    def num(self) -> int:
+        return len(self.queue_offset_diff)
+
+    @property
+    def revive_time(self) -> float:
+        return self.pop_time + self.invisible_time
+
+    def key(self) -> tuple:
+        return (self.topic, self.cid, self.queue_id, self.start_offset, self.pop_time, self.broker_name)
+
+    def offset_of(self, j: int) -> int:
+        return self.start_offset + self.queue_offset_diff[j]
+
+    def index_of_ack(self, ack_offset: int) -> int:
+        diff = ack_offset - self.start_offset
+        try:
+            return self.queue_offset_diff.index(diff)
+        except ValueError:
+            return -1
+
+    def is_acked(self, j: int) -> bool:
+        return bool(self.bit_map >> j & 1)
+
+    def all_acked(self) -> bool:
+        return self.bit_map == (1 << self.num) - 1
+
+
+@dataclass(frozen=True)
+class AckHandle:
+    """What the client must send back to ack a popped message (Java's ExtraInfo string).
+
+    ``topic`` is the topic actually read (the retry topic for a retried
+    message); ``start_offset``/``pop_time`` identify the checkpoint.
+
+    Mirrors: common/.../utils/ExtraInfoUtil.java#buildExtraInfo
+    """
+
+    group: str
+    topic: str
+    queue_id: int
+    queue_offset: int
+    start_offset: int
+    pop_time: float
+    invisible_time: int
+    revive_qid: int
+    broker_name: str
+
+    @property
+    def revive_time(self) -> float:
+        return self.pop_time + self.invisible_time
+
+
+@dataclass(frozen=True)
+class PoppedMessage:
+    """A message as a pop returns it: the stored record, the request topic and the ack handle."""
+
+    message: StoredMessage
+    topic: str
+    handle: AckHandle
+
+    @property
+    def is_retry(self) -> bool:
+        return self.message.topic != self.topic
+
+
+@dataclass
+class PopResult:
+    """A POP_MESSAGE answer. ``code`` SUCCESS with messages, or POLLING_TIMEOUT when empty."""
+
+    code: ResponseCode
+    time_ms: float
+    messages: list = field(default_factory=list)
+    pop_time: float = 0
+    invisible_time: int = 0
+    revive_qid: int = 0
+    rest_num: int = 0
+    remark: str = ""
+
+
+class PopMessageProcessor:
+    """POP_MESSAGE, ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME on one broker.
+
+    ``rng`` is the broker's ``java.util.Random``: one ``randrange(100)`` per
+    pop decides both "retry topic first?" (below popFromRetryProbability,
+    20) and the first queue scanned when ``queue_id`` is negative.
+
+    Mirrors: broker/.../processor/PopMessageProcessor.java,
+    broker/.../processor/AckMessageProcessor.java,
+    broker/.../processor/ChangeInvisibleTimeProcessor.java
+    """
+
+    def __init__(self, store: MessageStore, broker_config: BrokerConfig | None = None,
+                 rng: random.Random | None = None):
+        self.store = store
+        self.broker_config = broker_config or store.broker_config
+        if rng is None:
+            rng = random.Random(0)
+        if not isinstance(rng, random.Random):
+            raise ValueError(f"rng must be a random.Random, got {rng!r}")
+        self.rng = rng
+        self.ck_message_number = 0
+        self.checkpoints: dict[tuple, PopCheckPoint] = {}   # the revive log, acks applied
+        self.ack_log: list[tuple[float, AckHandle, bool]] = []   # (time, handle, matched a live ck)
+        self.arrivals: list[tuple[str, int, int, float]] = []
+
+    # ---- pop ----------------------------------------------------------------
+    def pop(self, group: str, topic: str, queue_id: int, max_msg_nums: int, invisible_time: int,
+            now_ms, init_mode: int = ConsumeInitMode.MAX, sub_expression: str = SUB_ALL) -> PopResult:
+        """Pop up to ``max_msg_nums`` messages of ``topic`` for ``group``.
+
+        ``queue_id`` < 0 reads every queue, starting from a random one.
+        Retry topic first with probability 20 %; otherwise read the retry
+        topic only if the batch is not full.
+
+        Mirrors: PopMessageProcessor.java#processRequest
+        """
+        check_time(now_ms)
+        if isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1:
+            raise ValueError(f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
+        if isinstance(invisible_time, bool) or not isinstance(invisible_time, int) or invisible_time < 0:
+            raise ValueError(f"invisible_time must be an int >= 0, got {invisible_time!r}")
+        if isinstance(queue_id, bool) or not isinstance(queue_id, int):
+            raise ValueError(f"queue_id must be an int, got {queue_id!r}")
+        if max_msg_nums > POP_MAX_MSG_NUMS:
+            return PopResult(ResponseCode.INVALID_PARAMETER, now_ms,
+                             remark="pop message's num is greater than 32")
+        if not self.store.has_topic(topic):
+            return PopResult(ResponseCode.TOPIC_NOT_EXIST, now_ms, remark=f"topic[{topic}] not exist")
+        if queue_id >= self.store.read_queue_nums(topic):
+            return PopResult(ResponseCode.INVALID_PARAMETER, now_ms, remark=f"queueId[{queue_id}] is illegal")
+        message_filter = SubscriptionData(topic, sub_expression)
+
+        random_q = self.rng.randrange(100)  # Java: random.nextInt(100)
+        revive_qid = self.ck_message_number % self.broker_config.revive_queue_num
+        self.ck_message_number += 1
+        need_retry = random_q < self.broker_config.pop_from_retry_probability
+        retry_topic = build_pop_retry_topic(topic, group, self.broker_config.enable_retry_topic_v2)
+        pop_time = now_ms
+        out: list[PoppedMessage] = []
+        rest = 0
+        args = (group, topic, max_msg_nums, invisible_time, pop_time, revive_qid, init_mode, message_filter, out)
+        if need_retry:
+            rest = self._pop_from_topic(retry_topic, True, random_q, rest, *args)
+        if queue_id < 0:
+            rest = self._pop_from_topic(topic, False, random_q, rest, *args)
+        else:
+            rest = self._pop_from_queue(topic, False, queue_id, rest, *args)
+        if not need_retry and len(out) < max_msg_nums:
+            rest = self._pop_from_topic(retry_topic, True, random_q, rest, *args)
+
+        code = ResponseCode.SUCCESS if out else ResponseCode.POLLING_TIMEOUT
+        status = GetMessageStatus.FOUND if out else GetMessageStatus.NO_MESSAGE_IN_QUEUE
+        return PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value)
+
+    def _pop_from_topic(self, read_topic, is_retry, random_q, rest, *args) -> int:
+        if not self.store.has_topic(read_topic):
+            return rest
+        n = self.store.read_queue_nums(read_topic)
+        for i in range(n):
+            rest = self._pop_from_queue(read_topic, is_retry, (random_q + i) % n, rest, *args)
+        return rest
+
+    def _pop_from_queue(self, read_topic, is_retry, queue_id, rest, group, request_topic, max_msg_nums,
+                        invisible_time, pop_time, revive_qid, init_mode, message_filter, out) -> int:
+        """Mirrors: PopMessageProcessor.java#popMsgFromQueue (the queue lock always succeeds here)."""
+        store = self.store
+        offset = self.get_pop_offset(read_topic, group, queue_id, init_mode, init=True)
+        if len(out) >= max_msg_nums:
+            return store.get_max_offset(read_topic, queue_id) - offset + rest
+        final_offset = offset
+        result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out), message_filter)
+        if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+                             GetMessageStatus.OFFSET_FOUND_NULL):
+            store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
+            offset = result.next_begin_offset
+            result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out),
+                                       message_filter)
+        if result.messages:
+            ck = PopCheckPoint(read_topic, group, queue_id, final_offset, pop_time, invisible_time, revive_qid,
+                               self.broker_config.broker_name,
+                               [m.queue_offset - final_offset for m in result.messages])
+            self.checkpoints[ck.key()] = ck
+            store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
+            for m in result.messages:
+                handle = AckHandle(group, read_topic, queue_id, m.queue_offset, final_offset, pop_time,
+                                   invisible_time, revive_qid, self.broker_config.broker_name)
+                out.append(PoppedMessage(m, request_topic, handle))
+        elif result.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
+                               GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \
+                and result.next_begin_offset > -1:
+            # Java: popBufferMergeService.addCkMock moves the pop offset past the filtered entries.
+            store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
+        return result.max_offset - result.next_begin_offset + rest
+
+    def get_pop_offset(self, topic: str, group: str, queue_id: int, init_mode: int, init: bool) -> int:
+        """Stored offset, else the init offset (committed when ``init``). Mirrors: #getPopOffset"""
+        offset = self.store.query_offset(group, topic, queue_id)
+        if offset < 0:
+            offset = self.get_init_offset(topic, group, queue_id, init_mode, init)
+        return offset
+
+    def get_init_offset(self, topic: str, group: str, queue_id: int, init_mode: int, init: bool) -> int:
+        """MIN (or a retry topic) → min offset. MAX → 0 if the queue is young and in memory,
+        else ``max - 1`` (the newest message is popped too), never below 0.
+
+        Mirrors: PopMessageProcessor.java#getInitOffset
+        """
+        store = self.store
+        if init_mode == ConsumeInitMode.MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            offset = store.get_min_offset(topic, queue_id)
+        elif (self.broker_config.init_pop_offset_by_check_msg_in_mem
+              and store.get_min_offset(topic, queue_id) <= 0
+              and store.check_in_mem_by_consume_offset(topic, queue_id, 0)):
+            offset = 0
+        else:
+            offset = max(store.get_max_offset(topic, queue_id) - 1, 0)
+        if init:
+            store.commit_offset(group, topic, queue_id, offset)
+        return offset
+
+    def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, now_ms) -> None:
+        """Pop long polling is not modelled; arrivals are only recorded."""
+        self.arrivals.append((topic, queue_id, max_offset, now_ms))
+
+    # ---- ack / change invisible time ----------------------------------------
+    def _validate_handle(self, handle: AckHandle, upper_inclusive: bool) -> ResponseCode | None:
+        if not isinstance(handle, AckHandle):
+            raise ValueError(f"handle must be an AckHandle, got {handle!r}")
+        if not self.store.has_topic(handle.topic):
+            return ResponseCode.TOPIC_NOT_EXIST
+        if handle.queue_id < 0 or handle.queue_id >= self.store.read_queue_nums(handle.topic):
+            return ResponseCode.MESSAGE_ILLEGAL
+        lo = self.store.get_min_offset(handle.topic, handle.queue_id)
+        hi = self.store.get_max_offset(handle.topic, handle.queue_id)
+        off = handle.queue_offset
+        if off < lo or (off > hi if upper_inclusive else off >= hi):
+            return ResponseCode.NO_MESSAGE
+        return None
+
+    def _apply_ack(self, handle: AckHandle, now_ms) -> bool:
+        key = (handle.topic, handle.group, handle.queue_id, handle.start_offset, handle.pop_time,
+               handle.broker_name)
+        ck = self.checkpoints.get(key)
+        matched = False
+        if ck is not None:
+            j = ck.index_of_ack(handle.queue_offset)
+            if j >= 0:
+                matched = not ck.is_acked(j)
+                ck.bit_map |= 1 << j
+                if ck.all_acked():
+                    del self.checkpoints[key]
+        self.ack_log.append((now_ms, handle, matched))
+        return matched
+
+    def ack(self, handle: AckHandle, now_ms) -> ResponseCode:
+        """Ack one popped message. SUCCESS even if its checkpoint already revived
+        (the message was then re-delivered: a duplicate).
+
+        Mirrors: broker/.../processor/AckMessageProcessor.java#processRequest, #appendAck
+        """
+        check_time(now_ms)
+        error = self._validate_handle(handle, upper_inclusive=True)
+        if error is not None:
+            return error
+        self._apply_ack(handle, now_ms)
+        return ResponseCode.SUCCESS
+
+    def change_invisible_time(self, handle: AckHandle, invisible_time: int, now_ms
+                              ) -> tuple[ResponseCode, AckHandle | None]:
+        """Extend (or shorten) a loan: new checkpoint from ``now_ms``, then ack the old one.
+
+        Returns the new handle the client must use from now on.
+
+        Mirrors: broker/.../processor/ChangeInvisibleTimeProcessor.java#appendCheckPointThenAckOrigin
+        """
+        check_time(now_ms)
+        if isinstance(invisible_time, bool) or not isinstance(invisible_time, int) or invisible_time < 0:
+            raise ValueError(f"invisible_time must be an int >= 0, got {invisible_time!r}")
+        error = self._validate_handle(handle, upper_inclusive=False)
+        if error is not None:
+            return error, None
+        ck = PopCheckPoint(handle.topic, handle.group, handle.queue_id, handle.queue_offset, now_ms,
+                           invisible_time, handle.revive_qid, handle.broker_name, [0])
+        self.checkpoints[ck.key()] = ck
+        self._apply_ack(handle, now_ms)
+        new_handle = AckHandle(handle.group, handle.topic, handle.queue_id, handle.queue_offset,
+                               handle.queue_offset, now_ms, invisible_time, handle.revive_qid,
+                               handle.broker_name)
+        return ResponseCode.SUCCESS, new_handle
+
+    def in_flight(self) -> int:
+        """Messages lent and neither acked nor revived."""
+        return sum(ck.num - bin(ck.bit_map).count("1") for ck in self.checkpoints.values())
+
+    def _check(self) -> None:
+        for key, ck in self.checkpoints.items():
+            assert ck.key() == key
+            assert ck.num >= 1 and len(set(ck.queue_offset_diff)) == ck.num, ck
+            assert 0 <= ck.bit_map < (1 << ck.num), ck
+            assert not ck.all_acked(), "fully acked checkpoint left in the revive log"
+            assert 0 <= ck.revive_qid < self.broker_config.revive_queue_num
+
+
+class PopReviveService:
+    """Re-puts unacked messages of expired checkpoints into the pop retry topic.
+
+    A checkpoint is revived when ``now_ms - revive_time > revive_margin_ms``
+    (``revive_time = pop_time + invisible_time``). Java only trusts
+    checkpoints older than the newest revive-log entry it has read by
+    ``ackTimeInterval + SECOND`` (2000 ms), and the newest entry is at most
+    "now", so revival comes at the earliest 2 s after the invisible time
+    ends; the margin models that. The retried copy goes to queue 0 of
+    ``%RETRY%<group>_<topic>`` (created with 1 queue if missing) with
+    ``reconsume_times + 1``, the same ``uniq_key`` and 1ST_POP_TIME set;
+    it becomes poppable after the store's next :meth:`~MessageStore.reput`.
+
+    Mirrors: broker/.../processor/PopReviveService.java#mergeAndRevive,
+    #reviveMsgFromCk, #reviveRetry
+    """
+
+    def __init__(self, pop_message_processor: PopMessageProcessor,
+                 revive_margin_ms: int = ACK_TIME_INTERVAL + SECOND, start_ms=0):
+        self.processor = pop_message_processor
+        self.store = pop_message_processor.store
+        self.revive_margin_ms = revive_margin_ms
+        self.next_revive_ms = check_time(start_ms, "start_ms") + pop_message_processor.broker_config.revive_interval
+        self.revived: list[tuple[float, PopCheckPoint, StoredMessage]] = []
+
+    def revive(self, now_ms) -> list[StoredMessage]:
+        check_time(now_ms)
+        config = self.processor.broker_config
+        due = sorted((ck for ck in self.processor.checkpoints.values()
+                      if now_ms - ck.revive_time > self.revive_margin_ms),
+                     key=lambda ck: (ck.revive_time, ck.key()))
+        out = []
+        for ck in due:
+            for j in range(ck.num):
+                if ck.is_acked(j):
+                    continue
+                msg = self.store.look_message_by_offset(ck.topic, ck.queue_id, ck.offset_of(j))
+                if msg is None:
+                    continue  # deleted by retention: Java logs and moves on
+                if ck.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                    retry_topic = ck.topic
+                else:
+                    retry_topic = build_pop_retry_topic(ck.topic, ck.cid, config.enable_retry_topic_v2)
+                if not self.store.has_topic(retry_topic):
+                    self.store.create_topic(retry_topic, RETRY_QUEUE_NUM)
+                props = dict(msg.properties)
+                if msg.reconsume_times == 0 or PROPERTY_FIRST_POP_TIME not in props:
+                    props[PROPERTY_FIRST_POP_TIME] = str(ck.pop_time)
+                new = self.store.put_message(retry_topic, 0, now_ms, body_size=msg.body_size, tags=msg.tags,
+                                             uniq_key=msg.uniq_key, born_timestamp=msg.born_timestamp,
+                                             reconsume_times=msg.reconsume_times + 1, properties=props)
+                self.revived.append((now_ms, ck, new))
+                out.append(new)
+            del self.processor.checkpoints[ck.key()]
+        return out
+
+    def run_due(self, now_ms) -> list[StoredMessage]:
+        """Revive every ``reviveInterval`` (1000 ms)."""
+        check_time(now_ms)
+        if now_ms < self.next_revive_ms:
+            return []
+        out = self.revive(now_ms)
+        self.next_revive_ms = now_ms + self.processor.broker_config.revive_interval
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Client side
+# ---------------------------------------------------------------------------
+
+class PopProcessQueue:
+    """The client's per-assignment state in Pop mode: last pop time, messages awaiting ack.
+
+    This is a *client-side* class in Java (the consumer keeps it per assigned
+    queue); it lives here, next to the Pop broker models, until rmqlib.client
+    has its own. It drives the client's rebalance: an assignment not popped
+    for 120 s is expired and dropped.
+
+    Mirrors: client/.../impl/consumer/PopProcessQueue.java
+    """
+
+    def __init__(self, now_ms=0):
+        self.last_pop_timestamp = check_time(now_ms)
+        self.wait_ack_counter = 0
+        self.dropped = False
+
+    def inc_found_msg(self, count: int) -> None:
+        self.wait_ack_counter += count
+
+    def ack(self) -> int:
+        """Decrement; returns the value *before* the decrement, as Java's getAndDecrement."""
+        before = self.wait_ack_counter
+        self.wait_ack_counter -= 1
+        return before
+
+    def dec_found_msg(self, count: int) -> None:
+        """Adds ``count`` (Java's addAndGet): callers pass a negative number to decrease."""
+        self.wait_ack_counter += count
+
+    def get_wai_ack_msg_count(self) -> int:
+        return self.wait_ack_counter
+
+    def is_pull_expired(self, now_ms) -> bool:
+        """Idle for strictly more than PULL_MAX_IDLE_TIME (120 s)."""
+        return (check_time(now_ms) - self.last_pop_timestamp) > PULL_MAX_IDLE_TIME
+
+    def __repr__(self) -> str:
+        return (f"PopProcessQueue[waitAckCounter:{self.wait_ack_counter}, "
+                f"lastPopTimestamp:{self.last_pop_timestamp}, drop:{self.dropped}]")
+
+    def _check(self) -> None:
+        assert isinstance(self.dropped, bool)
+        assert isinstance(self.wait_ack_counter, int)

@@ -1,0 +1,230 @@
+"""PULL_MESSAGE on the broker: read the store, answer, or hold the request.
+
+:meth:`PullMessageProcessor.process_request` returns a :class:`PullResponse`
+or ``None`` when the request was suspended in the hold service. When the hold
+service wakes it, :meth:`PullMessageProcessor.execute_request_when_wakeup`
+re-runs it with ``broker_allow_suspend=False`` and puts the answer in
+:attr:`PullMessageProcessor.outbox` (Java writes it to the channel).
+
+Store status → response code (composeResponseHeader):
+FOUND → SUCCESS; NO_MATCHED_MESSAGE → PULL_RETRY_IMMEDIATELY;
+NO_MESSAGE_IN_QUEUE → PULL_NOT_FOUND if the request offset is 0, else
+PULL_OFFSET_MOVED; OFFSET_FOUND_NULL, OFFSET_OVERFLOW_ONE → PULL_NOT_FOUND;
+OFFSET_OVERFLOW_BADLY, OFFSET_TOO_SMALL → PULL_OFFSET_MOVED.
+The client reads SUCCESS as FOUND, PULL_NOT_FOUND as NO_NEW_MSG,
+PULL_RETRY_IMMEDIATELY as NO_MATCHED_MSG, PULL_OFFSET_MOVED as OFFSET_ILLEGAL.
+
+Left out: permissions, subscription-group configs (every group is allowed),
+static topics, broadcast offsets, server-side reset offsets, cold-data flow
+control, slave redirection, SQL92 filters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmqlib.broker.config import BrokerConfig
+from rmqlib.broker.hold_service import PullRequest, PullRequestHoldService
+from rmqlib.broker.message_store import GetMessageResult, GetMessageStatus, MessageStore
+from rmqlib.broker.protocol import (
+    SUB_ALL,
+    ResponseCode,
+    SubscriptionData,
+    check_time,
+)
+
+BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000  # DefaultMQPushConsumerImpl.BROKER_SUSPEND_MAX_TIME_MILLIS (sent as suspendTimeoutMillis)
+PULL_BATCH_SIZE = 32  # DefaultMQPushConsumer.pullBatchSize (sent as maxMsgNums)
+
+FLAG_COMMIT_OFFSET = 0x1  # PullSysFlag.FLAG_COMMIT_OFFSET
+FLAG_SUSPEND = 0x1 << 1  # PullSysFlag.FLAG_SUSPEND
+FLAG_SUBSCRIPTION = 0x1 << 2  # PullSysFlag.FLAG_SUBSCRIPTION
+
+_STATUS_TO_CLIENT = {
+    ResponseCode.SUCCESS: "FOUND",
+    ResponseCode.PULL_NOT_FOUND: "NO_NEW_MSG",
+    ResponseCode.PULL_RETRY_IMMEDIATELY: "NO_MATCHED_MSG",
+    ResponseCode.PULL_OFFSET_MOVED: "OFFSET_ILLEGAL",
+}
+
+
+@dataclass(eq=False)
+class PullMessageRequest:
+    """The header of a PULL_MESSAGE request (only what the model uses).
+
+    ``has_*_flag`` are the PullSysFlag bits; ``sub_expression`` is sent only
+    with the subscription flag (otherwise the broker uses the group's
+    heartbeat subscription from the ConsumerManager).
+
+    Mirrors: remoting/.../protocol/header/PullMessageRequestHeader.java
+    """
+
+    consumer_group: str
+    topic: str
+    queue_id: int
+    queue_offset: int
+    max_msg_nums: int = PULL_BATCH_SIZE
+    has_commit_offset_flag: bool = False
+    commit_offset: int = 0
+    has_suspend_flag: bool = True
+    suspend_timeout_millis: int = BROKER_SUSPEND_MAX_TIME_MILLIS
+    has_subscription_flag: bool = False
+    sub_expression: str = SUB_ALL
+    sub_version: int = 0
+    client_id: str = ""
+    channel: str = ""
+    opaque: int = 0
+
+    def __post_init__(self):
+        for name in ("queue_offset", "commit_offset", "suspend_timeout_millis"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        if isinstance(self.max_msg_nums, bool) or not isinstance(self.max_msg_nums, int) \
+                or self.max_msg_nums < 1:
+            raise ValueError(f"max_msg_nums must be an int >= 1, got {self.max_msg_nums!r}")
+
+    @property
+    def sys_flag(self) -> int:
+        return ((FLAG_COMMIT_OFFSET if self.has_commit_offset_flag else 0)
+                | (FLAG_SUSPEND if self.has_suspend_flag else 0)
+                | (FLAG_SUBSCRIPTION if self.has_subscription_flag else 0))
+
+
+@dataclass
+class PullResponse:
+    """A PULL_MESSAGE answer: code, offsets and (on SUCCESS) the messages."""
+
+    request: PullMessageRequest
+    code: ResponseCode
+    time_ms: float
+    next_begin_offset: int = 0
+    min_offset: int = 0
+    max_offset: int = 0
+    messages: list = field(default_factory=list)
+    status: GetMessageStatus | None = None
+    remark: str = ""
+
+    @property
+    def client_pull_status(self) -> str | None:
+        """What the client's PullResult says (FOUND, NO_NEW_MSG, NO_MATCHED_MSG, OFFSET_ILLEGAL)."""
+        return _STATUS_TO_CLIENT.get(self.code)
+
+
+class PullMessageProcessor:
+    """Ties store, consumer registry and hold service into the PULL_MESSAGE path.
+
+    Mirrors: broker/.../processor/PullMessageProcessor.java#processRequest,
+    #composeResponseHeader, #tryCommitOffset, #executeRequestWhenWakeup and
+    broker/.../processor/DefaultPullMessageResultHandler.java#handle
+    """
+
+    def __init__(self, store: MessageStore, hold_service: PullRequestHoldService | None = None,
+                 consumer_manager=None, broker_config: BrokerConfig | None = None):
+        self.store = store
+        self.broker_config = broker_config or store.broker_config
+        if hold_service is None:
+            hold_service = PullRequestHoldService(store, self.broker_config)
+        self.hold_service = hold_service
+        self.hold_service.wakeup_handler = self.execute_request_when_wakeup
+        if store.message_arriving_listener is None:
+            # Wire reput → hold service, as BrokerController does at start-up.
+            from rmqlib.broker.hold_service import NotifyMessageArrivingListener
+            store.message_arriving_listener = NotifyMessageArrivingListener(self.hold_service)
+        self.consumer_manager = consumer_manager
+        self.outbox: list[PullResponse] = []
+
+    def process_request(self, request: PullMessageRequest, now_ms,
+                        broker_allow_suspend: bool = True) -> PullResponse | None:
+        """Answer a pull, or suspend it (returns None) on PULL_NOT_FOUND with the suspend flag."""
+        check_time(now_ms)
+        if not isinstance(request, PullMessageRequest):
+            raise ValueError(f"request must be a PullMessageRequest, got {request!r}")
+        store = self.store
+        if not store.has_topic(request.topic):
+            return PullResponse(request, ResponseCode.TOPIC_NOT_EXIST, now_ms,
+                                remark=f"topic[{request.topic}] not exist")
+        if request.queue_id < 0 or request.queue_id >= store.read_queue_nums(request.topic):
+            return PullResponse(request, ResponseCode.INVALID_PARAMETER, now_ms,
+                                remark=f"queueId[{request.queue_id}] is illegal")
+        subscription, error = self._subscription_for(request, now_ms)
+        if error is not None:
+            return error
+
+        result: GetMessageResult = store.get_message(
+            request.consumer_group, request.topic, request.queue_id, request.queue_offset,
+            request.max_msg_nums, subscription)
+        code = self._compose_code(request, result)
+        response = PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,
+                                result.max_offset, status=result.status, remark=result.status.value)
+        self._try_commit_offset(broker_allow_suspend, request)
+
+        if code == ResponseCode.SUCCESS:
+            response.messages = list(result.messages)
+            return response
+        if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and request.has_suspend_flag:
+            polling_time = request.suspend_timeout_millis
+            if not self.broker_config.long_polling_enable:
+                polling_time = self.broker_config.short_polling_time_mills
+            held = PullRequest(request, request.channel, request.client_id, polling_time, now_ms,
+                               request.queue_offset, subscription, subscription)
+            self.hold_service.suspend_pull_request(request.topic, request.queue_id, held)
+            return None
+        return response
+
+    def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
+        """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
+        response = self.process_request(held.request_command, now_ms, broker_allow_suspend=False)
+        self.outbox.append(response)
+        return response
+
+    def drain(self) -> list[PullResponse]:
+        """Return and clear the answers produced by woken requests."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    # ---- helpers ------------------------------------------------------------
+    def _subscription_for(self, request: PullMessageRequest, now_ms):
+        if request.has_subscription_flag or self.consumer_manager is None:
+            try:
+                sub = SubscriptionData(request.topic, request.sub_expression, request.sub_version)
+            except ValueError as exc:
+                # Java answers SUBSCRIPTION_PARSE_FAILED (23); treated as not-exist here.
+                return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms, remark=str(exc))
+            if self.consumer_manager is not None:
+                self.consumer_manager.compensate_subscribe_data(request.consumer_group, request.topic, sub)
+            return sub, None
+        info = self.consumer_manager.get_consumer_group_info(request.consumer_group)
+        if info is None:
+            return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms,
+                                      remark="the consumer's group info not exist")
+        sub = info.find_subscription_data(request.topic)
+        if sub is None:
+            return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms,
+                                      remark="the consumer's subscription not exist")
+        if sub.sub_version < request.sub_version:
+            return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_LATEST, now_ms,
+                                      remark="the consumer's subscription not latest")
+        return sub, None
+
+    @staticmethod
+    def _compose_code(request: PullMessageRequest, result: GetMessageResult) -> ResponseCode:
+        s = result.status
+        if s is GetMessageStatus.FOUND:
+            return ResponseCode.SUCCESS
+        if s in (GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_MESSAGE):
+            return ResponseCode.PULL_RETRY_IMMEDIATELY
+        if s in (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE):
+            return ResponseCode.PULL_OFFSET_MOVED if request.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        if s in (GetMessageStatus.OFFSET_FOUND_NULL, GetMessageStatus.OFFSET_OVERFLOW_ONE):
+            return ResponseCode.PULL_NOT_FOUND
+        return ResponseCode.PULL_OFFSET_MOVED  # OVERFLOW_BADLY, OFFSET_RESET, OFFSET_TOO_SMALL
+
+    def _try_commit_offset(self, broker_allow_suspend: bool, request: PullMessageRequest) -> None:
+        """Store the piggy-backed commit offset, but only on a first (suspendable) run."""
+        if broker_allow_suspend and request.has_commit_offset_flag:
+            self.store.commit_offset(request.consumer_group, request.topic, request.queue_id,
+                                     request.commit_offset)
+
+    def _check(self) -> None:
+        self.hold_service._check()
