@@ -1,0 +1,200 @@
+"""Consume-result handling and end-to-end offset scenarios."""
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rmqlib.client import (
+    ConsumeConcurrentlyStatus as CS,
+)
+from rmqlib.client import (
+    ConsumeOrderlyStatus as OS,
+)
+from rmqlib.client import (
+    Message,
+    MessageModel,
+    OffsetStore,
+    ProcessQueue,
+    ReadOffsetType,
+    process_consume_result_concurrently,
+    process_consume_result_orderly,
+)
+from rmqlib.model import MessageQueue
+
+MQ = MessageQueue("T", "b", 0)
+
+
+def batch(n, start=0):
+    return [Message(topic="T", broker_name="b", queue_id=0, queue_offset=start + i, body_size=1)
+            for i in range(n)]
+
+
+def mem(store):
+    return store.read_offset(MQ, ReadOffsetType.READ_FROM_MEMORY)
+
+
+def test_offset_committed_after_concurrent_consumption_is_lowest_unacked(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(10, start=100)
+    pq.put_message(msgs)
+    # consume threads finish out of order; message 102 is slow
+    for i in [0, 1, 3, 4, 5, 6, 7, 8, 9]:
+        process_consume_result_concurrently(pq, MQ, [msgs[i]], CS.CONSUME_SUCCESS, offset_store=store)
+    assert mem(store) == 102
+    process_consume_result_concurrently(pq, MQ, [msgs[2]], CS.CONSUME_SUCCESS, offset_store=store)
+    assert mem(store) == 110
+
+
+def test_crash_before_persist_redelivers_from_persisted_offset(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(10)
+    pq.put_message(msgs)
+    process_consume_result_concurrently(pq, MQ, msgs[:4], CS.CONSUME_SUCCESS, offset_store=store)
+    store.persist(MQ)
+    process_consume_result_concurrently(pq, MQ, msgs[4:8], CS.CONSUME_SUCCESS, offset_store=store)
+    assert mem(store) == 8
+    restarted = OffsetStore("G", api)
+    assert restarted.read_offset(MQ, ReadOffsetType.READ_FROM_STORE) == 4  # 4..7 come again
+
+
+def test_result_for_dropped_process_queue_is_discarded(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(3)
+    pq.put_message(msgs)
+    pq.dropped = True
+    out = process_consume_result_concurrently(pq, MQ, msgs, CS.CONSUME_SUCCESS, offset_store=store)
+    assert not out.processed and pq.msg_count == 3 and mem(store) == -1
+
+
+def test_reconsume_later_sends_back_and_still_acknowledges_in_clustering(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(3)
+    pq.put_message(msgs)
+    out = process_consume_result_concurrently(pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store)
+    assert out.sent_back == msgs and mem(store) == 3
+
+
+def test_failed_send_back_keeps_message_and_resubmits_it(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(3)
+    pq.put_message(msgs)
+    out = process_consume_result_concurrently(
+        pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store,
+        send_back=lambda m: m.queue_offset != 1)
+    assert out.resubmit == [msgs[1]] and msgs[1].reconsume_times == 1
+    assert out.resubmit_delay_ms == 5000
+    assert pq.msg_tree.keys() == [1] and mem(store) == 1
+
+
+def test_ack_index_acknowledges_prefix_only(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(4)
+    pq.put_message(msgs)
+    out = process_consume_result_concurrently(pq, MQ, msgs, CS.CONSUME_SUCCESS, offset_store=store,
+                                              ack_index=1)
+    assert out.sent_back == msgs[2:]
+
+
+def test_broadcasting_drops_failures_without_send_back(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    msgs = batch(2)
+    pq.put_message(msgs)
+    out = process_consume_result_concurrently(pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store,
+                                              message_model=MessageModel.BROADCASTING)
+    assert out.sent_back == [] and mem(store) == 2
+
+
+def test_orderly_success_commits_with_plain_update(api):
+    store = OffsetStore("G", api)
+    store.update_offset(MQ, 50, False)
+    pq = ProcessQueue()
+    pq.put_message(batch(3))
+    taken = pq.take_messages(2)
+    out = process_consume_result_orderly(pq, MQ, taken, OS.SUCCESS, offset_store=store)
+    assert out.continue_consume and out.commit_offset == 2
+    assert mem(store) == 2  # moved back: not increase-only
+
+
+def test_orderly_suspend_puts_batch_back_and_suspends_queue(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    pq.put_message(batch(3))
+    taken = pq.take_messages(2)
+    out = process_consume_result_orderly(pq, MQ, taken, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+                                         offset_store=store, suspend_current_queue_time_millis=5)
+    assert not out.continue_consume and out.resubmit_delay_ms == 10  # clamped to >= 10
+    assert pq.msg_tree.keys() == [0, 1, 2] and all(m.reconsume_times == 1 for m in taken)
+    assert mem(store) == -1
+
+
+def test_orderly_suspend_out_of_retries_sends_back_and_commits(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    pq.put_message(batch(2))
+    taken = pq.take_messages(2)
+    for m in taken:
+        m.reconsume_times = 3
+    out = process_consume_result_orderly(pq, MQ, taken, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+                                         offset_store=store, max_reconsume_times=3)
+    assert out.continue_consume and out.sent_back == taken and mem(store) == 2
+
+
+def test_orderly_manual_rollback_returns_batch(api):
+    store = OffsetStore("G", api)
+    pq = ProcessQueue()
+    pq.put_message(batch(2))
+    taken = pq.take_messages(2)
+    out = process_consume_result_orderly(pq, MQ, taken, OS.ROLLBACK, offset_store=store,
+                                         auto_commit=False)
+    assert not out.continue_consume and pq.msg_tree.keys() == [0, 1]
+
+
+@given(st.lists(st.integers(0, 19), unique=True), st.randoms(use_true_random=False))
+def test_committed_offset_never_passes_an_unacknowledged_message(acked, rnd):
+    store = OffsetStore("G", None)
+    pq = ProcessQueue()
+    msgs = batch(20)
+    pq.put_message(msgs)
+    order = list(acked)
+    rnd.shuffle(order)
+    for i in order:
+        process_consume_result_concurrently(pq, MQ, [msgs[i]], CS.CONSUME_SUCCESS, offset_store=store)
+        unacked = set(range(20)) - set(order[:order.index(i) + 1])
+        expected = min(unacked) if unacked else 20
+        assert mem(store) <= expected
+        assert mem(store) == expected  # the store holds exactly the lowest unacked offset
+        pq._check()
+
+
+def test_stress_concurrent_consume_random_seed():
+    for seed in range(10):
+        rng = random.Random(seed)
+        store = OffsetStore("G", None)
+        pq = ProcessQueue()
+        nxt = 0
+        inflight = []
+        for step in range(300):
+            if rng.random() < 0.4:
+                new = batch(rng.randint(1, 5), start=nxt)
+                nxt += len(new)
+                pq.put_message(new)
+                inflight.extend(new)
+            elif inflight:
+                m = inflight.pop(rng.randrange(len(inflight)))
+                status = CS.CONSUME_SUCCESS if rng.random() < 0.8 else CS.RECONSUME_LATER
+                process_consume_result_concurrently(pq, MQ, [m], status, offset_store=store,
+                                                    send_back=lambda _m: rng.random() < 0.9)
+                if pq.contains_message(m):
+                    inflight.append(m)  # send-back failed: consumed again later
+            pq._check()
+            held = pq.msg_tree.keys()
+            if mem(store) >= 0:
+                assert not held or mem(store) <= held[0]
