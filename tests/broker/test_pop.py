@@ -1,0 +1,306 @@
+"""Pop mode: server-side allocation, pop/ack/change-invisible-time, revive, PopProcessQueue."""
+
+import random
+
+import pytest
+
+from rmqlib.broker import (
+    AckHandle,
+    BrokerConfig,
+    ClientChannelInfo,
+    ConsumeInitMode,
+    ConsumerManager,
+    MessageRequestMode,
+    MessageStore,
+    PopMessageProcessor,
+    PopProcessQueue,
+    PopReviveService,
+    QueryAssignmentProcessor,
+    ResponseCode,
+    SubscriptionData,
+    allocate_averagely,
+    allocate_averagely_by_circle,
+    build_pop_retry_topic,
+)
+from rmqlib.model import MessageQueue
+
+RETRY = "%RETRY%G_T"
+
+
+def setup(n=0, queues=2, prob=20, seed=0):
+    config = BrokerConfig(pop_from_retry_probability=prob)
+    store = MessageStore(config)
+    store.create_topic("T", queues)
+    for i in range(n):
+        store.put_message("T", i % queues, now_ms=0)
+    store.reput(0)
+    pop = PopMessageProcessor(store, config, random.Random(seed))
+    return store, pop, PopReviveService(pop)
+
+
+# ---- allocation ---------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [allocate_averagely, allocate_averagely_by_circle])
+def test_allocate_for_pop_sizes_like_java_test(fn):
+    # QueryAssignmentProcessorTest#testAllocate4Pop, for the two server-side strategies
+    for mq_size in range(1, 17):
+        mq_all = [MessageQueue("T", "b", i) for i in range(mq_size)]
+        for cid_size in range(1, 17):
+            cid_all = [str(i) for i in range(cid_size)]
+            for share in range(16):
+                for cid in cid_all:
+                    n = len(QueryAssignmentProcessor.allocate_for_pop(fn, "G", cid, mq_all, cid_all, share))
+                    assert 0 < n <= mq_size
+                    if share <= 0 or share >= cid_size - 1:
+                        assert n == mq_size
+                    elif mq_size < cid_size:
+                        assert n == 1
+                    elif mq_size % cid_size == 0:
+                        assert n == mq_size // cid_size * (share + 1)
+                    else:
+                        avg = mq_size // cid_size
+                        assert avg * (share + 1) <= n <= (avg + 1) * (share + 1)
+
+
+def test_allocate_for_pop_share_everything_gives_queue_id_minus_one_per_broker():
+    mq_all = [MessageQueue("T", b, i) for b in ("a", "b") for i in range(4)]
+    got = set(QueryAssignmentProcessor.allocate_for_pop("AVG", "G", "c1", mq_all, ["c1", "c2"], -1))
+    assert got == {MessageQueue("T", "a", -1), MessageQueue("T", "b", -1)}
+
+
+def test_allocate_for_pop_own_share_plus_next_cids_on_the_ring():
+    mq_all = [MessageQueue("T", "b", i) for i in range(6)]
+    cids = ["c0", "c1", "c2"]
+    got = QueryAssignmentProcessor.allocate_for_pop("AVG", "G", "c2", mq_all, cids, 1)
+    assert [mq.queue_id for mq in got] == [4, 5, 0, 1]
+
+
+def test_allocate_for_pop_more_cids_than_queues_gives_index_mod_queues():
+    mq_all = [MessageQueue("T", "b", i) for i in range(2)]
+    cids = [f"c{i}" for i in range(5)]
+    got = QueryAssignmentProcessor.allocate_for_pop("AVG", "G", "c3", mq_all, cids, 1)
+    assert [mq.queue_id for mq in got] == [1]
+
+
+def _qap(clients, mode=None, share=-1, route=None):
+    cm = ConsumerManager()
+    for i, cid in enumerate(clients):
+        cm.register_consumer("G", ClientChannelInfo(f"ch{i}", cid), "CONSUME_PASSIVELY", "CLUSTERING",
+                             "CONSUME_FROM_LAST_OFFSET", [SubscriptionData("T")], True, 0)
+    route = route or {"T": [MessageQueue("T", "b", i) for i in range(4)]}
+    qap = QueryAssignmentProcessor(cm, route)
+    if mode:
+        assert qap.set_message_request_mode("T", "G", mode, share) is ResponseCode.SUCCESS
+    return qap
+
+
+def test_query_assignment_pull_mode_is_avg_over_sorted_cids():
+    qap = _qap(["10.0.0.2@x", "10.0.0.1@x"])
+    got = qap.query_assignment("T", "G", "10.0.0.1@x", "CLUSTERING", "AVG")
+    assert {a.message_queue.queue_id for a in got} == {0, 1}
+    assert {a.mode for a in got} == {MessageRequestMode.PULL}
+
+
+def test_query_assignment_pop_mode_default_share_gives_whole_topic():
+    qap = _qap(["a", "b"], mode="POP", share=-1)
+    got = qap.query_assignment("T", "G", "a", "CLUSTERING", "AVG_BY_CIRCLE")
+    assert {a.message_queue for a in got} == {MessageQueue("T", "b", -1)}
+    assert {a.mode for a in got} == {MessageRequestMode.POP}
+
+
+def test_query_assignment_unknown_strategy_or_topic_or_group_is_none():
+    qap = _qap(["a"])
+    assert qap.do_allocate("T", "G", "a", "CLUSTERING", "CONSISTENT_HASH") is None
+    assert qap.do_allocate("nope", "G", "a", "CLUSTERING", "AVG") is None
+    assert qap.do_allocate("T", "nogroup", "a", "CLUSTERING", "AVG") is None
+    assert qap.do_allocate("T", "G", "stranger", "CLUSTERING", "AVG") == set()
+    assert len(qap.do_allocate("T", "G", "a", "BROADCASTING", "AVG")) == 4
+
+
+def test_set_mode_on_retry_topic_is_refused():
+    qap = _qap(["a"])
+    assert qap.set_message_request_mode("%RETRY%G", "G", "POP") is ResponseCode.NO_PERMISSION
+    assert qap.get_message_request_mode("%RETRY%G", "G")[0] is MessageRequestMode.PULL
+
+
+# ---- pop / ack / revive ---------------------------------------------------------
+
+def test_pop_advances_offset_at_pop_time_and_writes_a_checkpoint():
+    store, pop, _ = setup(6, queues=1, prob=0)
+    r = pop.pop("G", "T", 0, 4, 60_000, now_ms=100)
+    assert r.code is ResponseCode.SUCCESS
+    assert [m.message.queue_offset for m in r.messages] == [0, 1, 2, 3]
+    assert store.query_offset("G", "T", 0) == 4
+    [ck] = pop.checkpoints.values()
+    assert (ck.start_offset, ck.pop_time, ck.invisible_time, ck.queue_offset_diff) == (0, 100, 60_000, [0, 1, 2, 3])
+    r2 = pop.pop("G", "T", 0, 32, 60_000, now_ms=101)
+    assert [m.message.queue_offset for m in r2.messages] == [4, 5]
+    pop._check()
+
+
+def test_pop_more_than_32_is_invalid_parameter():
+    store, pop, _ = setup(1)
+    assert pop.pop("G", "T", 0, 33, 60_000, 0).code is ResponseCode.INVALID_PARAMETER
+
+
+def test_pop_empty_answers_polling_timeout_and_bad_topic_queue_codes():
+    store, pop, _ = setup(0)
+    assert pop.pop("G", "T", -1, 32, 60_000, 0).code is ResponseCode.POLLING_TIMEOUT
+    assert pop.pop("G", "X", 0, 32, 60_000, 0).code is ResponseCode.TOPIC_NOT_EXIST
+    assert pop.pop("G", "T", 2, 32, 60_000, 0).code is ResponseCode.INVALID_PARAMETER
+
+
+def test_queue_id_minus_one_scans_all_queues_from_a_random_start():
+    store, pop, _ = setup(8, queues=4, prob=0, seed=1)
+    rng = random.Random(1)
+    start = rng.randrange(100) % 4
+    r = pop.pop("G", "T", -1, 3, 60_000, 0)
+    assert [m.message.queue_id for m in r.messages] == [start, start, (start + 1) % 4]
+
+
+def test_no_ack_then_revive_after_invisible_time_redelivers_from_retry_topic():
+    store, pop, revive = setup(1, queues=1, prob=0)
+    first = pop.pop("G", "T", 0, 32, 10_000, now_ms=0).messages[0]
+    assert revive.revive(10_000) == []             # invisible time just over
+    assert revive.revive(12_000) == []             # within the 2 s revive margin
+    [copy] = revive.revive(12_001)
+    assert copy.topic == RETRY == build_pop_retry_topic("T", "G")
+    assert copy.reconsume_times == 1 and copy.uniq_key == first.message.uniq_key
+    assert pop.pop("G", "T", 0, 32, 10_000, now_ms=12_001).code is ResponseCode.POLLING_TIMEOUT  # not dispatched yet
+    store.reput(12_002)
+    again = pop.pop("G", "T", 0, 32, 10_000, now_ms=12_003).messages
+    assert [m.message.uniq_key for m in again] == [first.message.uniq_key]
+    assert again[0].is_retry and again[0].topic == "T" and again[0].handle.topic == RETRY
+
+
+def test_ack_prevents_revive():
+    store, pop, revive = setup(2, queues=1, prob=0)
+    msgs = pop.pop("G", "T", 0, 32, 10_000, now_ms=0).messages
+    assert pop.ack(msgs[0].handle, 5_000) is ResponseCode.SUCCESS
+    [copy] = revive.revive(20_000)
+    assert copy.uniq_key == msgs[1].message.uniq_key
+    pop.ack(msgs[1].handle, 20_001)   # too late: still SUCCESS, but the copy exists (a duplicate)
+    assert pop.checkpoints == {}
+
+
+def test_ack_all_removes_checkpoint_and_nothing_revives():
+    store, pop, revive = setup(3, queues=1, prob=0)
+    for m in pop.pop("G", "T", 0, 32, 10_000, now_ms=0).messages:
+        pop.ack(m.handle, 1)
+    assert pop.checkpoints == {} and revive.revive(10**9) == []
+
+
+def test_change_invisible_time_postpones_revive_and_needs_the_new_handle():
+    store, pop, revive = setup(1, queues=1, prob=0)
+    m = pop.pop("G", "T", 0, 32, 10_000, now_ms=0).messages[0]
+    code, handle = pop.change_invisible_time(m.handle, 30_000, now_ms=8_000)
+    assert code is ResponseCode.SUCCESS and handle.revive_time == 38_000
+    assert revive.revive(20_000) == []
+    pop.ack(m.handle, 21_000)                 # the old handle no longer matches anything live
+    assert len(revive.revive(40_001)) == 1
+
+
+def test_change_invisible_time_then_ack_new_handle():
+    store, pop, revive = setup(1, queues=1, prob=0)
+    m = pop.pop("G", "T", 0, 32, 10_000, now_ms=0).messages[0]
+    _, handle = pop.change_invisible_time(m.handle, 30_000, now_ms=8_000)
+    pop.ack(handle, 9_000)
+    assert revive.revive(10**6) == []
+
+
+def test_ack_out_of_range_is_no_message():
+    store, pop, _ = setup(1, queues=1)
+    bad = AckHandle("G", "T", 0, 5, 0, 0, 1000, 0, "broker-a")
+    assert pop.ack(bad, 0) is ResponseCode.NO_MESSAGE
+    with pytest.raises(ValueError, match="handle"):
+        pop.ack("nope", 0)
+
+
+def test_retry_first_with_probability_20_percent():
+    store, pop, revive = setup(0, queues=1, prob=20, seed=3)
+    store.create_topic(RETRY, 1)
+    rng = random.Random(3)
+    for i in range(40):
+        store.put_message("T", 0, now_ms=0)
+        store.put_message(RETRY, 0, now_ms=0)
+    store.reput(0)
+    for _ in range(20):
+        r = pop.pop("G", "T", 0, 1, 60_000, 0)
+        retry_first = rng.randrange(100) < 20
+        assert r.messages[0].is_retry == retry_first
+
+
+def test_init_offset_max_pops_the_newest_when_queue_is_old():
+    store, pop, _ = setup(0, queues=1, prob=0)
+    for i in range(5):
+        store.put_message("T", 0, now_ms=0)
+    store.reput(0)
+    store.delete_expired("T", 0, 2)
+    r = pop.pop("G", "T", 0, 32, 60_000, 0, init_mode=ConsumeInitMode.MAX)
+    assert [m.message.queue_offset for m in r.messages] == [4]
+
+
+def test_revive_service_runs_every_second():
+    store, pop, revive = setup(1, queues=1, prob=0)
+    pop.pop("G", "T", 0, 32, 1000, 0)
+    assert revive.run_due(999) == []
+    assert revive.run_due(1000) == []        # 1000 - 1000 is not past the 2 s margin
+    assert revive.run_due(3001) != []
+
+
+# ---- PopProcessQueue ---------------------------------------------------------------
+
+def test_pop_process_queue_counts_and_expires_after_120s():
+    pq = PopProcessQueue(now_ms=0)
+    pq.inc_found_msg(3)
+    assert pq.ack() == 3 and pq.get_wai_ack_msg_count() == 2
+    pq.dec_found_msg(-2)
+    assert pq.get_wai_ack_msg_count() == 0
+    assert not pq.is_pull_expired(120_000) and pq.is_pull_expired(120_001)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_seeded_stress_every_message_acked_or_in_flight(seed):
+    rng = random.Random(seed)
+    store, pop, revive = setup(0, queues=2, seed=seed)
+    outstanding = {}   # uniq_key -> latest handle
+    acked = set()
+    now = 0
+    for _ in range(400):
+        now += rng.randrange(0, 3000)
+        act = rng.random()
+        if act < 0.3:
+            m = store.put_message("T", rng.randrange(2), now_ms=now)
+            outstanding[m.uniq_key] = None
+        elif act < 0.5:
+            store.reput(now)
+        elif act < 0.75:
+            r = pop.pop("G", "T", rng.choice([-1, 0, 1]), rng.randrange(1, 33), rng.choice([5000, 20000]), now)
+            for pm in r.messages:
+                outstanding[pm.message.uniq_key] = pm.handle
+        elif act < 0.9:
+            live = [(k, h) for k, h in outstanding.items() if h is not None]
+            if live:
+                k, h = rng.choice(live)
+                assert pop.ack(h, now) is ResponseCode.SUCCESS
+                acked.add(k)
+                outstanding[k] = None
+        else:
+            revive.run_due(now)
+        pop._check()
+        store._check()
+    # at-least-once: drain everything (revive far in the future, pop and ack) and
+    # every message ever put must have been acked at least once
+    for _ in range(50):
+        now += 100_000
+        store.reput(now)
+        revive.revive(now)
+        store.reput(now)
+        got = pop.pop("G", "T", -1, 32, 5000, now)
+        for pm in got.messages:
+            pop.ack(pm.handle, now)
+            acked.add(pm.message.uniq_key)
+        if not got.messages and not pop.checkpoints and store.behind() == 0:
+            break
+    assert set(outstanding) <= acked
+    assert pop.in_flight() == 0
