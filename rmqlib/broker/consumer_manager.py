@@ -217,7 +217,10 @@ class ConsumerGroupInfo:
 
 @dataclass(frozen=True)
 class ConsumerIdsChangedNotification:
-    """One NOTIFY_CONSUMER_IDS_CHANGED request the broker sends (oneway)."""
+    """One NOTIFY_CONSUMER_IDS_CHANGED request the broker sends (oneway).
+
+    Mirrors: broker/.../client/net/Broker2Client.java#notifyConsumerIdsChanged
+    """
 
     time_ms: float
     channel: str
@@ -227,7 +230,10 @@ class ConsumerIdsChangedNotification:
 
 @dataclass(frozen=True)
 class ListenerEvent:
-    """A record of one ``callConsumerIdsChangeListener`` call, for transcripts and tests."""
+    """A record of one ``callConsumerIdsChangeListener`` call, for transcripts and tests.
+
+    Mirrors: broker/.../client/ConsumerManager.java#callConsumerIdsChangeListener
+    """
 
     time_ms: float
     event: ConsumerGroupEvent

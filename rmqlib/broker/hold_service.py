@@ -99,6 +99,8 @@ class PullRequestHoldService:
     scans; :attr:`next_check_ms` is when the next scan is due and
     :meth:`run_due` performs it. (Java's ``waitForRunning`` can also be woken
     early by ``wakeup()``, which nothing on the pull path calls.)
+
+    Mirrors: broker/.../longpolling/PullRequestHoldService.java
     """
 
     def __init__(self, store, broker_config: BrokerConfig | None = None,

@@ -41,7 +41,10 @@ class LockEntry:
 
 @dataclass
 class UnlockReport:
-    """What ``unlock_batch`` did to each queue."""
+    """What ``unlock_batch`` did to each queue (Java only logs it).
+
+    Mirrors: broker/.../client/rebalance/RebalanceLockManager.java#unlockBatch (its log lines)
+    """
 
     unlocked: set = field(default_factory=set)
     held_by_other: dict = field(default_factory=dict)   # mq -> owner client id (left locked)

@@ -133,7 +133,10 @@ class ConsumerOffsetManager:
 
 
 class _ConsumeQueue:
-    """One topic/queue's consume queue: a list of dispatched messages from ``min_offset``."""
+    """One topic/queue's consume queue: a list of dispatched messages from ``min_offset``.
+
+    Mirrors: store/.../ConsumeQueue.java (one mapped file, entries as objects)
+    """
 
     __slots__ = ("topic", "queue_id", "min_offset", "entries", "next_put_offset")
 

@@ -131,7 +131,7 @@ def _as_allocate_fn(strategy) -> Callable:
 
 @dataclass(frozen=True)
 class MessageQueueAssignment:
-    """Mirrors: remoting/.../protocol/body/MessageQueueAssignment.java"""
+    """Mirrors: common/.../message/MessageQueueAssignment.java"""
 
     message_queue: MessageQueue
     mode: MessageRequestMode = MessageRequestMode.PULL
@@ -331,7 +331,7 @@ class AckHandle:
     ``topic`` is the topic actually read (the retry topic for a retried
     message); ``start_offset``/``pop_time`` identify the checkpoint.
 
-    Mirrors: common/.../utils/ExtraInfoUtil.java#buildExtraInfo
+    Mirrors: remoting/.../protocol/header/ExtraInfoUtil.java#buildExtraInfo
     """
 
     group: str
@@ -351,7 +351,11 @@ class AckHandle:
 
 @dataclass(frozen=True)
 class PoppedMessage:
-    """A message as a pop returns it: the stored record, the request topic and the ack handle."""
+    """A message as a pop returns it: the stored record, the request topic and the ack handle.
+
+    Mirrors: broker/.../processor/PopMessageProcessor.java#popMsgFromQueue (retry messages
+    are reported under the request topic, popResponseReturnActualRetryTopic=false)
+    """
 
     message: StoredMessage
     topic: str
@@ -364,7 +368,10 @@ class PoppedMessage:
 
 @dataclass
 class PopResult:
-    """A POP_MESSAGE answer. ``code`` SUCCESS with messages, or POLLING_TIMEOUT when empty."""
+    """A POP_MESSAGE answer. ``code`` SUCCESS with messages, or POLLING_TIMEOUT when empty.
+
+    Mirrors: remoting/.../header/PopMessageResponseHeader.java
+    """
 
     code: ResponseCode
     time_ms: float

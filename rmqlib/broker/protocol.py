@@ -65,7 +65,7 @@ class ConsumeFromWhere(str, enum.Enum):
 
 
 class MessageRequestMode(str, enum.Enum):
-    """Mirrors: remoting/.../protocol/body/MessageRequestMode.java"""
+    """Mirrors: common/.../message/MessageRequestMode.java"""
 
     PULL = "PULL"
     POP = "POP"

@@ -93,7 +93,10 @@ class PullMessageRequest:
 
 @dataclass
 class PullResponse:
-    """A PULL_MESSAGE answer: code, offsets and (on SUCCESS) the messages."""
+    """A PULL_MESSAGE answer: code, offsets and (on SUCCESS) the messages.
+
+    Mirrors: remoting/.../header/PullMessageResponseHeader.java
+    """
 
     request: PullMessageRequest
     code: ResponseCode

@@ -266,3 +266,11 @@ def test_seeded_stress_keeps_invariants(seed):
         if hk.next_scan_ms != before:  # a scan ran now: nobody silent over 120 s is left
             for info in cm.consumer_table.values():
                 assert all(now - c.last_update_timestamp <= 120_000 for c in info.channel_info_table.values())
+
+
+def test_broker_core_imports_no_sim_or_viz_libraries():
+    import subprocess
+    import sys
+    code = ("import sys, rmqlib.broker; bad = [m for m in ('simpy', 'plotly', 'ipywidgets') if m in sys.modules];"
+            "print(bad); sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
