@@ -1,0 +1,110 @@
+"""Exercise notebooks: student versions are up to date, and fail only where a solution is missing."""
+
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+from rmqlib import exercises  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "exercises" / "source").glob("*.ipynb"))
+STUDENTS = sorted((ROOT / "exercises" / "student").glob("*.ipynb"))
+CHAPTER_NUMBERS = ("02", "03", "04", "05")
+
+
+def test_every_chapter_from_02_to_05_has_an_exercise_notebook_with_two_graded_parts():
+    names = [p.name for p in SOURCES]
+    for number in CHAPTER_NUMBERS:
+        matching = [n for n in names if n.startswith(number + "_")]
+        assert matching, f"no exercise notebook for chapter {number}"
+        nb = nbformat.read(SOURCES[names.index(matching[0])], as_version=4)
+        assert sum(exercises.is_solution(c) for c in nb.cells) >= 2
+        assert sum(exercises.is_test(c) for c in nb.cells) >= 2
+
+
+def test_solution_cells_are_marked_like_nbgrader():
+    for path in SOURCES:
+        nb = nbformat.read(path, as_version=4)
+        ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
+        assert len(ids) == len(set(ids)), f"{path.name}: duplicate grade_id"
+        for cell in nb.cells:
+            nbg = cell.metadata.get("nbgrader")
+            if not nbg:
+                continue
+            assert nbg["schema_version"] == 3
+            if nbg["solution"]:
+                assert nbg == {"solution": True, "grade": False, "grade_id": nbg["grade_id"], "locked": False,
+                               "schema_version": 3}
+                assert exercises.BEGIN in cell.source and exercises.END in cell.source, path.name
+            else:
+                assert nbg["grade"] and nbg["locked"] and nbg["points"] > 0
+                assert "check(" in cell.source, f"{path.name}: a test cell should call rmqlib.exercises.check"
+
+
+def test_committed_student_versions_are_not_stale(tmp_path):
+    written = exercises.generate(ROOT / "exercises" / "source", tmp_path)
+    assert [p.name for p in written] == [p.name for p in STUDENTS], "run: python -m rmqlib.exercises"
+    for fresh in written:
+        committed = ROOT / "exercises" / "student" / fresh.name
+        assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), \
+            f"{committed} is stale: run python -m rmqlib.exercises"
+
+
+def test_student_versions_hide_every_solution():
+    for path in STUDENTS:
+        text = path.read_text(encoding="utf-8")
+        assert exercises.BEGIN not in text and exercises.END not in text
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not cell.outputs and cell.execution_count is None
+            if exercises.is_solution(cell):
+                assert "raise NotImplementedError()" in cell.source
+
+
+def test_clear_solution_keeps_indentation_and_surroundings():
+    src = "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    return x + y\n    ### END SOLUTION\nprint(f)"
+    assert exercises.clear_solution_source(src) == (
+        "def f(x):\n    y = 1\n    # YOUR CODE HERE\n    raise NotImplementedError()\nprint(f)")
+    assert exercises.clear_solution_source("x = 1") == exercises.CODE_STUB
+    with pytest.raises(ValueError):
+        exercises.clear_solution_source("### BEGIN SOLUTION\nx = 1")
+
+
+def test_check_reports_wrong_and_missing_answers(capsys):
+    exercises.check(3, 3, "three")
+    with pytest.raises(AssertionError):
+        exercises.check(2, 3, "three", "count again")
+    assert "count again" in capsys.readouterr().out
+    with pytest.raises(NotImplementedError):
+        exercises.check(None, 3, "three")
+    exercises.check(None, None, "nothing", none_is_answer=True)
+
+
+def test_main_exits_2_with_one_line_for_a_missing_source_dir(tmp_path, capsys):
+    assert exercises.main(["--source", str(tmp_path / "nope"), "--dest", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("path", STUDENTS, ids=lambda p: p.name)
+def test_student_version_fails_only_with_not_implemented_error(path):
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    failing = [(i, cell, out) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+               for out in cell.outputs if out.output_type == "error"]
+    assert failing, "an unanswered student notebook should not pass its checks"
+    for i, cell, out in failing:
+        # A solution cell raises its stub; a check cell may only fail because the answer it checks is still a stub.
+        assert out.ename == "NotImplementedError", f"cell {i} failed with {out.ename}: {out.evalue}\n{cell.source}"
+        assert exercises.is_solution(cell) or exercises.is_test(cell), f"cell {i} is neither solution nor check"
+    solution_cells = [i for i, c in enumerate(nb.cells) if exercises.is_solution(c)]
+    failed = {i for i, _, _ in failing}
+    for i in solution_cells:
+        # every exercise is unanswered: its solution cell or the check right after it fails
+        following_test = next((j for j in range(i + 1, len(nb.cells)) if exercises.is_test(nb.cells[j])), None)
+        assert i in failed or following_test in failed, f"cell {i}: an unanswered exercise passed its check"
