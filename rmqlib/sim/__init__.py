@@ -1,0 +1,16 @@
+"""A consumer group over simulated time (simpy), driving the client and broker models.
+
+    >>> from rmqlib.sim import scenarios, simulate
+    >>> result = simulate(scenarios.crash(), seed=1)
+    >>> result.lost, result.duplicates  # doctest: +SKIP
+"""
+
+from rmqlib.sim import scenarios
+from rmqlib.sim.engine import simulate
+from rmqlib.sim.result import ConsumeBatch, Event, Interval, SimResult
+from rmqlib.sim.sweep import run_one, sweep
+from rmqlib.sim.scenario import (BROADCASTING, CLUSTERING, CONCURRENT, CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN,
+                                 ConsumerSpec, Scenario)
+
+__all__ = ["simulate", "sweep", "run_one", "scenarios", "Scenario", "ConsumerSpec", "SimResult", "Event", "Interval", "ConsumeBatch",
+           "CLUSTERING", "BROADCASTING", "CONCURRENT", "ORDERLY", "POP", "SHUTDOWN", "CRASH", "HOST_LOSS"]

@@ -1,0 +1,816 @@
+"""The simulation: simpy processes that drive the client and broker models.
+
+Nothing here re-implements RocketMQ behaviour. Each simulated consumer owns a
+real :class:`~rmqlib.client.RebalanceImpl` (with its RebalanceService,
+PullMessageService, ProcessQueues and offset store); each simulated broker
+owns a real MessageStore, ConsumerManager, PullMessageProcessor with its
+PullRequestHoldService, RebalanceLockManager and Pop processors. The engine
+moves time forward, carries requests and answers between them with a network
+delay, runs the listener (a consume time per message) and records what
+happened.
+
+Modelling choices:
+
+* Producers send in bursts every ``produce_batch_ms``; a message's store time
+  is its burst time, so the measured latency (store to consume) is unaffected.
+* A pulled batch is consumed as one task on the consumer's thread pool
+  (``consume_threads`` wide); its messages finish one after another, every
+  ``consume_time_ms``. A task whose ProcessQueue was dropped before it started
+  is skipped, as Java's ConsumeRequest checks ``isDropped`` first.
+* Broker calls made by the rebalance (consumer list, locks, offsets,
+  heartbeats) take no simulated time; pulls and pops take ``rpc_latency_ms``
+  each way.
+* Pop long polling (PopLongPollingService) is modelled here: an empty pop
+  waits for a message arriving on that broker or for the 15 s poll time.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+import gc
+from collections import defaultdict, deque
+
+import numpy as np
+import simpy
+
+from rmqlib.broker import (AckHandle, BrokerConfig, ClientChannelInfo, ConsumerManager,
+                           DefaultConsumerIdsChangeListener, MessageStore, PopMessageProcessor, PopProcessQueue,
+                           PopReviveService, PullMessageProcessor, PullMessageRequest, QueryAssignmentProcessor,
+                           RebalanceLockManager)
+from rmqlib.broker.protocol import ResponseCode
+from rmqlib.broker.protocol import SubscriptionData as BrokerSubscription
+from rmqlib.client import (BrokerError, ConsumeConcurrentlyStatus, Message, MessageModel, OffsetNotFoundError,
+                           PullMessageService, PullResult, PullStatus, PushConsumerConfig, RebalanceImpl,
+                           RebalanceService, process_consume_result_concurrently, process_pull_exception,
+                           process_pull_result, pull_message, retry_topic)
+from rmqlib.model import MessageQueue
+from rmqlib.sim.result import ConsumeBatch, Event, Interval, SimResult
+from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
+
+POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
+PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = 50  # DefaultMQPushConsumerImpl, also used by the pop path
+POP_LONG_POLLING_MS = 15_000  # DefaultMQPushConsumerImpl: BROKER_SUSPEND_MAX_TIME_MILLIS sent as pollTime
+TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndReconsume when not locked
+LOAD_BUCKET_MS = 1_000
+
+
+class _TracingStore(MessageStore):
+    """A MessageStore that tells the recorder about every committed offset."""
+
+    recorder = None
+
+    def commit_offset(self, group, topic, queue_id, offset):
+        super().commit_offset(group, topic, queue_id, offset)
+        if self.recorder is not None:
+            self.recorder.on_commit(self.broker_name, topic, queue_id, offset)
+
+
+class SimBroker:
+    """One broker and its services."""
+
+    def __init__(self, sim: Simulation, name: str):
+        sc = sim.scenario
+        self.sim, self.name = sim, name
+        self.config = BrokerConfig(broker_name=name, long_polling_enable=sc.long_polling, short_polling_time_mills=sc.short_polling_ms,
+                                   real_time_notify_consumer_change=sc.real_time_notify,
+                                   channel_expired_timeout=sc.channel_expired_ms)
+        self.listener = DefaultConsumerIdsChangeListener(self.config)
+        self.consumer_manager = ConsumerManager([self.listener], self.config)
+        self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
+        self.store.broker_name = name
+        self.store.recorder = sim
+        self.processor = PullMessageProcessor(self.store, consumer_manager=self.consumer_manager,
+                                              broker_config=self.config)
+        self.hold = self.processor.hold_service
+        self.locks = RebalanceLockManager(sc.broker_lock_expiry_ms)
+        self.pop = PopMessageProcessor(self.store, self.config, random.Random(sim.rng.random()))
+        self.revive = PopReviveService(self.pop)
+        self.assignment = QueryAssignmentProcessor(self.consumer_manager, sim.route, self.config)
+        self.pop_waiters: list[simpy.Event] = []
+        for topic, queues in sc.topics.items():
+            self.store.create_topic(topic, queues)
+        self.store.create_topic(retry_topic(sc.consumer_group), sc.retry_queue_nums)
+
+    def _on_arrival(self, topic, queue_id, max_offset, tags_code, store_time, properties, now_ms):
+        self.hold.notify_message_arriving(topic, queue_id, max_offset, now_ms, tags_code, store_time)
+        if self.pop_waiters:
+            waiters, self.pop_waiters = self.pop_waiters, []
+            for waiter in waiters:
+                if not waiter.triggered:
+                    waiter.succeed()
+
+    def flush_pull_answers(self) -> None:
+        """Send the answers of woken held pulls back to their consumers."""
+        for response in self.processor.drain():
+            self.sim.log(response.time_ms, "pull woken", self.name, f"{response.request.topic}@"
+                         f"{response.request.queue_id} {response.code.name}")
+            self.sim.answer_pull(response)
+
+    def flush_notifications(self) -> None:
+        for note in self.listener.drain():
+            self.sim.notify(self, note)
+
+    # --- periodic services -------------------------------------------------
+    def hold_loop(self):
+        env, sc = self.sim.env, self.sim.scenario
+        interval = sc.long_polling_check_ms if sc.long_polling else sc.short_polling_ms
+        while True:
+            yield env.timeout(interval)
+            self.hold.check_hold_request(int(env.now))
+            self.flush_pull_answers()
+
+    def housekeeping_loop(self):
+        env = self.sim.env
+        while True:
+            yield env.timeout(self.sim.scenario.channel_scan_ms)
+            for group, info in self.consumer_manager.scan_not_active_channel(int(env.now)):
+                self.sim.log(int(env.now), "channel expired", self.name, info.client_id)
+            self.flush_notifications()
+
+    def notify_flush_loop(self):
+        env = self.sim.env
+        while True:
+            yield env.timeout(max(1, self.listener.next_flush_ms - int(env.now)))
+            self.listener.run_due(int(env.now))
+            self.flush_notifications()
+
+    def revive_loop(self):
+        env = self.sim.env
+        while True:
+            yield env.timeout(self.sim.scenario.pop_revive_interval_ms)
+            revived = self.revive.revive(int(env.now))
+            if revived:
+                self.sim.log(int(env.now), "revive", self.name, f"{len(revived)} message(s)")
+                self.store.reput(int(env.now))
+
+    def producer(self):
+        """Bursts every produce_batch_ms; queue q's messages are spread evenly over time."""
+        sim, env, sc = self.sim, self.sim.env, self.sim.scenario
+        rate = sc.produce_rate_per_queue / 1000.0
+        queues = [(topic, q) for topic, n in sc.topics.items() for q in range(n)]
+        if rate <= 0:
+            return
+        phases = {key: (i + 0.5) / len(queues) for i, key in enumerate(queues)}
+        sent = dict.fromkeys(queues, 0)
+        while env.now < sc.duration_ms:
+            yield env.timeout(min(sc.produce_batch_ms, sc.duration_ms - env.now))
+            now = int(env.now)
+            for key in queues:
+                due = int(now * rate + phases[key]) - sent[key]
+                for _ in range(due):
+                    self.store.put_message(key[0], key[1], now, body_size=sim.body_size,
+                                           uniq_key=str(sim.new_message_id()))
+                sent[key] += due
+            self.store.reput(now)
+            self.flush_pull_answers()
+
+
+class SimClientAPI:
+    """The broker calls of one consumer, answered by the simulated brokers (no simulated time)."""
+
+    def __init__(self, consumer: SimConsumer):
+        self.consumer = consumer
+        self.sim = consumer.sim
+
+    def _broker(self, name: str) -> SimBroker:
+        return self.sim.brokers[name]
+
+    def find_consumer_id_list(self, topic, group):
+        broker = self.sim.brokers[self.sim.rng.choice(self.sim.broker_names)]
+        return broker.consumer_manager.get_consumer_id_list(group)
+
+    def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        broker = self._broker(broker_name)
+        locked = broker.locks.try_lock_batch(group, mqs, client_id, now_ms)
+        self.sim.on_locks(broker, group, mqs, now_ms)
+        return locked
+
+    def unlock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        broker = self._broker(broker_name)
+        broker.locks.unlock_batch(group, mqs, client_id)
+        self.sim.on_locks(broker, group, mqs, now_ms)
+        self.sim.log(now_ms, "unlock", client_id, _names(mqs))
+
+    def query_consumer_offset(self, group, mq):
+        code, offset = self._broker(mq.broker_name).store.query_consumer_offset(group, mq.topic, mq.queue_id)
+        if code is not ResponseCode.SUCCESS:
+            raise OffsetNotFoundError(f"no offset for {mq}", int(code))
+        return offset
+
+    def update_consumer_offset(self, group, mq, offset):
+        self._broker(mq.broker_name).store.commit_offset(group, mq.topic, mq.queue_id, offset)
+
+    def get_max_offset(self, mq):
+        return self._broker(mq.broker_name).store.get_max_offset(mq.topic, mq.queue_id)
+
+    def search_offset(self, mq, timestamp_ms):
+        store = self._broker(mq.broker_name).store
+        lo, hi = store.get_min_offset(mq.topic, mq.queue_id), store.get_max_offset(mq.topic, mq.queue_id)
+        for offset in range(lo, hi):
+            msg = store.look_message_by_offset(mq.topic, mq.queue_id, offset)
+            if msg is not None and msg.store_timestamp >= timestamp_ms:
+                return offset
+        return hi
+
+    def send_heartbeat(self, client_id, consumers, now_ms):
+        self.consumer.heartbeat(now_ms, consumers)
+
+
+class SimConsumer:
+    """One consumer process: its RebalanceImpl and the threads around it, as simpy processes."""
+
+    def __init__(self, sim: Simulation, spec):
+        self.sim, self.spec, self.cid = sim, spec, spec.client_id
+        self.alive = False
+        self.died_at: int | None = None
+        self.connected = False
+        self.rebalance_wake: simpy.Event | None = None
+        self.pull_timer_at: int | None = None
+        self.orderly_running: set[MessageQueue] = set()
+        self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
+        self.impl: RebalanceImpl | None = None
+
+    def channel(self, broker: SimBroker) -> str:
+        return f"{self.cid}->{broker.name}"
+
+    # --- lifecycle ---------------------------------------------------------
+    def start(self):
+        sim, sc = self.sim, self.sim.scenario
+        yield sim.env.timeout(self.spec.join_ms)
+        now = int(sim.env.now)
+        self.alive = self.connected = True
+        config = PushConsumerConfig(message_model=MessageModel(sc.message_model), pull_batch_size=sc.pull_batch_size)
+        self.service = RebalanceService(now, wait_interval=sc.rebalance_interval_ms,
+                                        min_interval=sc.rebalance_min_interval_ms)
+        self.impl = RebalanceImpl(sc.consumer_group, self.cid, SimClientAPI(self), sc.strategy, config=config,
+                                  consume_orderly=sc.consume_mode == ORDERLY, pull_service=PullMessageService(),
+                                  rebalance_service=self.service, now_ms=now)
+        for topic in sc.topics:
+            self.impl.subscribe(topic, "*", now)
+        for topic in list(self.impl.subscription_inner):
+            self.impl.update_topic_subscribe_info(topic, sim.route(topic))
+        self.service.register(self.impl)
+        self.pool = ConsumePool(sim, sc.consume_threads)
+        sim.log(now, "join", self.cid)
+        self.impl.send_heartbeat(now)
+        self.impl.rebalance_immediately(now)
+        env = sim.env
+        env.process(self.rebalance_loop())
+        env.process(self.heartbeat_loop())
+        if sc.consume_mode == POP:
+            return
+        self.kick_pull()
+        if sc.message_model != BROADCASTING:
+            env.process(self.persist_loop())
+        if sc.consume_mode == ORDERLY and sc.message_model != BROADCASTING:
+            env.process(self.lock_loop())
+        if self.spec.leave_ms is not None:
+            env.process(self.leave())
+
+    def leave(self):
+        sim = self.sim
+        yield sim.env.timeout(self.spec.leave_ms - sim.env.now)
+        now = int(sim.env.now)
+        how = self.spec.leave
+        self.alive = False
+        self.died_at = now
+        sim.close_ownership(self, now)
+        if how == CRASH or how == HOST_LOSS:
+            self.connected = False
+            sim.log(now, "leave", self.cid, how)
+            if how == CRASH:  # the kernel closes the sockets: every broker sees a channel close
+                for broker in sim.brokers.values():
+                    if broker.consumer_manager.do_channel_close_event(self.cid, self.channel(broker), now):
+                        sim.log(now, "channel closed", broker.name, self.cid)
+                    broker.flush_notifications()
+            return
+        # Graceful shutdown: stop consuming, unlock (orderly), persist offsets, unregister.
+        impl = self.impl
+        if sim.scenario.consume_mode == ORDERLY and sim.scenario.message_model != BROADCASTING:
+            impl.unlock_all(True, now)
+        if sim.scenario.consume_mode != POP and sim.scenario.message_model != BROADCASTING:
+            impl.offset_store.persist_all(set(impl.process_queue_table))
+        impl.destroy()
+        self.connected = False
+        sim.log(now, "leave", self.cid, "shutdown")
+        for broker in sim.brokers.values():
+            info = broker.consumer_manager.find_channel(sim.scenario.consumer_group, self.channel(broker))
+            if info is not None:
+                broker.consumer_manager.unregister_consumer(sim.scenario.consumer_group, info, True, now)
+            broker.flush_notifications()
+
+    def heartbeat(self, now_ms, consumers=None):
+        """HEART_BEAT to every broker (MQClientInstance#sendHeartbeatToAllBroker)."""
+        if not self.connected:
+            return
+        sim, sc = self.sim, self.sim.scenario
+        data = (consumers or [self.impl.consumer_data()])[0]
+        subs = [BrokerSubscription(s.topic, s.sub_string, s.sub_version) for s in data.subscription_data_set]
+        for broker in sim.brokers.values():
+            info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
+            broker.consumer_manager.register_consumer(sc.consumer_group, info, data.consume_type.value,
+                                                      data.message_model.value, data.consume_from_where.value,
+                                                      subs, True, now_ms)
+            broker.flush_notifications()
+        sim.log(now_ms, "heartbeat", self.cid)
+
+    def on_notify(self, now_ms):
+        if self.alive:
+            self.impl.rebalance_immediately(now_ms)
+            self.kick_rebalance()
+
+    def kick_rebalance(self):
+        if self.rebalance_wake is not None and not self.rebalance_wake.triggered:
+            self.rebalance_wake.succeed()
+
+    def kick_pull(self):
+        if self.alive and self.sim.scenario.consume_mode != POP:
+            self.drain_pulls()
+
+    # --- the client's threads ----------------------------------------------
+    def rebalance_loop(self):
+        env, sim = self.sim.env, self.sim
+        while self.alive:
+            delay = max(0, self.service.next_run_ms - env.now)
+            self.rebalance_wake = env.event()
+            yield env.timeout(delay) | self.rebalance_wake
+            if not self.alive:
+                return
+            now = int(env.now)
+            if sim.scenario.consume_mode == POP:
+                ran = self.pop_rebalance(now)
+            else:
+                ran = self.service.run_due(now)
+            if ran is not None:
+                sim.counters["rebalances"] += 1
+                sim.log(now, "rebalance", self.cid, "balanced" if ran else "unbalanced")
+                sim.sync_ownership(self, now)
+                self.kick_pull()
+
+    def heartbeat_loop(self):
+        env = self.sim.env
+        while self.alive:
+            yield env.timeout(self.sim.scenario.heartbeat_interval_ms)
+            if self.alive:
+                self.heartbeat(int(env.now))
+
+    def persist_loop(self):
+        env = self.sim.env
+        while self.alive:
+            yield env.timeout(self.sim.scenario.offset_persist_interval_ms)
+            if self.alive:
+                self.impl.offset_store.persist_all(set(self.impl.process_queue_table))
+
+    def lock_loop(self):
+        """ConsumeMessageOrderlyService: lockAll 1 s after start, then every lock_renew_interval_ms."""
+        env, sim = self.sim.env, self.sim
+        yield env.timeout(1_000)
+        while self.alive:
+            now = int(env.now)
+            self.impl.lock_all(now)
+            sim.log(now, "lock", self.cid, "lockAll")
+            self.kick_pull()
+            yield env.timeout(sim.scenario.lock_renew_interval_ms)
+
+    def drain_pulls(self):
+        """PullMessageService: send every due pull request the gates allow; wake again when the next is due."""
+        sim, service = self.sim, self.impl.pull_service
+        now = int(sim.env.now)
+        service.due(now)
+        while self.alive:
+            request = service.take()
+            if request is None:
+                break
+            decision = pull_message(request, self.impl, now)
+            if decision.allowed:
+                sim.send_pull(self, request, decision.command, now)
+        due = service.next_due_ms()
+        if self.alive and due is not None and (self.pull_timer_at is None or due < self.pull_timer_at):
+            self.pull_timer_at = due
+            sim.later(due - now, self._pull_timer)
+
+    def _pull_timer(self):
+        if self.pull_timer_at is not None and self.pull_timer_at <= self.sim.env.now:
+            self.pull_timer_at = None
+        self.drain_pulls()
+
+    def on_pull_answer(self, request, response):
+        """PullCallback: handle the broker's answer and put the request back in circulation."""
+        if not self.alive:
+            return
+        now = int(self.sim.env.now)
+        status = response.client_pull_status
+        if status is None:
+            process_pull_exception(request, BrokerError(response.remark, int(response.code)), self.impl, now)
+        else:
+            broker_name = request.message_queue.broker_name
+            msgs = [Message(topic=m.topic, queue_id=m.queue_id, queue_offset=m.queue_offset, body_size=m.body_size,
+                            tags=m.tags, store_timestamp=int(m.store_timestamp), broker_name=broker_name,
+                            msg_id=m.uniq_key) for m in response.messages]
+            result = PullResult(PullStatus(status), response.next_begin_offset, response.min_offset,
+                                response.max_offset, msgs)
+            outcome = process_pull_result(request, result, self.impl, now)
+            if outcome.rebalance_immediately:
+                self.sim.sync_ownership(self, now)
+                self.kick_rebalance()
+            if outcome.msgs:
+                if self.sim.scenario.consume_mode == ORDERLY:
+                    if outcome.dispatch_to_consume:
+                        self.sim.env.process(self.consume_orderly(request.message_queue, request.process_queue))
+                else:
+                    self.consume_concurrently(request.message_queue, request.process_queue, outcome.msgs)
+        self.kick_pull()
+
+    def consume_concurrently(self, mq, pq, msgs):
+        """ConsumeMessageConcurrentlyService.ConsumeRequest for one pulled batch, on the thread pool."""
+        sim = self.sim
+
+        def start():
+            if not self.alive or pq.dropped:
+                return None
+            started = int(sim.env.now)
+            return sim.consume_duration(len(msgs)), lambda: finish(started)
+
+        def finish(started):
+            sim.record_batch(self, mq, msgs, started)
+            if self.alive:
+                process_consume_result_concurrently(pq, mq, msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                                                    offset_store=self.impl.offset_store,
+                                                    message_model=self.impl.message_model,
+                                                    now_ms=int(sim.env.now))
+
+        self.pool.submit(start)
+
+    def consume_orderly(self, mq, pq):
+        """ConsumeMessageOrderlyService.ConsumeRequest: one queue, in order, only while locked."""
+        sim, env = self.sim, self.sim.env
+        if mq in self.orderly_running:
+            return
+        self.orderly_running.add(mq)
+        broadcasting = sim.scenario.message_model == BROADCASTING
+        try:
+            if True:  # one ConsumeRequest per queue at a time (Java: synchronized on the queue's lock object)
+                while self.alive and not pq.dropped:
+                    now = int(env.now)
+                    lock_fresh = now - pq.last_lock_timestamp <= sim.scenario.client_lock_expiry_ms
+                    if not broadcasting and not (pq.locked and lock_fresh):
+                        self.impl.lock(mq, now)  # tryLockLaterAndReconsume
+                        yield env.timeout(TRY_LOCK_LATER_MILLS)
+                        continue
+                    msgs = pq.take_messages(sim.scenario.pull_batch_size, now)
+                    if not msgs:
+                        return
+                    pq.acquire_consume_lock()
+                    start = now
+                    yield env.timeout(sim.consume_duration(len(msgs)))
+                    pq.release_consume_lock()
+                    sim.record_batch(self, mq, msgs, start)
+                    if not self.alive:
+                        return
+                    offset = pq.commit()
+                    if offset >= 0 and not pq.dropped:
+                        self.impl.offset_store.update_offset(mq, offset, False)
+        finally:
+            self.orderly_running.discard(mq)
+
+    # --- Pop mode ------------------------------------------------------------
+    def pop_rebalance(self, now_ms):
+        """RebalanceImpl#getRebalanceResultFromBroker: ask a broker which queues to pop (no client allocation)."""
+        sim, sc = self.sim, self.sim.scenario
+        if now_ms < self.service.next_run_ms:
+            return None
+        self.service._notified_at = None
+        self.service._wait_from, self.service._wait_ms = now_ms, sc.rebalance_interval_ms
+        broker = sim.brokers[sim.rng.choice(sim.broker_names)]
+        wanted = set()
+        for topic in sc.topics:
+            assigned = broker.assignment.query_assignment(topic, sc.consumer_group, self.cid, "CLUSTERING",
+                                                          sc.strategy.name if sc.strategy.name in (
+                                                              "AVG", "AVG_BY_CIRCLE") else "AVG")
+            for assignment in assigned or ():
+                wanted.add((assignment.message_queue.broker_name, topic, assignment.message_queue.queue_id))
+        for key in list(self.pop_queues):
+            if key not in wanted:
+                self.pop_queues.pop(key).dropped = True
+        for key in sorted(wanted):
+            if key not in self.pop_queues:
+                ppq = self.pop_queues[key] = PopProcessQueue(now_ms)
+                sim.env.process(self.pop_loop(key, ppq))
+        return True
+
+    def pop_loop(self, key, ppq):
+        """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage)."""
+        sim, env, sc = self.sim, self.sim.env, self.sim.scenario
+        broker_name, topic, queue_id = key
+        broker = sim.brokers[broker_name]
+        while self.alive and not ppq.dropped:
+            if ppq.get_wai_ack_msg_count() > POP_THRESHOLD_FOR_QUEUE:
+                yield env.timeout(PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL)
+                continue
+            yield env.timeout(sc.rpc_latency_ms)
+            now = int(env.now)
+            result = broker.pop.pop(sc.consumer_group, topic, queue_id, sc.pop_batch_nums,
+                                    sc.pop_invisible_time_ms, now)
+            sim.counters["pulls"] += 1
+            if not result.messages:
+                waiter = env.event()
+                broker.pop_waiters.append(waiter)
+                yield waiter | env.timeout(POP_LONG_POLLING_MS)
+                continue
+            yield env.timeout(sc.rpc_latency_ms)
+            if not self.alive:
+                return
+            ppq.last_pop_timestamp = int(env.now)
+            ppq.inc_found_msg(len(result.messages))
+            sim.log(int(env.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
+            self.consume_popped(broker, ppq, result.messages)
+
+    def consume_popped(self, broker, ppq, popped):
+        sim = self.sim
+
+        def start():
+            if not self.alive:
+                return None
+            started = int(sim.env.now)
+            return sim.consume_duration(len(popped)), lambda: finish(started)
+
+        def finish(started):
+            sim.record_pop_batch(self, popped, started)
+            if self.alive:
+                for item in popped:
+                    broker.pop.ack(item.handle, int(sim.env.now))
+                    ppq.ack()
+
+        self.pool.submit(start)
+
+
+class ConsumePool:
+    """The consumer's consumeExecutor: ``size`` threads taking tasks first-come first-served.
+
+    A task is a callable run when a thread takes it; it returns ``None`` (nothing
+    to do) or ``(duration_ms, finish)``, and ``finish`` runs when the thread is done.
+    """
+
+    def __init__(self, sim: Simulation, size: int):
+        self.sim, self.size = sim, size
+        self.busy = 0
+        self.waiting = deque()
+
+    def submit(self, task) -> None:
+        self.waiting.append(task)
+        self._next()
+
+    def _next(self) -> None:
+        while self.waiting and self.busy < self.size:
+            work = self.waiting.popleft()()
+            if work is None:
+                continue
+            duration, finish = work
+            self.busy += 1
+            self.sim.later(duration, lambda finish=finish: self._done(finish))
+
+    def _done(self, finish) -> None:
+        self.busy -= 1
+        finish()
+        self._next()
+
+
+class Simulation:
+    """One run: the brokers, the consumers, the clock and the recorder."""
+
+    def __init__(self, scenario: Scenario, seed: int):
+        scenario.validate()
+        self.scenario, self.seed = scenario, seed
+        self.rng = random.Random(seed)
+        self.env = simpy.Environment()
+        self.body_size = 1024
+        self.broker_names = list(scenario.brokers)
+        self.brokers = {name: SimBroker(self, name) for name in scenario.brokers}
+        self.consumers = {spec.client_id: SimConsumer(self, spec) for spec in scenario.consumers}
+        self.channels = {}
+        for consumer in self.consumers.values():
+            for broker in self.brokers.values():
+                self.channels[consumer.channel(broker)] = consumer
+        self.next_id = 0
+        self.delivered: list[int] = []
+        self.latencies: list[float] = []
+        self.events: list[Event] = []
+        self.counters = defaultdict(int)
+        self.pending_pulls = {}
+        self.next_opaque = 0
+        self.open_ownership: dict[tuple[str, MessageQueue], int] = {}
+        self.ownership = defaultdict(list)
+        self.lock_state: dict[MessageQueue, tuple[str, int, int]] = {}
+        self.lock_ownership = defaultdict(list)
+        self.consumption = defaultdict(list)
+        self.frontier: dict[tuple[str, str, int], set[int] | int] = {}
+        self.consumed_offsets = defaultdict(set)
+        self.low_water: dict[tuple[str, str, int], int] = defaultdict(int)
+        self.offset_violations: list[str] = []
+        self.load = defaultdict(lambda: [0] * (scenario.end_ms // LOAD_BUCKET_MS + 1))
+        if scenario.consume_mode == POP:
+            for broker in self.brokers.values():
+                for topic in scenario.topics:
+                    broker.assignment.set_message_request_mode(topic, scenario.consumer_group, "POP", -1)
+
+    # --- wiring helpers ---------------------------------------------------------
+    def route(self, topic: str):
+        """The topic's readable queues on every broker (the name server's route)."""
+        sc = self.scenario
+        if topic in sc.topics:
+            n = sc.topics[topic]
+        elif topic == retry_topic(sc.consumer_group):
+            n = sc.retry_queue_nums
+        else:
+            return None
+        return [MessageQueue(topic, b, q) for b in sc.brokers for q in range(n)]
+
+    def new_message_id(self) -> int:
+        self.next_id += 1
+        self.delivered.append(0)
+        return self.next_id - 1
+
+    def consume_duration(self, count: int) -> int:
+        return math.ceil(count * self.scenario.consume_time_ms)
+
+    def log(self, time_ms, kind, who, detail=""):
+        self.events.append(Event(int(time_ms), kind, who, detail))
+
+    # --- messages on the wire -----------------------------------------------------
+    def notify(self, broker: SimBroker, note):
+        consumer = self.channels.get(note.channel)
+        self.counters["notifications"] += 1
+        self.log(note.time_ms, "notify", note.client_id, f"from {broker.name}")
+        if consumer is not None and consumer.connected:
+            self.later(self.scenario.rpc_latency_ms, lambda: consumer.on_notify(int(self.env.now)))
+
+    def later(self, delay_ms, action):
+        """Run ``action()`` after ``delay_ms`` of simulated time (one simpy event, no process)."""
+        event = self.env.timeout(delay_ms)
+        event.callbacks.append(lambda _event: action())
+
+    def send_pull(self, consumer: SimConsumer, request, command, now_ms):
+        mq = command.message_queue
+        self.next_opaque += 1
+        header = PullMessageRequest(self.scenario.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
+                                    command.max_msg_nums, command.commit_offset_enable, max(0, command.commit_offset),
+                                    True, self.scenario.suspend_timeout_ms, False, "*", command.sub_version,
+                                    consumer.cid, consumer.channel(self.brokers[mq.broker_name]), self.next_opaque)
+        self.pending_pulls[self.next_opaque] = (consumer, request)
+        self.counters["pulls"] += 1
+        self.later(self.scenario.rpc_latency_ms, lambda: self._pull_at_broker(self.brokers[mq.broker_name], header))
+
+    def _pull_at_broker(self, broker: SimBroker, header):
+        response = broker.processor.process_request(header, int(self.env.now))
+        if response is None:
+            self.counters["held"] += 1
+            if self.counters["held"] <= 2000:
+                self.log(self.env.now, "pull held", broker.name, f"{header.topic}@{header.queue_id} "
+                                                                 f"from {header.client_id}")
+        else:
+            self.answer_pull(response)
+
+    def answer_pull(self, response):
+        consumer, request = self.pending_pulls.pop(response.request.opaque, (None, None))
+        if consumer is not None:
+            self.later(self.scenario.rpc_latency_ms, lambda: consumer.on_pull_answer(request, response))
+
+    # --- recording ------------------------------------------------------------------
+    def record_batch(self, consumer: SimConsumer, mq: MessageQueue, msgs, start_ms):
+        """Count deliveries; a consumer that died mid-batch delivered only what finished before."""
+        step = self.scenario.consume_time_ms
+        done = [m for k, m in enumerate(msgs)
+                if consumer.died_at is None or start_ms + (k + 1) * step <= consumer.died_at]
+        if not done:
+            return
+        end = int(self.env.now) if consumer.died_at is None else min(int(self.env.now), consumer.died_at)
+        key = (mq.broker_name, mq.topic, mq.queue_id)
+        seen = self.consumed_offsets[key]
+        for k, m in enumerate(done):
+            t = start_ms + (k + 1) * step
+            self.delivered[int(m.msg_id)] += 1
+            self.latencies.append(t - m.store_timestamp)
+            self.load[consumer.cid][int(t) // LOAD_BUCKET_MS] += 1
+            seen.add(m.queue_offset)
+        low = self.low_water[key]
+        while low in seen:
+            low += 1
+        self.low_water[key] = low
+        self.consumption[str(mq)].append(ConsumeBatch(str(mq), consumer.cid, start_ms, end,
+                                                      tuple(m.queue_offset for m in done)))
+
+    def record_pop_batch(self, consumer, popped, start_ms):
+        step = self.scenario.consume_time_ms
+        for k, item in enumerate(popped):
+            t = start_ms + (k + 1) * step
+            m = item.message
+            self.delivered[int(m.uniq_key)] += 1
+            self.latencies.append(t - m.born_timestamp)
+            self.load[consumer.cid][int(t) // LOAD_BUCKET_MS] += 1
+
+    def on_commit(self, broker_name, topic, queue_id, offset):
+        """The broker stored an offset: it must not pass a message nobody consumed."""
+        if self.scenario.consume_mode == POP or topic not in self.scenario.topics:
+            return
+        key = (broker_name, topic, queue_id)
+        if offset > self.low_water[key]:
+            self.offset_violations.append(f"{topic}@{broker_name}:{queue_id} committed {offset} at "
+                                          f"{int(self.env.now)} but offset {self.low_water[key]} was never consumed")
+
+    def sync_ownership(self, consumer: SimConsumer, now_ms):
+        """Open and close the intervals in which ``consumer`` believes it owns each queue."""
+        held = set() if not consumer.alive else {
+            mq for mq, pq in consumer.impl.process_queue_table.items() if not pq.dropped}
+        for key in [k for k in self.open_ownership if k[0] == consumer.cid and k[1] not in held]:
+            start = self.open_ownership.pop(key)
+            self.ownership[str(key[1])].append(Interval(str(key[1]), consumer.cid, start, now_ms))
+            self.log(now_ms, "drop", consumer.cid, str(key[1]))
+        for mq in sorted(held):
+            if (consumer.cid, mq) not in self.open_ownership:
+                self.open_ownership[(consumer.cid, mq)] = now_ms
+                self.log(now_ms, "take", consumer.cid, str(mq))
+
+    def close_ownership(self, consumer: SimConsumer, now_ms):
+        for key in [k for k in self.open_ownership if k[0] == consumer.cid]:
+            start = self.open_ownership.pop(key)
+            self.ownership[str(key[1])].append(Interval(str(key[1]), consumer.cid, start, now_ms))
+
+    def on_locks(self, broker: SimBroker, group, mqs, now_ms):
+        """Follow the broker lock table (read directly, no side effects): owners, renewals, releases."""
+        expiry = self.scenario.broker_lock_expiry_ms
+        table = broker.locks.mq_lock_table.get(group, {})
+        for mq in mqs:
+            entry = table.get(mq)
+            live = entry is not None and not entry.is_expired(now_ms, expiry)
+            owner = entry.client_id if live else None
+            current = self.lock_state.get(mq)
+            if current is not None and owner != current[0]:
+                holder, start, renewed = current
+                self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(now_ms, renewed + expiry)))
+                del self.lock_state[mq]
+                current = None
+            if owner is not None:
+                if current is None:
+                    self.log(now_ms, "lock", owner, str(mq))
+                    self.lock_state[mq] = (owner, now_ms, int(entry.last_update_timestamp))
+                else:
+                    self.lock_state[mq] = (owner, current[1], int(entry.last_update_timestamp))
+
+    # --- the run ------------------------------------------------------------------
+    def run(self) -> SimResult:
+        wall = time.perf_counter()
+        env, sc = self.env, self.scenario
+        for broker in self.brokers.values():
+            env.process(broker.producer())
+            env.process(broker.hold_loop())
+            env.process(broker.housekeeping_loop())
+            if not sc.real_time_notify:
+                env.process(broker.notify_flush_loop())
+            if sc.consume_mode == POP:
+                env.process(broker.revive_loop())
+        for consumer in self.consumers.values():
+            env.process(consumer.start())
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # the run allocates millions of short-lived objects; collecting as it goes costs 3-4x
+        try:
+            env.run(until=sc.end_ms)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        end = sc.end_ms
+        for consumer in self.consumers.values():
+            if consumer.alive:
+                self.close_ownership(consumer, end)
+        for mq, (holder, start, renewed) in self.lock_state.items():
+            self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
+        queues = [str(mq) for topic in sc.topics for mq in self.route(topic)]
+        self.counters["events"] = len(self.events)
+        return SimResult(
+            scenario=sc, seed=self.seed, produced=self.next_id,
+            delivered={i: c for i, c in enumerate(self.delivered)},
+            ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
+            consumption=dict(self.consumption), latencies_ms=np.asarray(self.latencies, dtype=float),
+            load={cid: self.load[cid] for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
+            events=sorted(self.events, key=lambda e: e.time_ms), offset_violations=self.offset_violations,
+            queues=queues, counters=dict(self.counters), wall_seconds=time.perf_counter() - wall)
+
+
+def _names(mqs) -> str:
+    return ", ".join(str(mq) for mq in sorted(mqs))
+
+
+def simulate(scenario: Scenario, seed: int = 0) -> SimResult:
+    """Run ``scenario`` in simulated time; the same seed gives the same result.
+
+    >>> from rmqlib.sim import scenarios, simulate
+    >>> result = simulate(scenarios.steady_state(duration_ms=30_000, drain_ms=30_000), seed=1)
+    >>> result.produced, len(result.lost), result.duplicates
+    (2400, 0, 0)
+    """
+    if not isinstance(scenario, Scenario):
+        raise ValueError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, got {seed!r}")
+    return Simulation(scenario, seed).run()

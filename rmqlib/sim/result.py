@@ -1,0 +1,165 @@
+"""What a simulation run measured, and the numbers the book derives from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rmqlib.sim.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the run's log. ``kind`` is one of :data:`EVENT_KINDS`; ``who`` a client id or broker."""
+
+    time_ms: int
+    kind: str
+    who: str
+    detail: str = ""
+
+
+EVENT_KINDS = ("join", "leave", "heartbeat", "notify", "rebalance", "lock", "unlock", "drop", "take",
+               "pull held", "pull woken", "offset commit", "channel closed", "channel expired", "pop", "ack",
+               "revive")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """``holder`` held ``queue`` from ``start_ms`` to ``end_ms``."""
+
+    queue: str
+    holder: str
+    start_ms: int
+    end_ms: int
+
+    @property
+    def length_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+
+@dataclass(frozen=True)
+class ConsumeBatch:
+    """One listener call: ``consumer`` consumed ``offsets`` of ``queue`` from ``start_ms`` to ``end_ms``."""
+
+    queue: str
+    consumer: str
+    start_ms: int
+    end_ms: int
+    offsets: tuple[int, ...]
+
+
+@dataclass
+class SimResult:
+    """Everything one run measured. Times in simulated milliseconds.
+
+    ``delivered`` maps every produced message id to how many times a listener
+    consumed it (0 means lost); ``ownership`` holds, per queue, the intervals
+    each consumer believed it owned the queue; ``lock_ownership`` what the
+    broker lock tables said (orderly mode); ``load`` messages consumed per
+    consumer per ``load_bucket_ms``.
+    """
+
+    scenario: Scenario
+    seed: int
+    produced: int
+    delivered: dict[int, int]
+    ownership: dict[str, list[Interval]]
+    lock_ownership: dict[str, list[Interval]]
+    consumption: dict[str, list[ConsumeBatch]]
+    latencies_ms: np.ndarray
+    load: dict[str, list[int]]
+    load_bucket_ms: int
+    events: list[Event]
+    offset_violations: list[str] = field(default_factory=list)
+    queues: list[str] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+
+    @property
+    def lost(self) -> list[int]:
+        """Ids of produced messages that no listener ever consumed."""
+        return [mid for mid, count in self.delivered.items() if count == 0]
+
+    @property
+    def duplicates(self) -> int:
+        """Deliveries beyond the first, summed over messages."""
+        return sum(count - 1 for count in self.delivered.values() if count > 1)
+
+    def pauses(self, min_ms: int = 0) -> dict[str, list[tuple[int, int]]]:
+        """Per queue, the stretches with no live consumer believing it owns the queue.
+
+        Counted from the queue's first owner to the end of the run (the start-up
+        wait before the first rebalance is not a pause). Stretches shorter than
+        ``min_ms`` are left out.
+        """
+        end = self.scenario.end_ms
+        result = {}
+        for queue in self.queues:
+            spans = sorted((i.start_ms, i.end_ms) for i in self.ownership.get(queue, ()))
+            gaps = []
+            if spans:
+                covered_to = spans[0][1]
+                for start, stop in spans[1:]:
+                    if start > covered_to:
+                        gaps.append((covered_to, start))
+                    covered_to = max(covered_to, stop)
+                if covered_to < end:
+                    gaps.append((covered_to, end))
+            result[queue] = [(a, b) for a, b in gaps if b - a >= min_ms]
+        return result
+
+    def total_pause_ms(self, min_ms: int = 0) -> int:
+        return sum(b - a for gaps in self.pauses(min_ms).values() for a, b in gaps)
+
+    def longest_pause_ms(self) -> int:
+        return max((b - a for gaps in self.pauses().values() for a, b in gaps), default=0)
+
+    def latency_percentile(self, q: float) -> float:
+        """End-to-end latency (store to consume) percentile, ``q`` in [0, 100]; NaN without samples."""
+        return float(np.percentile(self.latencies_ms, q)) if len(self.latencies_ms) else float("nan")
+
+    def overlaps(self) -> dict[str, list[tuple[str, str, int, int]]]:
+        """Per queue, times two consumers believed they owned it at once: (a, b, start, end)."""
+        result = {}
+        for queue, spans in self.ownership.items():
+            found = []
+            spans = sorted(spans, key=lambda i: i.start_ms)
+            for i, a in enumerate(spans):
+                for b in spans[i + 1:]:
+                    if b.start_ms >= a.end_ms:
+                        break
+                    if a.holder != b.holder:
+                        found.append((a.holder, b.holder, b.start_ms, min(a.end_ms, b.end_ms)))
+            if found:
+                result[queue] = found
+        return result
+
+    def consumed_by(self) -> dict[str, int]:
+        """Messages consumed (deliveries) per consumer over the whole run."""
+        return {cid: sum(series) for cid, series in self.load.items()}
+
+    def load_imbalance(self) -> int:
+        """Most minus fewest deliveries among consumers that were alive for the whole production period."""
+        full = [s.client_id for s in self.scenario.consumers
+                if s.join_ms == 0 and (s.leave_ms is None or s.leave_ms >= self.scenario.duration_ms)]
+        totals = [self.consumed_by().get(cid, 0) for cid in full]
+        return max(totals) - min(totals) if totals else 0
+
+    def idle_consumers(self) -> list[str]:
+        """Consumers that consumed nothing during the whole run."""
+        return [s.client_id for s in self.scenario.consumers if self.consumed_by().get(s.client_id, 0) == 0]
+
+    def events_of(self, *kinds: str) -> list[Event]:
+        return [e for e in self.events if e.kind in kinds]
+
+    def summary(self) -> dict:
+        """One tidy row of the headline numbers (what a sweep collects)."""
+        return {
+            "scenario": self.scenario.name, "seed": self.seed, "produced": self.produced,
+            "lost": len(self.lost), "duplicates": self.duplicates,
+            "pause_ms": self.total_pause_ms(), "longest_pause_ms": self.longest_pause_ms(),
+            "latency_p50_ms": self.latency_percentile(50), "latency_p99_ms": self.latency_percentile(99),
+            "load_imbalance": self.load_imbalance(), "idle_consumers": len(self.idle_consumers()),
+            "rebalances": self.counters.get("rebalances", 0), "pulls": self.counters.get("pulls", 0),
+        }

@@ -1,0 +1,87 @@
+"""Ready-made scenarios. Each returns a ``Scenario``; keyword arguments override any field.
+
+    >>> from rmqlib.sim import scenarios
+    >>> scenarios.crash(rebalance_interval_ms=10_000).rebalance_interval_ms
+    10000
+"""
+
+from __future__ import annotations
+
+from rmqlib.sim.scenario import CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN, ConsumerSpec, Scenario
+
+
+def client_ids(count: int, start: int = 1) -> list[str]:
+    """``count`` RocketMQ-shaped client ids, ``10.0.0.N@100N``."""
+    return [f"10.0.0.{i}@{1000 + i}" for i in range(start, start + count)]
+
+
+def _group(count: int, start: int = 1, **spec) -> tuple[ConsumerSpec, ...]:
+    return tuple(ConsumerSpec(cid, **spec) for cid in client_ids(count, start))
+
+
+def _build(name: str, defaults: dict, overrides: dict) -> Scenario:
+    return Scenario(name=name, **{**defaults, **overrides})
+
+
+def steady_state(**overrides) -> Scenario:
+    """Four consumers, eight queues, nobody joins or leaves: no duplicates, no pauses after start."""
+    return _build("steady_state", dict(consumers=_group(4)), overrides)
+
+
+def scale_out(**overrides) -> Scenario:
+    """Two consumers, then two more join at 60 s: queues move to the newcomers."""
+    consumers = _group(2) + _group(2, start=3, join_ms=60_000)
+    return _build("scale_out", dict(consumers=consumers), overrides)
+
+
+def scale_in(**overrides) -> Scenario:
+    """Four consumers; two shut down gracefully at 60 s (offsets persisted, unregistered)."""
+    consumers = _group(2) + _group(2, start=3, leave_ms=60_000, leave=SHUTDOWN)
+    return _build("scale_in", dict(consumers=consumers), overrides)
+
+
+def crash(**overrides) -> Scenario:
+    """Four consumers; one process dies at 60 s. Its connections close, so brokers notify at once."""
+    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_000, leave=CRASH),)
+    return _build("crash", dict(consumers=consumers), overrides)
+
+
+def host_loss(**overrides) -> Scenario:
+    """Four consumers; one host vanishes at 60 s. Brokers notice only after the 120 s channel expiry."""
+    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_000, leave=HOST_LOSS),)
+    return _build("host_loss", dict(consumers=consumers, duration_ms=240_000, drain_ms=240_000), overrides)
+
+
+def rolling_restart(**overrides) -> Scenario:
+    """Three consumers restarted one after another: each shuts down and comes back with a new instance id."""
+    old = [ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=SHUTDOWN) for i, cid in enumerate(client_ids(3))]
+    new = [ConsumerSpec(f"10.0.0.{i + 1}@{2000 + i + 1}", join_ms=45_000 + 30_000 * i) for i in range(3)]
+    return _build("rolling_restart", dict(consumers=tuple(old + new), duration_ms=150_000), overrides)
+
+
+def more_consumers_than_queues(**overrides) -> Scenario:
+    """Six consumers, four queues: two consumers sit idle with client-side rebalance."""
+    return _build("more_consumers_than_queues",
+                  dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6)), overrides)
+
+
+def many_topics(**overrides) -> Scenario:
+    """Five topics of four queues each and three consumers: every remainder lands on the first consumer."""
+    topics = {f"Topic{i}": 4 for i in range(5)}
+    return _build("many_topics", dict(brokers=("broker-a",), topics=topics, consumers=_group(3)), overrides)
+
+
+def orderly_crash(**overrides) -> Scenario:
+    """Orderly consumers; one crashes at 60 s holding broker locks that stay until they expire (60 s)."""
+    consumers = _group(2) + (ConsumerSpec(client_ids(1, 3)[0], leave_ms=60_000, leave=CRASH),)
+    return _build("orderly_crash", dict(consumers=consumers, consume_mode=ORDERLY), overrides)
+
+
+def pop_mode(**overrides) -> Scenario:
+    """Pop consumers (RocketMQ 5): the broker picks queues, so six consumers share four queues."""
+    return _build("pop_mode", dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6),
+                                   consume_mode=POP), overrides)
+
+
+ALL = {f.__name__: f for f in (steady_state, scale_out, scale_in, crash, host_loss, rolling_restart,
+                               more_consumers_than_queues, many_topics, orderly_crash, pop_mode)}
