@@ -154,11 +154,12 @@ class SimBroker:
             return
         phases = {key: (i + 0.5) / len(queues) for i, key in enumerate(queues)}
         sent = dict.fromkeys(queues, 0)
+        yield env.timeout(sc.produce_start_ms)
         while env.now < sc.duration_ms:
             yield env.timeout(min(sc.produce_batch_ms, sc.duration_ms - env.now))
             now = int(env.now)
             for key in queues:
-                due = int(now * rate + phases[key]) - sent[key]
+                due = int((now - sc.produce_start_ms) * rate + phases[key]) - sent[key]
                 for _ in range(due):
                     self.store.put_message(key[0], key[1], now, body_size=sim.body_size,
                                            uniq_key=str(sim.new_message_id()))
@@ -231,6 +232,8 @@ class SimConsumer:
         self.orderly_running: set[MessageQueue] = set()
         self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
         self.impl: RebalanceImpl | None = None
+        jitter = sim.scenario.start_jitter_ms
+        self.join_ms = spec.join_ms + (sim.rng.randrange(jitter + 1) if jitter else 0)
 
     def channel(self, broker: SimBroker) -> str:
         return f"{self.cid}->{broker.name}"
@@ -238,7 +241,7 @@ class SimConsumer:
     # --- lifecycle ---------------------------------------------------------
     def start(self):
         sim, sc = self.sim, self.sim.scenario
-        yield sim.env.timeout(self.spec.join_ms)
+        yield sim.env.timeout(self.join_ms)
         now = int(sim.env.now)
         self.alive = self.connected = True
         config = PushConsumerConfig(message_model=MessageModel(sc.message_model), pull_batch_size=sc.pull_batch_size)
@@ -633,7 +636,11 @@ class Simulation:
         return self.next_id - 1
 
     def consume_duration(self, count: int) -> int:
-        return math.ceil(count * self.scenario.consume_time_ms)
+        """Listener time for ``count`` messages: fixed, or a sum of exponential draws (one gamma draw)."""
+        mean = self.scenario.consume_time_ms
+        if self.scenario.consume_time_dist == "exponential" and mean > 0:
+            return math.ceil(self.rng.gammavariate(count, mean))
+        return math.ceil(count * mean)
 
     def log(self, time_ms, kind, who, detail=""):
         self.events.append(Event(int(time_ms), kind, who, detail))
@@ -680,7 +687,7 @@ class Simulation:
     # --- recording ------------------------------------------------------------------
     def record_batch(self, consumer: SimConsumer, mq: MessageQueue, msgs, start_ms):
         """Count deliveries; a consumer that died mid-batch delivered only what finished before."""
-        step = self.scenario.consume_time_ms
+        step = (self.env.now - start_ms) / len(msgs)
         done = [m for k, m in enumerate(msgs)
                 if consumer.died_at is None or start_ms + (k + 1) * step <= consumer.died_at]
         if not done:
@@ -702,7 +709,7 @@ class Simulation:
                                                       tuple(m.queue_offset for m in done)))
 
     def record_pop_batch(self, consumer, popped, start_ms):
-        step = self.scenario.consume_time_ms
+        step = (self.env.now - start_ms) / len(popped)
         for k, item in enumerate(popped):
             t = start_ms + (k + 1) * step
             m = item.message

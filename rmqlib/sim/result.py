@@ -89,11 +89,11 @@ class SimResult:
     def pauses(self, min_ms: int = 0) -> dict[str, list[tuple[int, int]]]:
         """Per queue, the stretches with no live consumer believing it owns the queue.
 
-        Counted from the queue's first owner to the end of the run (the start-up
-        wait before the first rebalance is not a pause). Stretches shorter than
-        ``min_ms`` are left out.
+        Counted from the queue's first owner, or from when producers start if
+        that is later (a gap before any message flows delays nothing), to the
+        end of the run. Stretches shorter than ``min_ms`` are left out.
         """
-        end = self.scenario.end_ms
+        end, since = self.scenario.end_ms, self.scenario.produce_start_ms
         result = {}
         for queue in self.queues:
             spans = sorted((i.start_ms, i.end_ms) for i in self.ownership.get(queue, ()))
@@ -106,6 +106,7 @@ class SimResult:
                     covered_to = max(covered_to, stop)
                 if covered_to < end:
                     gaps.append((covered_to, end))
+            gaps = [(max(a, since), b) for a, b in gaps if b > since]
             result[queue] = [(a, b) for a, b in gaps if b - a >= min_ms]
         return result
 

@@ -79,6 +79,9 @@ class Scenario:
     rpc_latency_ms: int = 1  # one-way delay of every request and response
 
     produce_batch_ms: int = 100  # producers send each queue's due messages in bursts this far apart
+    produce_start_ms: int = 0  # producers start here (let a jittered group settle first)
+    start_jitter_ms: int = 0  # each consumer starts up to this much after its join_ms (seeded)
+    consume_time_dist: str = "fixed"  # "fixed", or "exponential" with mean consume_time_ms (seeded)
 
     def __post_init__(self):
         if isinstance(self.strategy, str):  # a Java strategy name, e.g. "CONSISTENT_HASH"
@@ -112,6 +115,9 @@ class Scenario:
             _need(isinstance(topic, str) and topic and not topic.startswith("%"), "topics",
                   f"topic names must be non-empty and not start with '%' (got {topic!r})")
             _need(_is_int(queues) and queues >= 1, "topics", f"{topic!r} needs >= 1 queue per broker, got {queues!r}")
+        _need(_is_int(self.start_jitter_ms) and self.start_jitter_ms >= 0, "start_jitter_ms", "an int >= 0")
+        _need(_is_int(self.duration_ms) and self.duration_ms > 0, "duration_ms", "an int > 0")
+        _need(_is_int(self.drain_ms) and self.drain_ms >= 0, "drain_ms", "an int >= 0")
         _need(isinstance(self.consumers, tuple) and self.consumers, "consumers", "a non-empty tuple of ConsumerSpec")
         seen = set()
         for spec in self.consumers:
@@ -119,14 +125,16 @@ class Scenario:
             _need(isinstance(spec.client_id, str) and spec.client_id, "consumers", "non-empty client ids")
             _need(spec.client_id not in seen, "consumers", f"distinct client ids ({spec.client_id!r} repeats)")
             seen.add(spec.client_id)
-            _need(_is_int(spec.join_ms) and 0 <= spec.join_ms < self.end_ms, "consumers",
-                  f"{spec.client_id}: join_ms must be in [0, {self.end_ms}), got {spec.join_ms!r}")
+            _need(_is_int(spec.join_ms) and 0 <= spec.join_ms and spec.join_ms + self.start_jitter_ms < self.end_ms,
+                  "consumers",
+                  f"{spec.client_id}: join_ms must be >= 0 and join_ms + start_jitter_ms before the end of the run "
+                  f"({self.end_ms}), got {spec.join_ms!r}")
             if spec.leave_ms is not None:
                 _need(spec.leave in (SHUTDOWN, CRASH, HOST_LOSS), "consumers",
                       f"{spec.client_id}: leave must be shutdown, crash or host_loss, got {spec.leave!r}")
-                _need(_is_int(spec.leave_ms) and spec.join_ms < spec.leave_ms < self.end_ms, "consumers",
-                      f"{spec.client_id}: leave_ms must be after join_ms and before the end of the run "
-                      f"({self.end_ms}), got {spec.leave_ms!r}")
+                _need(_is_int(spec.leave_ms) and spec.join_ms + self.start_jitter_ms < spec.leave_ms < self.end_ms,
+                      "consumers", f"{spec.client_id}: leave_ms must be after join_ms + start_jitter_ms and before "
+                      f"the end of the run ({self.end_ms}), got {spec.leave_ms!r}")
         _need(isinstance(self.consumer_group, str) and self.consumer_group, "consumer_group", "a non-empty str")
         _need(isinstance(self.strategy, AllocateMessageQueueStrategy), "strategy",
               f"an AllocateMessageQueueStrategy, got {type(self.strategy).__name__}")
@@ -148,6 +156,10 @@ class Scenario:
             value = getattr(self, name)
             _need(_is_int(value) and value > 0, name, f"a timer or size > 0, got {value!r}")
         _need(_is_int(self.rpc_latency_ms) and self.rpc_latency_ms >= 0, "rpc_latency_ms", "an int >= 0")
+        _need(_is_int(self.produce_start_ms) and 0 <= self.produce_start_ms < self.duration_ms, "produce_start_ms",
+              "an int in [0, duration_ms)")
+        _need(_is_int(self.start_jitter_ms) and self.start_jitter_ms >= 0, "start_jitter_ms", "an int >= 0")
+        _need(self.consume_time_dist in ("fixed", "exponential"), "consume_time_dist", "'fixed' or 'exponential'")
         _need(self.pop_batch_nums <= 32, "pop_batch_nums", "at most 32 (DefaultMQPushConsumer.popBatchNums)")
         return self
 

@@ -19,8 +19,13 @@ def _group(count: int, start: int = 1, **spec) -> tuple[ConsumerSpec, ...]:
     return tuple(ConsumerSpec(cid, **spec) for cid in client_ids(count, start))
 
 
+#: Consumers start at random moments within 10 s (as processes of a real deployment do), so their
+#: rebalance, heartbeat and persist timers run out of phase; producers start once the group has settled.
+SETTLED = dict(start_jitter_ms=10_000, produce_start_ms=12_000)
+
+
 def _build(name: str, defaults: dict, overrides: dict) -> Scenario:
-    return Scenario(name=name, **{**defaults, **overrides})
+    return Scenario(name=name, **{**SETTLED, **defaults, **overrides})
 
 
 def steady_state(**overrides) -> Scenario:

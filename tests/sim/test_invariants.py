@@ -1,0 +1,173 @@
+"""Invariants every ready-made scenario must keep, over several seeds, and bounds derived from the timers."""
+
+from functools import lru_cache
+
+import pytest
+
+from rmqlib.sim import CRASH, HOST_LOSS, ORDERLY, POP, scenarios, simulate
+
+SEEDS = (1, 2, 3)
+NAMES = sorted(scenarios.ALL)
+
+
+@lru_cache(maxsize=None)
+def run(name, seed):
+    return simulate(scenarios.ALL[name](), seed=seed)
+
+
+def victim(result):
+    [spec] = [s for s in result.scenario.consumers if s.leave in (CRASH, HOST_LOSS) and s.leave_ms is not None]
+    return spec
+
+
+def queues_of(result, cid, at_ms):
+    """Queues ``cid`` believed it owned at ``at_ms``."""
+    return sorted(q for q, spans in result.ownership.items()
+                  for i in spans if i.holder == cid and i.start_ms <= at_ms < i.end_ms)
+
+
+def gap_after(result, queue, t_ms):
+    """How long ``queue`` had no believed owner from ``t_ms`` on."""
+    later = [i.start_ms for i in result.ownership[queue] if i.start_ms >= t_ms]
+    return min(later) - t_ms
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", NAMES)
+def test_at_least_once_nothing_lost_and_only_produced_messages_delivered(name, seed):
+    result = run(name, seed)
+    assert result.produced > 0
+    assert result.lost == []
+    assert set(result.delivered) == set(range(result.produced))
+    if result.scenario.consume_mode != POP:
+        consumed = sum(len(batch.offsets) for batches in result.consumption.values() for batch in batches)
+        assert consumed == sum(result.delivered.values())
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_offset_never_passes_an_unconsumed_message(name, seed):
+    assert run(name, seed).offset_violations == []
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_orderly_never_two_consumers_on_one_queue_and_offsets_in_order(seed):
+    result = run("orderly_crash", seed)
+    assert result.scenario.consume_mode == ORDERLY
+    for queue, batches in result.consumption.items():
+        batches = sorted(batches, key=lambda b: b.start_ms)
+        for a, b in zip(batches, batches[1:]):
+            if a.consumer != b.consumer:
+                assert b.start_ms >= a.end_ms, (queue, a, b)
+        consumed_to = -1  # highest offset consumed so far
+        previous = None
+        for batch in batches:
+            offsets = list(batch.offsets)
+            assert offsets == sorted(set(offsets)), batch
+            if previous == batch.consumer:
+                assert offsets[0] > consumed_to, batch  # one owner goes forward only
+            assert offsets[0] <= consumed_to + 1, batch  # a new owner may repeat, never skip
+            consumed_to = max(consumed_to, offsets[-1])
+            previous = batch.consumer
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_steady_state_concurrent_has_no_duplicates_overlaps_or_pauses(seed):
+    result = run("steady_state", seed)
+    assert result.duplicates == 0
+    assert result.overlaps() == {}
+    assert result.total_pause_ms() == 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_crash_pause_is_bounded_by_the_notify_and_min_interval(seed):
+    result = run("crash", seed)
+    sc, dead = result.scenario, victim(result)
+    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
+    assert lost, "the victim owned queues"
+    bound = sc.rebalance_min_interval_ms + 2 * sc.rpc_latency_ms
+    for queue in lost:
+        assert gap_after(result, queue, dead.leave_ms) <= bound
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_crash_duplicates_are_bounded_by_unpersisted_progress(seed):
+    result = run("crash", seed)
+    sc, dead = result.scenario, victim(result)
+    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
+    # The broker has the victim's offset from its last pull (piggy-backed) or last 5 s persist, whichever
+    # is later; re-delivered at most: what it consumed since, plus one pull batch in flight per queue.
+    per_queue = sc.produce_rate_per_queue * sc.offset_persist_interval_ms / 1000 + sc.pull_batch_size
+    assert 0 <= result.duplicates <= len(lost) * per_queue
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_host_loss_pauses_for_the_channel_expiry_scan_and_one_rebalance(seed):
+    result = run("host_loss", seed)
+    sc, dead = result.scenario, victim(result)
+    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
+    assert lost
+    # The last heartbeat was at most one heartbeat interval before the loss; the broker drops the channel at
+    # the first scan more than channel_expired_ms after it, with no notify; survivors notice at their next
+    # periodic rebalance.
+    low = sc.channel_expired_ms - sc.heartbeat_interval_ms
+    high = sc.channel_expired_ms + sc.channel_scan_ms + sc.rebalance_interval_ms + sc.rebalance_min_interval_ms
+    for queue in lost:
+        assert low <= gap_after(result, queue, dead.leave_ms) <= high
+    crash_pause = max(gap_after(run("crash", seed), q, dead.leave_ms)
+                      for q in queues_of(run("crash", seed), victim(run("crash", seed)).client_id, dead.leave_ms - 1))
+    assert crash_pause * 50 < low  # a closed connection costs far less than a silent one
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_orderly_crash_waits_for_the_broker_lock_to_expire(seed):
+    result = run("orderly_crash", seed)
+    sc, dead = result.scenario, victim(result)
+    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
+    assert lost
+    # Locks were last renewed at most lock_renew_interval_ms before the crash and expire broker_lock_expiry_ms
+    # after that renewal; then the next lock attempt (every <= 1 s while unbalanced) succeeds.
+    low = sc.broker_lock_expiry_ms - sc.lock_renew_interval_ms
+    high = sc.broker_lock_expiry_ms + sc.rebalance_min_interval_ms + 2 * sc.rpc_latency_ms
+    for queue in lost:
+        first_other = min(b.start_ms for b in result.consumption[queue]
+                          if b.consumer != dead.client_id and b.start_ms >= dead.leave_ms)
+        assert low <= first_other - dead.leave_ms <= high + sc.consume_time_ms * sc.pull_batch_size
+        locks = [i for i in result.lock_ownership[queue] if i.holder == dead.client_id]
+        assert locks and locks[-1].end_ms - dead.leave_ms <= sc.broker_lock_expiry_ms
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_consumers_than_queues_leaves_the_extra_consumers_idle(seed):
+    result = run("more_consumers_than_queues", seed)
+    queues = len(result.queues)
+    assert len(result.idle_consumers()) == len(result.scenario.consumers) - queues
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pop_mode_has_no_idle_consumers_even_with_more_consumers_than_queues(seed):
+    result = run("pop_mode", seed)
+    assert len(result.scenario.consumers) > len(result.queues)
+    assert result.idle_consumers() == []
+
+
+def test_pop_mode_never_calls_the_client_side_strategy():
+    class Exploding(type(scenarios.pop_mode().strategy)):
+        def allocate(self, *args):
+            raise AssertionError("client-side allocation in Pop mode")
+
+    result = simulate(scenarios.pop_mode(strategy=Exploding(), duration_ms=20_000, drain_ms=60_000), seed=1)
+    assert result.lost == [] and result.produced > 0
+
+
+def test_many_topics_pile_remainders_on_the_first_consumer():
+    result = run("many_topics", 1)
+    loads = [result.consumed_by()[s.client_id] for s in result.scenario.consumers]
+    assert loads[0] == 2 * loads[1] == 2 * loads[2]
+
+
+def test_scale_out_moves_queues_to_newcomers_with_short_pauses():
+    result = run("scale_out", 1)
+    newcomers = [s.client_id for s in result.scenario.consumers if s.join_ms > 0]
+    assert all(result.consumed_by()[cid] > 0 for cid in newcomers)
+    assert result.longest_pause_ms() <= result.scenario.rebalance_min_interval_ms
