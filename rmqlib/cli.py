@@ -1,4 +1,4 @@
-"""Command line: ``rmqlib allocate`` (like ``mqadmin allocateMQ``, for every strategy) and friends.
+"""Command line: ``rmqlib allocate`` (like ``mqadmin allocateMQ``, for every strategy), ``rmqlib simulate``.
 
 Bad arguments print one line on stderr and exit with code 2, never a traceback.
 """
@@ -6,6 +6,7 @@ Bad arguments print one line on stderr and exit with code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -81,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     commands.add_parser("strategies", help="list the allocation strategies")
+
+    sim = commands.add_parser("simulate", help="run a ready-made scenario in simulated time and summarise it")
+    sim.add_argument("scenario", help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, "
+                     "more_consumers_than_queues, many_topics, orderly_crash or pop_mode")
+    sim.add_argument("--seed", type=_non_negative, default=1, help="random seed (default 1)")
+    sim.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", dest="overrides",
+                     help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 (repeatable)")
+    sim.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
 
@@ -146,6 +155,44 @@ def _allocate(args) -> str:
     return "\n".join(lines)
 
 
+def _parse_override(item: str) -> tuple[str, object]:
+    field, sep, text = item.partition("=")
+    if not sep or not field:
+        raise UsageError(f"rmqlib simulate: --set: expected FIELD=VALUE, got {item!r}")
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return field, lowered == "true"
+    for kind in (int, float):
+        try:
+            return field, kind(text)
+        except ValueError:
+            pass
+    return field, text
+
+
+def _simulate(args) -> str:
+    from rmqlib.sim import Scenario, scenarios, simulate
+
+    make = scenarios.ALL.get(args.scenario)
+    if make is None:
+        raise UsageError(f"rmqlib simulate: unknown scenario {args.scenario!r}; known: {', '.join(scenarios.ALL)}")
+    overrides = dict(_parse_override(item) for item in args.overrides)
+    known = {f.name for f in dataclasses.fields(Scenario)}
+    for field in overrides:
+        if field not in known:
+            raise UsageError(f"rmqlib simulate: --set: unknown Scenario field {field!r}")
+    try:
+        scenario = make(**overrides)
+    except ValueError as error:
+        raise UsageError(f"rmqlib simulate: --set: {error}") from None
+    summary = simulate(scenario, seed=args.seed).summary()
+    if args.json:
+        return json.dumps(summary, indent=2)
+    width = max(len(key) for key in summary)
+    return "\n".join(f"{key:<{width}}  {value:.1f}" if isinstance(value, float) else f"{key:<{width}}  {value}"
+                     for key, value in summary.items())
+
+
 def _strategies() -> str:
     return "\n".join(f"{name:<20} {STRATEGY_HELP[name]}" for name in STRATEGIES)
 
@@ -157,10 +204,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(_allocate(args))
         elif args.command == "strategies":
             print(_strategies())
+        elif args.command == "simulate":
+            print(_simulate(args))
         return 0
     except UsageError as error:
         print(str(error), file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. piped into head
+        sys.stderr.close()
+        return 0
     except (ValueError, TypeError) as error:
         print(f"rmqlib: {error}", file=sys.stderr)
         return 2

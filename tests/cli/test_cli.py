@@ -71,3 +71,23 @@ def test_module_entry_point_runs_without_traceback():
     done = subprocess.run([sys.executable, "-m", "rmqlib", "allocate", "--strategy", "NOPE"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_simulate_prints_the_summary_of_a_ready_made_scenario(capsys):
+    from rmqlib.sim import scenarios, simulate
+
+    code, out, err = run(capsys, "simulate", "crash", "--seed", "3", "--set", "duration_ms=70000", "--json")
+    expected = simulate(scenarios.crash(duration_ms=70_000), seed=3).summary()
+    assert code == 0 and err == ""
+    assert json.loads(out) == json.loads(json.dumps(expected))
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["simulate", "nope"], "nope"),
+    (["simulate", "crash", "--set", "rebalance_every=1"], "rebalance_every"),
+    (["simulate", "crash", "--set", "rebalance_interval_ms=0"], "rebalance_interval_ms"),
+    (["simulate", "crash", "--set", "novalue"], "FIELD=VALUE"),
+])
+def test_simulate_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and names in err
