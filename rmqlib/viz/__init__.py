@@ -22,3 +22,19 @@ __all__ = [
     "queues_per_consumer_figure", "random_assignment_imbalance", "random_cids", "ring_figure", "ring_view", "spread_queues",
     "Panel", "allocation_panel", "machine_room_panel", "ring_panel", "update_in_place",
 ]
+
+# Simulation timelines and sweeps (chapters 06-11), and the ProcessQueue step-through.
+from rmqlib.viz.timeline import (  # noqa: E402
+    TIMELINE_EVENTS, handovers, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure,
+    run_variants, short_queue, sweep_figure, sweep_stats, sweep_values,
+)
+from rmqlib.viz.process_queue import (  # noqa: E402
+    Step, ack_order, process_queue_panel, process_queue_steps, process_queue_view,
+)
+
+__all__ += [
+    "TIMELINE_EVENTS", "handovers", "latency_figure", "load_figure", "lock_timeline_figure",
+    "ownership_timeline_figure", "run_variants", "short_queue", "sweep_figure", "sweep_stats", "sweep_values",
+    "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
+]
+

@@ -1,0 +1,358 @@
+"""Figures of simulated runs: who owned which queue when, locks, load, latency, and sweeps over seeds.
+
+Every builder takes what :mod:`rmqlib.sim` returns (a ``SimResult`` or the
+rows of ``sweep``) and returns a ``plotly.graph_objects.Figure``; nothing here
+runs a simulation except :func:`run_variants`, a small helper that runs named
+scenarios over seeds. As in :mod:`rmqlib.viz.figures`, each figure carries the
+numbers it plots in ``layout.meta`` so tests can compare it with the run.
+
+Time is shown in seconds of simulated time. Consumers keep their colour from
+:mod:`rmqlib.viz.colors`, in the order the scenario lists them (start order).
+Sweep figures always show every seed (a box with all points, or mean with a
+min..max bar), never a single run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+
+#: Event kinds drawn as markers on the ownership timeline, with their marker symbol.
+TIMELINE_EVENTS: dict[str, str] = {
+    "join": "triangle-up", "leave": "x", "notify": "diamond", "rebalance": "circle",
+    "channel closed": "square", "channel expired": "square-x",
+}
+
+PAUSE_COLOR = "rgba(251,13,13,0.18)"
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _s(ms: float) -> float:
+    return ms / 1000.0
+
+
+def short_queue(queue: str) -> str:
+    """``MessageQueue [topic=T, brokerName=broker-a, queueId=3]`` -> ``broker-a:3`` (topic kept if not the only one)."""
+    if not queue.startswith("MessageQueue ["):
+        return queue
+    fields = dict(part.split("=", 1) for part in queue[len("MessageQueue ["):-1].split(", "))
+    return f"{fields.get('topic', '?')}/{fields.get('brokerName', '?')}:{fields.get('queueId', '?')}"
+
+
+def _queue_labels(queues: Sequence[str]) -> dict[str, str]:
+    labels = {q: short_queue(q) for q in queues}
+    topics = {label.split("/", 1)[0] for label in labels.values() if "/" in label}
+    if len(topics) <= 1:
+        labels = {q: label.split("/", 1)[-1] for q, label in labels.items()}
+    return labels
+
+
+def _consumer_order(result) -> list[str]:
+    return [spec.client_id for spec in result.scenario.consumers]
+
+
+def _interval_traces(intervals_by_queue: Mapping[str, Sequence], labels: Mapping[str, str],
+                     colors: Mapping[str, str], order: Sequence[str], opacity: float = 0.9,
+                     legendgroup_prefix: str = "") -> list[go.Bar]:
+    """One horizontal Bar trace per holder: a bar per interval, at its queue's row."""
+    by_holder: dict[str, list] = {}
+    for queue, intervals in intervals_by_queue.items():
+        for iv in intervals:
+            by_holder.setdefault(iv.holder, []).append(iv)
+    traces = []
+    for holder in [h for h in order if h in by_holder] + sorted(h for h in by_holder if h not in order):
+        ivs = sorted(by_holder[holder], key=lambda i: (labels.get(i.queue, i.queue), i.start_ms))
+        traces.append(go.Bar(
+            orientation="h", name=holder, legendgroup=legendgroup_prefix + holder,
+            y=[labels.get(i.queue, i.queue) for i in ivs], base=[_s(i.start_ms) for i in ivs],
+            x=[_s(i.end_ms - i.start_ms) for i in ivs],
+            marker=dict(color=colors.get(holder, UNASSIGNED_COLOR), line=dict(width=0)), opacity=opacity,
+            customdata=[[i.queue, i.start_ms, i.end_ms] for i in ivs],
+            hovertemplate=f"{holder}<br>%{{customdata[0]}}<br>%{{customdata[1]}} .. %{{customdata[2]}} ms<extra></extra>"))
+    return traces
+
+
+def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
+    traces = []
+    for kind in kinds:
+        events = result.events_of(kind)
+        if not events:
+            continue
+        traces.append(go.Scatter(
+            x=[_s(e.time_ms) for e in events], y=[row] * len(events), mode="markers", name=kind,
+            legendgroup="events", legendgrouptitle_text="events",
+            marker=dict(symbol=TIMELINE_EVENTS.get(kind, "circle"), size=9, color="#444",
+                        line=dict(width=1, color="#fff")),
+            customdata=[[e.time_ms, e.who, e.detail] for e in events],
+            hovertemplate=f"{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>"))
+    return traces
+
+
+def _intervals_meta(intervals_by_queue) -> dict:
+    return {q: [[i.holder, i.start_ms, i.end_ms] for i in sorted(ivs, key=lambda i: (i.start_ms, i.holder))]
+            for q, ivs in intervals_by_queue.items()}
+
+
+# --------------------------------------------------------------------------- ownership
+
+def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", "notify", "rebalance",
+                                                               "channel closed", "channel expired"),
+                              min_pause_ms: int = 0, title: str | None = None) -> go.Figure:
+    """Queues on the y axis, time on x: a bar per ownership interval, coloured by consumer.
+
+    Red bands mark pauses (stretches where no live consumer believed it owned the
+    queue, :meth:`SimResult.pauses`); markers on the top row are the run's events
+    of the given ``kinds`` (join, leave, notify, rebalance, ...).
+    """
+    order = _consumer_order(result)
+    colors = consumer_colors(order)
+    labels = _queue_labels(result.queues)
+    pauses = result.pauses(min_pause_ms)
+    fig = go.Figure()
+    pause_spans = [(q, a, b) for q in result.queues for a, b in pauses.get(q, ())]
+    if pause_spans:
+        fig.add_trace(go.Bar(orientation="h", name="no owner (pause)", y=[labels[q] for q, _, _ in pause_spans],
+                             base=[_s(a) for _, a, _ in pause_spans], x=[_s(b - a) for _, a, b in pause_spans],
+                             marker=dict(color=PAUSE_COLOR, line=dict(color="#FB0D0D", width=1)),
+                             customdata=[[q, a, b] for q, a, b in pause_spans],
+                             hovertemplate="no owner<br>%{customdata[0]}<br>%{customdata[1]} .. %{customdata[2]} ms"
+                                           "<extra></extra>"))
+    for trace in _interval_traces({q: result.ownership.get(q, []) for q in result.queues}, labels, colors, order):
+        fig.add_trace(trace)
+    row = "events"
+    for trace in _event_traces(result, events, row):
+        fig.add_trace(trace)
+    rows = [row] + [labels[q] for q in result.queues]
+    overlaps = result.overlaps()
+    if title is None:
+        title = (f"{result.scenario.name} (seed {result.seed}): who owned which queue; "
+                 f"total pause {result.total_pause_ms(min_pause_ms) / 1000:.1f} s, longest "
+                 f"{result.longest_pause_ms() / 1000:.1f} s, {sum(map(len, overlaps.values()))} overlap(s)")
+    fig.update_layout(
+        barmode="overlay", title=dict(text=title, font=dict(size=14)), template="plotly_white",
+        height=max(320, 90 + 26 * len(rows)),
+        xaxis=dict(title="simulated time (s)", range=[0, _s(result.scenario.end_ms)]),
+        yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
+        legend=dict(title="consumer"),
+        meta={"view": "ownership_timeline", "scenario": result.scenario.name, "seed": result.seed,
+              "queues": list(result.queues), "intervals": _intervals_meta(result.ownership),
+              "pauses": {q: [list(p) for p in pauses.get(q, ())] for q in result.queues},
+              "events": {k: len(result.events_of(k)) for k in events},
+              "overlaps": {q: [list(o) for o in v] for q, v in overlaps.items()}})
+    return fig
+
+
+# --------------------------------------------------------------------------- locks
+
+def lock_timeline_figure(result, show_consumption: bool = True, title: str | None = None) -> go.Figure:
+    """Orderly mode: wide pale bars are broker lock ownership (``lock_ownership``), narrow dots the
+    listener calls (``consumption``) at their start time, both coloured by consumer."""
+    order = _consumer_order(result)
+    colors = consumer_colors(order)
+    labels = _queue_labels(result.queues)
+    fig = go.Figure()
+    for trace in _interval_traces({q: result.lock_ownership.get(q, []) for q in result.queues}, labels, colors,
+                                  order, opacity=0.45, legendgroup_prefix="lock "):
+        trace.name = f"lock: {trace.name}"
+        fig.add_trace(trace)
+    batches_total = 0
+    if show_consumption:
+        by_consumer: dict[str, list] = {}
+        for q in result.queues:
+            for b in result.consumption.get(q, ()):
+                by_consumer.setdefault(b.consumer, []).append(b)
+        for cid in [c for c in order if c in by_consumer]:
+            batches = by_consumer[cid]
+            batches_total += len(batches)
+            fig.add_trace(go.Scatter(
+                x=[_s(b.start_ms) for b in batches], y=[labels[b.queue] for b in batches], mode="markers",
+                name=f"consumed: {cid}", legendgroup="consumed " + cid,
+                marker=dict(symbol="line-ns-open", size=10, color=colors[cid]),
+                customdata=[[b.start_ms, len(b.offsets)] for b in batches],
+                hovertemplate=f"{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>"))
+    for trace in _event_traces(result, ("leave",), "events"):
+        fig.add_trace(trace)
+    rows = ["events"] + [labels[q] for q in result.queues]
+    if title is None:
+        title = (f"{result.scenario.name} (seed {result.seed}): broker lock table (bars) and listener calls (ticks); "
+                 f"broker lock expiry {result.scenario.broker_lock_expiry_ms / 1000:.0f} s")
+    fig.update_layout(
+        barmode="overlay", title=dict(text=title, font=dict(size=14)), template="plotly_white",
+        height=max(320, 90 + 26 * len(rows)),
+        xaxis=dict(title="simulated time (s)", range=[0, _s(result.scenario.end_ms)]),
+        yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1]),
+        meta={"view": "lock_timeline", "locks": _intervals_meta(result.lock_ownership),
+              "consume_batches": batches_total})
+    return fig
+
+
+# --------------------------------------------------------------------------- load and latency
+
+def load_figure(result, title: str | None = None) -> go.Figure:
+    """Messages consumed per second by each consumer; dotted lines at joins and leaves."""
+    order = _consumer_order(result)
+    colors = consumer_colors(order)
+    bucket = result.load_bucket_ms
+    fig = go.Figure()
+    for cid in order:
+        series = result.load.get(cid, [])
+        fig.add_trace(go.Scatter(x=[_s(i * bucket) for i in range(len(series))], y=list(series), mode="lines",
+                                 name=cid, line=dict(color=colors[cid], width=1.5),
+                                 hovertemplate=f"{cid}<br>%{{x}} s: %{{y}} msgs<extra></extra>"))
+    for e in result.events_of("join", "leave"):
+        if e.time_ms > 0:
+            fig.add_vline(x=_s(e.time_ms), line_dash="dot", line_color="#888")
+    totals = result.consumed_by()
+    if title is None:
+        title = (f"{result.scenario.name} (seed {result.seed}): messages consumed per {bucket // 1000 or bucket} "
+                 f"{'s' if bucket >= 1000 else 'ms'} per consumer; idle: {len(result.idle_consumers())}")
+    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=380,
+                      xaxis=dict(title="simulated time (s)"), yaxis=dict(title="messages / s", rangemode="tozero"),
+                      legend=dict(title="consumer"),
+                      meta={"view": "load", "totals": totals, "bucket_ms": bucket,
+                            "idle": result.idle_consumers()})
+    return fig
+
+
+def latency_figure(results, max_points: int = 1500, title: str | None = None) -> go.Figure:
+    """Empirical CDF of end-to-end latency (store to consume), one line per run.
+
+    ``results`` is a SimResult or a mapping label -> SimResult. The x axis is
+    logarithmic: most messages take milliseconds, the ones caught in a pause
+    take seconds.
+    """
+    if not isinstance(results, Mapping):
+        results = {f"{results.scenario.name} (seed {results.seed})": results}
+    fig = go.Figure()
+    meta = {}
+    palette = consumer_colors([f"run{i}" for i in range(len(results))])
+    for (label, r), color in zip(results.items(), palette.values()):
+        lat = np.sort(np.asarray(r.latencies_ms, dtype=float))
+        if len(lat) == 0:
+            continue
+        idx = np.unique(np.linspace(0, len(lat) - 1, min(max_points, len(lat))).astype(int))
+        xs = np.maximum(lat[idx], 0.5)  # log axis: clamp 0 ms to 0.5 ms
+        fig.add_trace(go.Scatter(x=xs.tolist(), y=((idx + 1) / len(lat)).tolist(), mode="lines", name=label,
+                                 line=dict(color=color), hovertemplate="%{x} ms: %{y:.3f}<extra></extra>"))
+        meta[label] = {q: r.latency_percentile(q) for q in (50, 90, 99, 100)}
+    if title is None:
+        title = "Latency, store to consume: " + "; ".join(
+            f"{label} p50 {m[50]:.0f} ms, p99 {m[99]:.0f} ms" for label, m in meta.items())
+    fig.update_layout(title=dict(text=title, font=dict(size=13)), template="plotly_white", height=400,
+                      xaxis=dict(title="latency (ms, log)", type="log"),
+                      yaxis=dict(title="fraction of messages", range=[0, 1.02]),
+                      meta={"view": "latency", "percentiles": {k: {str(q): v for q, v in m.items()}
+                                                               for k, m in meta.items()}})
+    return fig
+
+
+# --------------------------------------------------------------------------- sweeps
+
+def sweep_values(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
+    """``{group: {x value: [y of every seed]}}`` in row order (group None -> key ``""``)."""
+    out: dict = {}
+    for row in rows:
+        g = "" if group is None else row[group]
+        out.setdefault(g, {}).setdefault(row[x], []).append(row[y])
+    return out
+
+
+def sweep_stats(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
+    """``{group: {x value: (min, mean, max)}}`` over seeds: what a sweep figure draws."""
+    return {g: {v: (min(ys), statistics.fmean(ys), max(ys)) for v, ys in by_x.items()}
+            for g, by_x in sweep_values(rows, x, y, group).items()}
+
+
+def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = None, kind: str = "box",
+                 y_title: str | None = None, x_title: str | None = None, log_y: bool = False,
+                 title: str | None = None) -> go.Figure:
+    """A metric ``y`` against the swept value ``x``, with its spread over seeds.
+
+    ``kind="box"``: a box per value with every seed as a point; ``kind="range"``:
+    the mean with a bar from min to max. ``group`` (e.g. ``"scenario"``) draws
+    one series per group.
+    """
+    if kind not in ("box", "range"):
+        raise ValueError(f"kind must be 'box' or 'range', got {kind!r}")
+    if not rows:
+        raise ValueError("rows is empty: run a sweep first")
+    for col in (x, y) + ((group,) if group else ()):
+        if col not in rows[0]:
+            raise ValueError(f"no column {col!r} in the rows (have {sorted(rows[0])})")
+    values = sweep_values(rows, x, y, group)
+    stats = sweep_stats(rows, x, y, group)
+    colors = consumer_colors([str(g) for g in values])
+    seeds = len({row.get("seed") for row in rows})
+    fig = go.Figure()
+    for g, by_x in values.items():
+        name = str(g) if group else y
+        if kind == "box":
+            xs = [str(v) for v, ys in by_x.items() for _ in ys]
+            fig.add_trace(go.Box(x=xs, y=[yy for ys in by_x.values() for yy in ys], name=name,
+                                 boxpoints="all", jitter=0.3, pointpos=0, marker_color=colors[str(g)],
+                                 line=dict(color=colors[str(g)])))
+        else:
+            st = stats[g]
+            xs = [str(v) for v in st]
+            means = [m for _, m, _ in st.values()]
+            fig.add_trace(go.Scatter(
+                x=xs, y=means, mode="lines+markers", name=name, line=dict(color=colors[str(g)]),
+                error_y=dict(type="data", symmetric=False, array=[hi - m for _, m, hi in st.values()],
+                             arrayminus=[m - lo for lo, m, _ in st.values()]),
+                hovertemplate="%{x}: mean %{y}<extra></extra>"))
+    if title is None:
+        title = f"{y_title or y} vs {x_title or x} ({seeds} seed{'s' if seeds != 1 else ''} per value" + \
+                (", box = spread over seeds)" if kind == "box" else ", bar = min..max over seeds)")
+    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=420,
+                      boxmode="group", xaxis=dict(title=x_title or x, type="category"),
+                      yaxis=dict(title=y_title or y, type="log" if log_y else "linear"),
+                      meta={"view": "sweep", "x": x, "y": y, "group": group, "seeds": seeds,
+                            "values": {str(g): {str(v): ys for v, ys in by_x.items()} for g, by_x in values.items()}})
+    return fig
+
+
+# --------------------------------------------------------------------------- running variants
+
+def handovers(result, after_ms: int = 0) -> int:
+    """How many times some queue passed from one consumer to another (ownership intervals in time order),
+    counting only hand-overs whose new owner took the queue at or after ``after_ms`` (to skip start-up)."""
+    count = 0
+    for intervals in result.ownership.values():
+        ivs = sorted(intervals, key=lambda i: (i.start_ms, i.end_ms))
+        count += sum(1 for a, b in zip(ivs, ivs[1:]) if a.holder != b.holder and b.start_ms >= after_ms)
+    return count
+
+
+def run_variants(variants: Mapping[str, object], seeds: Iterable[int] = (0, 1, 2), column: str = "variant",
+                 extra: Mapping[str, Callable] | None = None) -> list[dict]:
+    """Simulate every named scenario with every seed; one row per run: ``{column: name, **summary(), **extra}``.
+
+    ``extra`` maps a column name to a function of the SimResult (e.g.
+    ``{"handovers": handovers}``). Rows come in (variant, seed) order; runs are
+    deterministic, so the table is the same every time.
+    """
+    from rmqlib.sim import simulate  # sim is only needed here
+
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    rows = []
+    for name, scenario in variants.items():
+        for seed in seeds:
+            result = simulate(scenario, seed)
+            row = {column: name, **result.summary()}
+            for key, fn in (extra or {}).items():
+                row[key] = fn(result)
+            rows.append(row)
+    return rows
+
+
+__all__ = ["TIMELINE_EVENTS", "handovers", "latency_figure", "load_figure", "lock_timeline_figure",
+           "ownership_timeline_figure", "run_variants", "short_queue", "sweep_figure", "sweep_stats",
+           "sweep_values"]

@@ -1,0 +1,131 @@
+"""Timeline and sweep figures plot exactly what the SimResult (or the sweep rows) say."""
+
+import pytest
+
+from rmqlib.sim import scenarios, simulate, sweep
+from rmqlib.viz import (
+    PALETTE, handovers, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure,
+    run_variants, short_queue, sweep_figure, sweep_stats,
+)
+
+
+@pytest.fixture(scope="module")
+def crash():
+    return simulate(scenarios.crash(duration_ms=90_000, drain_ms=30_000), seed=3)
+
+
+@pytest.fixture(scope="module")
+def orderly():
+    return simulate(scenarios.orderly_crash(duration_ms=120_000, drain_ms=60_000, produce_rate_per_queue=5.0), seed=1)
+
+
+def _bars(fig):
+    """holder -> sorted (queue label, start s, end s) read back from the bar traces."""
+    out = {}
+    for t in fig.data:
+        if t.type == "bar" and t.name != "no owner (pause)":
+            out[t.name] = sorted((y, b, b + x) for y, b, x in zip(t.y, t.base, t.x))
+    return out
+
+
+def test_short_queue_label():
+    assert short_queue("MessageQueue [topic=T, brokerName=broker-a, queueId=3]") == "T/broker-a:3"
+    assert short_queue("whatever") == "whatever"
+
+
+def test_ownership_timeline_has_one_bar_per_interval_in_the_consumers_colour(crash):
+    fig = ownership_timeline_figure(crash)
+    bars = _bars(fig)
+    expected = {}
+    for queue in crash.queues:
+        for iv in crash.ownership.get(queue, []):
+            expected.setdefault(iv.holder, []).append(
+                (short_queue(queue).split("/", 1)[1], iv.start_ms / 1000, iv.end_ms / 1000))
+    assert bars == {h: sorted(v) for h, v in expected.items()}
+    cids = [s.client_id for s in crash.scenario.consumers]
+    for t in fig.data:
+        if t.type == "bar" and t.name in cids:
+            assert t.marker.color == PALETTE[cids.index(t.name)]
+    assert fig.layout.meta["intervals"] == {q: [[i.holder, i.start_ms, i.end_ms] for i in
+                                                sorted(ivs, key=lambda i: (i.start_ms, i.holder))]
+                                            for q, ivs in crash.ownership.items()}
+
+
+def test_ownership_timeline_marks_events_and_pauses(crash):
+    fig = ownership_timeline_figure(crash)
+    markers = {t.name: len(t.x) for t in fig.data if t.type == "scatter"}
+    for kind in ("join", "leave", "notify", "rebalance", "channel closed"):
+        assert markers.get(kind, 0) == len(crash.events_of(kind))
+    assert markers["leave"] == 1 and markers["notify"] > 0
+    pauses = crash.pauses()
+    assert fig.layout.meta["pauses"] == {q: [list(p) for p in pauses[q]] for q in crash.queues}
+    shaded = [t for t in fig.data if t.name == "no owner (pause)"]
+    n = sum(len(v) for v in pauses.values())
+    assert (len(shaded[0].x) if shaded else 0) == n
+
+
+def test_host_loss_pause_is_shaded_on_the_lost_consumers_queues():
+    r = simulate(scenarios.host_loss(duration_ms=200_000, drain_ms=20_000), seed=0)
+    fig = ownership_timeline_figure(r)
+    [shaded] = [t for t in fig.data if t.name == "no owner (pause)"]
+    longest = max(x for x in shaded.x)
+    assert longest * 1000 == pytest.approx(r.longest_pause_ms()) and longest > 60
+    assert "longest" in fig.layout.title.text
+
+
+def test_lock_timeline_plots_the_broker_lock_table_and_every_listener_call(orderly):
+    fig = lock_timeline_figure(orderly)
+    queues = set(orderly.queues)
+    assert fig.layout.meta["locks"] == {q: [[i.holder, i.start_ms, i.end_ms] for i in
+                                            sorted(v, key=lambda i: (i.start_ms, i.holder))]
+                                        for q, v in orderly.lock_ownership.items()}
+    lock_bars = sum(len(t.x) for t in fig.data if t.type == "bar")
+    assert lock_bars == sum(len(orderly.lock_ownership.get(q, [])) for q in queues)
+    ticks = sum(len(t.x) for t in fig.data if t.type == "scatter" and t.name.startswith("consumed"))
+    assert ticks == sum(len(orderly.consumption.get(q, [])) for q in queues) == fig.layout.meta["consume_batches"]
+
+
+def test_load_figure_series_are_the_per_second_counts(crash):
+    fig = load_figure(crash)
+    lines = {t.name: list(t.y) for t in fig.data}
+    assert lines == {cid: list(series) for cid, series in crash.load.items()}
+    assert fig.layout.meta["totals"] == crash.consumed_by()
+
+
+def test_latency_figure_reports_the_runs_percentiles(crash, orderly):
+    fig = latency_figure({"crash": crash, "orderly": orderly})
+    meta = fig.layout.meta["percentiles"]
+    assert meta["crash"]["99"] == crash.latency_percentile(99)
+    assert meta["orderly"]["50"] == orderly.latency_percentile(50)
+    for t in fig.data:
+        assert list(t.y) == sorted(t.y) and t.y[-1] == 1.0  # an ECDF ends at 1
+
+
+def test_sweep_figure_shows_every_seed_not_a_single_run():
+    rows = sweep(scenarios.steady_state(duration_ms=30_000, drain_ms=10_000), "rebalance_interval_ms",
+                 [5_000, 20_000], seeds=[0, 1, 2], progress=False)
+    fig = sweep_figure(rows, "rebalance_interval_ms", "rebalances")
+    [box] = fig.data
+    assert box.type == "box" and box.boxpoints == "all" and len(box.y) == 6
+    assert fig.layout.meta["values"][""] == {str(v): [r["rebalances"] for r in rows if r["rebalance_interval_ms"] == v]
+                                             for v in (5_000, 20_000)}
+    stats = sweep_stats(rows, "rebalance_interval_ms", "rebalances")[""]
+    assert stats[5_000][1] > stats[20_000][1]  # rebalancing more often runs more rounds
+    rng = sweep_figure(rows, "rebalance_interval_ms", "rebalances", kind="range")
+    [line] = rng.data
+    assert list(line.y) == [stats[5_000][1], stats[20_000][1]]
+    assert list(line.error_y.array) == [stats[v][2] - stats[v][1] for v in (5_000, 20_000)]
+    with pytest.raises(ValueError, match="no column"):
+        sweep_figure(rows, "nope", "rebalances")
+    with pytest.raises(ValueError, match="kind"):
+        sweep_figure(rows, "rebalance_interval_ms", "rebalances", kind="line")
+
+
+def test_run_variants_groups_rows_and_adds_extra_columns():
+    rows = run_variants({"steady": scenarios.steady_state(duration_ms=20_000, drain_ms=5_000),
+                         "out": scenarios.scale_out(duration_ms=80_000, drain_ms=5_000)},
+                        seeds=[0, 1], extra={"handovers": lambda r: handovers(r, after_ms=30_000)})
+    assert [(r["variant"], r["seed"]) for r in rows] == [("steady", 0), ("steady", 1), ("out", 0), ("out", 1)]
+    assert all(r["handovers"] == 0 for r in rows[:2]) and all(r["handovers"] > 0 for r in rows[2:])
+    fig = sweep_figure(rows, "variant", "handovers")
+    assert len(fig.data[0].y) == 4
