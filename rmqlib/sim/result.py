@@ -162,5 +162,6 @@ class SimResult:
             "pause_ms": self.total_pause_ms(), "longest_pause_ms": self.longest_pause_ms(),
             "latency_p50_ms": self.latency_percentile(50), "latency_p99_ms": self.latency_percentile(99),
             "load_imbalance": self.load_imbalance(), "idle_consumers": len(self.idle_consumers()),
-            "rebalances": self.counters.get("rebalances", 0), "pulls": self.counters.get("pulls", 0),
+            "rebalances": self.counters.get("rebalances", 0), "notifications": self.counters.get("notifications", 0),
+            "pulls": self.counters.get("pulls", 0),
         }
