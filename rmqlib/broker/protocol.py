@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-SUB_ALL = "*"  # SubscriptionData.SUB_ALL
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"  # MixAll.RETRY_GROUP_TOPIC_PREFIX
+from rmqlib.protocol import (RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, ConsumeFromWhere, ConsumeType,  # noqa: F401
+                             MessageModel, retry_topic)
+
 POP_RETRY_SEPARATOR_V1 = "_"  # KeyBuilder.POP_RETRY_SEPARATOR_V1
 POP_RETRY_SEPARATOR_V2 = "+"  # KeyBuilder.POP_RETRY_SEPARATOR_V2
 
@@ -39,29 +40,6 @@ class ResponseCode(enum.IntEnum):
     NO_MESSAGE = 208
     POLLING_FULL = 209
     POLLING_TIMEOUT = 210
-
-
-class ConsumeType(str, enum.Enum):
-    """Mirrors: remoting/.../protocol/heartbeat/ConsumeType.java"""
-
-    CONSUME_ACTIVELY = "CONSUME_ACTIVELY"
-    CONSUME_PASSIVELY = "CONSUME_PASSIVELY"
-    CONSUME_POP = "CONSUME_POP"
-
-
-class MessageModel(str, enum.Enum):
-    """Mirrors: remoting/.../protocol/heartbeat/MessageModel.java"""
-
-    BROADCASTING = "BROADCASTING"
-    CLUSTERING = "CLUSTERING"
-
-
-class ConsumeFromWhere(str, enum.Enum):
-    """Mirrors: common/.../consumer/ConsumeFromWhere.java (non-deprecated values)"""
-
-    CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
-    CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
-    CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
 
 
 class MessageRequestMode(str, enum.Enum):
@@ -155,12 +133,7 @@ def build_pop_retry_topic(topic: str, group: str, enable_retry_v2: bool = False)
     return RETRY_GROUP_TOPIC_PREFIX + group + sep + topic
 
 
-def build_retry_topic(group: str) -> str:
-    """``%RETRY%<group>``, the push consumer's retry topic.
-
-    Mirrors: common/.../MixAll.java#getRetryTopic
-    """
-    return RETRY_GROUP_TOPIC_PREFIX + group
+build_retry_topic = retry_topic  # MixAll.java#getRetryTopic
 
 
 def coerce_enum(enum_cls, value, argname: str):

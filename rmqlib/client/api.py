@@ -19,20 +19,12 @@ from typing import Protocol, runtime_checkable
 
 from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel
 from rmqlib.model import MessageQueue
+from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, retry_topic  # noqa: F401 (re-exported)
 
-#: Prefix of a consumer group's retry topic (common/.../MixAll.java#RETRY_GROUP_TOPIC_PREFIX).
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
-#: Subscription expression meaning "all tags" (SubscriptionData.java#SUB_ALL).
-SUB_ALL = "*"
 
 # Response codes the pull path reacts to (remoting/.../protocol/ResponseCode.java).
 FLOW_CONTROL = 207  # ResponseCode.FLOW_CONTROL (RemotingSysResponseCode)
 SUBSCRIPTION_NOT_LATEST = 25  # ResponseCode.SUBSCRIPTION_NOT_LATEST
-
-
-def retry_topic(consumer_group: str) -> str:
-    """``%RETRY%<group>`` (MixAll.java#getRetryTopic)."""
-    return RETRY_GROUP_TOPIC_PREFIX + consumer_group
 
 
 class BrokerError(Exception):

@@ -1,4 +1,4 @@
-"""Push-consumer settings and the small enums the client models share.
+"""Push-consumer settings (DefaultMQPushConsumer defaults and checkConfig ranges).
 
 Defaults are those of ``DefaultMQPushConsumer`` (and ``ClientConfig`` where the
 push consumer copies a value from it); ranges are those its ``checkConfig``
@@ -10,33 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from enum import Enum
 
+from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
+
 MIN_POP_INVISIBLE_TIME = 5000  # DefaultMQPushConsumerImpl.java
 MAX_POP_INVISIBLE_TIME = 300000  # DefaultMQPushConsumerImpl.java
-
-
-class MessageModel(str, Enum):
-    """Mirrors: remoting/.../protocol/heartbeat/MessageModel.java"""
-
-    BROADCASTING = "BROADCASTING"
-    CLUSTERING = "CLUSTERING"
-
-
-class ConsumeFromWhere(str, Enum):
-    """Where a queue without a stored offset starts. Mirrors: common/.../consumer/ConsumeFromWhere.java"""
-
-    CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
-    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"  # deprecated
-    CONSUME_FROM_MIN_OFFSET = "CONSUME_FROM_MIN_OFFSET"  # deprecated
-    CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"  # deprecated
-    CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
-    CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
-
-
-class ConsumeType(str, Enum):
-    """Mirrors: remoting/.../protocol/heartbeat/ConsumeType.java"""
-
-    CONSUME_ACTIVELY = "CONSUME_ACTIVELY"  # pull / lite-pull consumers
-    CONSUME_PASSIVELY = "CONSUME_PASSIVELY"  # push consumers
 
 
 def _coerce_enum(name: str, enum_cls, value):
