@@ -272,6 +272,8 @@ class SimConsumer:
         env = sim.env
         env.process(self.rebalance_loop())
         env.process(self.heartbeat_loop())
+        if self.spec.leave_ms is not None:
+            env.process(self.leave())
         if sc.consume_mode == POP:
             return
         self.kick_pull()
@@ -279,8 +281,6 @@ class SimConsumer:
             env.process(self.persist_loop())
         if sc.consume_mode == ORDERLY and sc.message_model != BROADCASTING:
             env.process(self.lock_loop())
-        if self.spec.leave_ms is not None:
-            env.process(self.leave())
 
     def leave(self):
         sim = self.sim
@@ -722,6 +722,8 @@ class Simulation:
         step = (self.env.now - start_ms) / len(popped)
         for k, item in enumerate(popped):
             t = start_ms + (k + 1) * step
+            if consumer.died_at is not None and t > consumer.died_at:
+                break
             m = item.message
             self.delivered[int(m.uniq_key)] += 1
             self.latencies.append(t - m.born_timestamp)

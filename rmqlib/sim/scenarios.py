@@ -88,5 +88,13 @@ def pop_mode(**overrides) -> Scenario:
                                    consume_mode=POP), overrides)
 
 
+def pop_crash(**overrides) -> Scenario:
+    """Pop consumers; one crashes at 60.03 s in the middle of a popped batch: the broker revives what it
+    never acked into the retry topic once the invisible time (60 s) is over, and another consumer gets it."""
+    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_030, leave=CRASH),)
+    return _build("pop_crash", dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=consumers,
+                                    consume_mode=POP, consume_time_ms=50.0), overrides)
+
+
 ALL = {f.__name__: f for f in (steady_state, scale_out, scale_in, crash, host_loss, rolling_restart,
-                               more_consumers_than_queues, many_topics, orderly_crash, pop_mode)}
+                               more_consumers_than_queues, many_topics, orderly_crash, pop_mode, pop_crash)}

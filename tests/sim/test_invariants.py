@@ -171,3 +171,14 @@ def test_scale_out_moves_queues_to_newcomers_with_short_pauses():
     newcomers = [s.client_id for s in result.scenario.consumers if s.join_ms > 0]
     assert all(result.consumed_by()[cid] > 0 for cid in newcomers)
     assert result.longest_pause_ms() <= result.scenario.rebalance_min_interval_ms
+
+
+def test_pop_crash_revives_unacked_messages_after_the_invisible_time():
+    result = run("pop_crash", 1)
+    sc, dead = result.scenario, victim(result)
+    revives = result.events_of("revive")
+    assert revives, "the crashed consumer held unacked messages"
+    assert all(e.time_ms >= dead.leave_ms + sc.pop_invisible_time_ms for e in revives)
+    # Revived messages reach another consumer: their latency covers the whole invisible time.
+    assert result.latencies_ms.max() >= sc.pop_invisible_time_ms
+    assert result.lost == []
