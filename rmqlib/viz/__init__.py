@@ -38,3 +38,15 @@ __all__ += [
     "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
 ]
 
+# Kernel-free slider figures for the static site (python -m rmqlib.site build sets RMQLIB_STATIC=1).
+from rmqlib.viz.static import (  # noqa: E402
+    allocation_frames_figure, frames_figure, is_static, ring_frames_figure, show_panel, use_static_renderer,
+)
+
+if is_static():
+    use_static_renderer()
+
+__all__ += [
+    "allocation_frames_figure", "frames_figure", "is_static", "ring_frames_figure", "show_panel",
+    "use_static_renderer",
+]

@@ -1,0 +1,217 @@
+"""Kernel-free versions of the slider panels, for the static site.
+
+An ipywidgets panel needs a running kernel: every slider move calls Python.
+A published HTML page has no kernel, so for the key panels this module builds
+the same pictures ahead of time and puts them in ONE plotly figure with a
+plotly-native slider (``layout.sliders``): one step per slider value, each step
+carrying that value's traces, title and ``layout.meta`` (the same meta the
+panel's figure carries, so a browser test can read
+``gd.layout.meta.allocation`` on either).
+
+* :func:`frames_figure` -- the generic builder: a list of ``(value, figure)`` in, one figure out.
+  Every step is also stored as a named ``go.Frame`` (``fig.frames``); the slider
+  steps use ``method="update"`` (restyle + relayout), not ``"animate"``, because
+  ``Plotly.animate`` merges a frame's layout into the old one (a consumer that
+  left would stay in ``meta.allocation``) and cannot hide traces a frame lacks.
+* :func:`allocation_frames_figure` -- the allocation panel with a "consumers" slider.
+* :func:`ring_frames_figure` -- the ring panel with a "virtual nodes" slider.
+* :func:`show_panel` -- what a notebook cell returns: the live panel in Jupyter,
+  the frames figure when ``RMQLIB_STATIC=1`` (set by ``python -m rmqlib.site build``).
+* :func:`use_static_renderer` -- plotly figures render as HTML that does NOT
+  contain plotly.js (the site loads ``_static/plotly.min.js`` once) and needs no
+  require.js, no CDN and no MathJax.
+
+All builders are pure: inputs in, ``plotly.graph_objects.Figure`` out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+
+from rmqlib.viz.figures import allocation_view, ring_view
+
+STATIC_ENV = "RMQLIB_STATIC"
+STATIC_RENDERER = "rmqlib_static"
+
+# layout keys that belong to the whole figure, not to one step
+_FIGURE_LAYOUT_KEYS = ("template", "sliders", "updatemenus", "height", "width", "margin")
+
+
+def is_static() -> bool:
+    """True when ``RMQLIB_STATIC`` is set to something other than ``""``, ``0``, ``false`` or ``no``."""
+    return os.environ.get(STATIC_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+# --------------------------------------------------------------------------- generic builder
+
+def _blank_trace(like: dict) -> dict:
+    """An invisible placeholder of the same trace type, so every step has the same number of traces."""
+    blank: dict[str, Any] = {"type": like.get("type", "scatter"), "name": "", "visible": False, "showlegend": False}
+    if blank["type"] == "scatterpolar":
+        blank.update(r=[], theta=[])
+    else:
+        blank.update(x=[], y=[])
+    return blank
+
+
+def _padded_traces(figures: Sequence[go.Figure]) -> list[list[dict]]:
+    """Each figure's traces as plotly JSON, padded with blank traces to the longest figure's length.
+
+    Trace ``i`` must keep its type across steps (restyle cannot change a trace's type).
+    """
+    per_step = [[t.to_plotly_json() for t in fig.data] for fig in figures]
+    width = max((len(traces) for traces in per_step), default=0)
+    types: list[str | None] = [None] * width
+    for traces in per_step:
+        for i, t in enumerate(traces):
+            t.pop("uid", None)
+            kind = t.get("type", "scatter")
+            if types[i] is None:
+                types[i] = kind
+            elif types[i] != kind:
+                raise ValueError(f"trace {i} is a {types[i]} in one step and a {kind} in another: "
+                                 "steps must keep trace types in the same order")
+    for traces in per_step:
+        traces.extend(_blank_trace({"type": types[i]}) for i in range(len(traces), width))
+    return per_step
+
+
+def _restyle_args(traces: list[dict], keys: Sequence[str]) -> dict:
+    """``Plotly.restyle`` arguments that set every key on every trace (``None`` unsets a key a trace lacks)."""
+    return {key: [t.get(key) for t in traces] for key in keys}
+
+
+def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, active: Any = None,
+                  height: int | None = None) -> go.Figure:
+    """One figure with a plotly slider over ``steps``: ``[(value, figure), ...]`` in slider order.
+
+    The figure starts at step ``active`` (a value; default: the first). Each
+    slider step applies its figure's traces (padded to a common count) and its
+    layout (title, axes, meta, ...; template and size stay those of the first
+    step). ``fig.frames`` holds the same steps as named frames (name = ``str(value)``).
+    """
+    steps = list(steps)
+    if not steps:
+        raise ValueError("steps must hold at least one (value, figure) pair")
+    values = [value for value, _ in steps]
+    if len(set(map(str, values))) != len(values):
+        raise ValueError(f"slider values must be distinct, got {values}")
+    if active is None:
+        active = values[0]
+    if active not in values:
+        raise ValueError(f"active must be one of the slider values {values}, got {active!r}")
+    index = values.index(active)
+    figures = [fig for _, fig in steps]
+    traces = _padded_traces(figures)
+    layouts = []
+    for fig in figures:
+        lay = fig.layout.to_plotly_json()
+        layouts.append({k: v for k, v in lay.items() if k not in _FIGURE_LAYOUT_KEYS})
+    trace_keys = sorted({k for step in traces for t in step for k in t if k != "type"})
+    layout_keys = sorted({k for lay in layouts for k in lay})
+
+    slider_steps = []
+    for value, step_traces, lay in zip(values, traces, layouts):
+        relayout = {k: lay.get(k) for k in layout_keys}
+        slider_steps.append(dict(label=str(value), value=str(value), method="update",
+                                 args=[_restyle_args(step_traces, trace_keys), relayout]))
+    heights = [fig.layout.height for fig in figures if fig.layout.height is not None]
+    first = figures[0].layout.to_plotly_json()
+    fig = go.Figure(data=traces[index], frames=[go.Frame(name=str(v), data=t, layout=lay)
+                                                for v, t, lay in zip(values, traces, layouts)])
+    fig.update_layout({k: v for k, v in first.items() if k in ("template", "margin")})
+    fig.update_layout(layouts[index])
+    fig.update_layout(
+        height=(height or max(heights, default=450)) + 90,
+        margin=dict(b=130),
+        sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top", pad=dict(t=70),
+                      currentvalue=dict(prefix=f"{slider_label}: ", visible=True, xanchor="left"))],
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------- the two key panels
+
+def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_counts: Iterable[int] = range(1, 17),
+                             initial: int | None = None, virtual_nodes: int = 10,
+                             brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> go.Figure:
+    """The allocation panel (:func:`rmqlib.viz.allocation_view`) with a plotly "consumers" slider.
+
+    One step per entry of ``consumer_counts``; step ``c`` shows ``allocation_view(strategy, queues, c)``
+    and carries its ``layout.meta`` (``meta.allocation`` = ``{cid: [str(mq), ...]}``).
+    """
+    counts = list(consumer_counts)
+    if not counts:
+        raise ValueError("consumer_counts must hold at least one count")
+    for c in counts:
+        if c < 1:
+            raise ValueError(f"consumer_counts must be >= 1, got {c}")
+    steps = [(c, allocation_view(strategy, queues, c, virtual_nodes, brokers, topic)) for c in counts]
+    return frames_figure(steps, "consumers", initial)
+
+
+def ring_frames_figure(consumers: int = 4, queues: int = 16,
+                       vnode_counts: Iterable[int] = (0, 1, 2, 3, 5, 10, 20, 50), initial: int | None = None,
+                       brokers: Sequence[str] = ("broker-a", "broker-b"), topic: str = "TopicTest") -> go.Figure:
+    """The ring panel (:func:`rmqlib.viz.ring_view`) with a plotly "virtual nodes" slider.
+
+    One step per entry of ``vnode_counts`` (0 allowed: the empty ring); step ``v`` shows
+    ``ring_view(consumers, queues, v)`` and carries its ``layout.meta``.
+    """
+    counts = list(vnode_counts)
+    if not counts:
+        raise ValueError("vnode_counts must hold at least one count")
+    for v in counts:
+        if v < 0:
+            raise ValueError(f"vnode_counts must be >= 0, got {v}")
+    steps = [(v, ring_view(consumers, queues, v, brokers, topic)) for v in counts]
+    return frames_figure(steps, "virtual nodes", initial)
+
+
+# --------------------------------------------------------------------------- notebook helper
+
+def show_panel(panel, static_figure: go.Figure | Callable[[], go.Figure]):
+    """Return what a notebook cell should display: ``panel`` live, or ``static_figure`` in a static build.
+
+    ``static_figure`` may be a figure or a zero-argument function returning one
+    (then nothing is computed in an interactive session).
+    """
+    if not is_static():
+        return panel
+    return static_figure() if callable(static_figure) else static_figure
+
+
+# --------------------------------------------------------------------------- renderer
+
+class StaticHtmlRenderer(MimetypeRenderer):
+    """``text/html`` only: a div plus ``Plotly.newPlot``; plotly.js, require.js and MathJax are NOT included.
+
+    The page must load plotly.js itself (the site adds ``_static/plotly.min.js`` to every page's head).
+    """
+
+    def __init__(self, config: dict | None = None):
+        self.config = dict(config or {"responsive": True, "displaylogo": False})
+
+    def to_mimebundle(self, fig_dict):
+        html = pio.to_html(fig_dict, config=self.config, auto_play=False, include_plotlyjs=False,
+                           include_mathjax=False, full_html=False, default_width="100%", default_height=525,
+                           validate=False)
+        return {"text/html": html}
+
+
+def use_static_renderer() -> None:
+    """Register :class:`StaticHtmlRenderer` as ``"rmqlib_static"`` and make it plotly's default renderer."""
+    pio.renderers[STATIC_RENDERER] = StaticHtmlRenderer()
+    pio.renderers.default = STATIC_RENDERER
+
+
+__all__ = [
+    "STATIC_ENV", "STATIC_RENDERER", "StaticHtmlRenderer", "allocation_frames_figure", "frames_figure",
+    "is_static", "ring_frames_figure", "show_panel", "use_static_renderer",
+]

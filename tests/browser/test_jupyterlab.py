@@ -1,0 +1,131 @@
+"""JupyterLab in a real Chromium: run a chapter, move a panel slider with the keyboard, check the plot.
+
+The plotted allocation is read from the FigureWidget in the page (``gd.layout.meta.allocation`` and the
+traces, named by client id with queue strings in ``customdata``) and compared with what
+``rmqlib.allocation.allocate_group`` computes for the new slider value.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rmqlib.allocation import allocate_group, make_cids
+from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash
+from rmqlib.viz import spread_queues
+
+pytestmark = pytest.mark.browser
+
+RUN_ALL_TIMEOUT_MS = 40_000
+
+# what the plot shows, read in the page: layout.meta and the allocation traces (name = cid, customdata = queues)
+PLOT_STATE_JS = """gd => ({
+    meta: gd.layout.meta,
+    traces: gd.data.filter(t => t.visible !== false && Array.isArray(t.customdata)
+                                && t.name !== 'nobody' && t.name !== 'queues')
+                   .map(t => [t.name, t.customdata]),
+})"""
+
+
+def expected(strategy, queues, cids) -> dict[str, list[str]]:
+    return {cid: [str(mq) for mq in mqs] for cid, mqs in allocate_group(strategy, queues, cids).items()}
+
+
+ALL_CODE_CELLS_RAN = """() => {
+    const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+    return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+}"""
+
+
+def open_and_run_all(local_page, jupyter_lab, notebook: str):
+    """Open ``notebook`` in a fresh workspace, Run -> Run All Cells, and wait until every code cell has run."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # not imported by the default run
+
+    url, token = jupyter_lab
+    page = local_page.page
+    # should the kernel dialog still appear (the fixture's settings auto-start the kernel), accept the default
+    page.add_locator_handler(page.locator(".jp-Dialog", has_text="Select Kernel"),
+                             lambda dialog: dialog.locator("button.jp-mod-accept").click())
+    workspace = notebook.split("_")[0]
+    page.goto(f"{url}/lab/workspaces/w{workspace}/tree/{notebook}?reset&token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    # "idle" can show before the kernel takes requests; then Run All leaves cells unrun: run all again
+    for attempt in range(3):
+        page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
+        page.locator("li.lm-Menu-item", has_text="Run All Cells").first.click()
+        try:
+            page.wait_for_function(ALL_CODE_CELLS_RAN, timeout=RUN_ALL_TIMEOUT_MS)
+            return page
+        except PlaywrightTimeoutError:
+            if attempt == 2:
+                raise
+    return page
+
+
+def panel_parts(page, slider_label: str):
+    """The slider labelled ``slider_label`` and the plotly graph div in the same output."""
+    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text=slider_label)).first
+    slider.wait_for(timeout=RUN_ALL_TIMEOUT_MS)
+    output = page.locator(".jp-OutputArea-output", has=slider).first
+    plot = output.locator(".js-plotly-plot").first
+    plot.wait_for(timeout=60_000)
+    plot.locator(".main-svg").first.wait_for(timeout=60_000)
+    return slider, plot
+
+
+def press(page, slider, plot, key: str, meta_key: str, value: int):
+    """Focus the slider handle, press ``key``, wait until the plot's meta says ``meta_key == value``."""
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    page.keyboard.press(key)
+    page.wait_for_function(f"gd => gd.layout.meta && gd.layout.meta[{meta_key!r}] === {value}",
+                           arg=plot.element_handle(), timeout=30_000)
+    assert slider.locator(".widget-readout").inner_text().strip() == str(value)
+    return plot.evaluate(PLOT_STATE_JS)
+
+
+def check_plot(state, want: dict[str, list[str]]):
+    assert state["meta"]["allocation"] == want
+    assert {name: list(custom) for name, custom in state["traces"] if want.get(name)} == \
+        {cid: mqs for cid, mqs in want.items() if mqs}
+
+
+def test_chapter_02_consumer_slider_redraws_the_avg_allocation(local_page, jupyter_lab, artifacts):
+    page = open_and_run_all(local_page, jupyter_lab, "02_sharing_evenly.ipynb")
+    slider, plot = panel_parts(page, "consumers")
+    start = plot.evaluate(PLOT_STATE_JS)
+    assert start["meta"]["strategy"] == "AVG" and start["meta"]["queue_count"] == 10
+    assert start["meta"]["consumer_count"] == 4
+    queues = spread_queues(10, ("broker-a",))
+    check_plot(start, expected(AllocateMessageQueueAveragely(), queues, make_cids(4)))
+
+    after_right = press(page, slider, plot, "ArrowRight", "consumer_count", 5)
+    check_plot(after_right, expected(AllocateMessageQueueAveragely(), queues, make_cids(5)))
+    assert after_right["meta"]["allocation"] != start["meta"]["allocation"]
+
+    press(page, slider, plot, "ArrowLeft", "consumer_count", 4)
+    after_left = press(page, slider, plot, "ArrowLeft", "consumer_count", 3)
+    check_plot(after_left, expected(AllocateMessageQueueAveragely(), queues, make_cids(3)))
+    plot.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "jupyterlab-02-consumers-slider.png"))
+    assert not local_page.errors, local_page.errors
+
+
+def test_chapter_03_virtual_node_slider_redraws_the_ring(local_page, jupyter_lab, artifacts):
+    page = open_and_run_all(local_page, jupyter_lab, "03_consistent_hashing.ipynb")
+    slider, plot = panel_parts(page, "virtual nodes")
+    start = plot.evaluate(PLOT_STATE_JS)
+    assert start["meta"]["virtual_nodes"] == 1
+    queues, cids = spread_queues(16, ("broker-a", "broker-b")), make_cids(4)
+    assert start["meta"]["allocation"] == expected(AllocateMessageQueueConsistentHash(1), queues, cids)
+
+    after = press(page, slider, plot, "ArrowRight", "virtual_nodes", 2)
+    assert after["meta"]["allocation"] == expected(AllocateMessageQueueConsistentHash(2), queues, cids)
+    assert after["meta"]["allocation"] != start["meta"]["allocation"]
+    back = press(page, slider, plot, "ArrowLeft", "virtual_nodes", 1)
+    empty = press(page, slider, plot, "ArrowLeft", "virtual_nodes", 0)
+    assert back["meta"]["allocation"] == start["meta"]["allocation"]
+    assert empty["meta"]["allocation"] == {cid: [] for cid in cids}
+    plot.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "jupyterlab-03-vnodes-slider.png"))
+    assert not local_page.errors, local_page.errors
