@@ -8,6 +8,7 @@ both import them from this one place. Enum values are the Java names, so
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 
 #: Prefix of a consumer group's retry topic (common/.../MixAll.java#RETRY_GROUP_TOPIC_PREFIX).
@@ -45,3 +46,78 @@ class ConsumeFromWhere(str, Enum):
 def retry_topic(consumer_group: str) -> str:
     """``%RETRY%<group>``, a push consumer group's retry topic (MixAll.java#getRetryTopic)."""
     return RETRY_GROUP_TOPIC_PREFIX + consumer_group
+
+
+def java_string_hash(s: str) -> int:
+    """Java ``String.hashCode()``: 31-polynomial over UTF-16 code units, int32.
+
+    The broker stores a message's tag as this code in the consume queue and a
+    tag subscription matches by comparing codes, so two tags with the same
+    hash match each other exactly as on a real broker.
+    """
+    units = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+@dataclass
+class SubscriptionData:
+    """One topic a consumer subscribes to, as the client keeps it and sends it in heartbeats.
+
+    Mirrors: remoting/.../protocol/heartbeat/SubscriptionData.java
+    (parsing: remoting/.../protocol/filter/FilterAPI.java#buildSubscriptionData)
+
+    ``tags_set`` and ``code_set`` are parsed from ``sub_string`` (``"a || b"``;
+    empty, blank or ``*`` means every tag). ``sub_version`` is the client's
+    timestamp of the subscription; ``messageQueueChanged`` bumps it, and a
+    broker that has not yet seen the newer version answers pulls with
+    SUBSCRIPTION_NOT_LATEST. Equality ignores the parsed sets.
+    """
+
+    topic: str
+    sub_string: str = SUB_ALL
+    sub_version: int = 0
+    tags_set: frozenset = field(default=frozenset(), compare=False)
+    code_set: frozenset = field(default=frozenset(), compare=False)
+
+    def __post_init__(self):
+        if not isinstance(self.topic, str) or not self.topic:
+            raise ValueError(f"topic must be a non-empty str, got {self.topic!r}")
+        if isinstance(self.sub_version, bool) or not isinstance(self.sub_version, int):
+            raise ValueError(f"sub_version must be an int, got {self.sub_version!r}")
+        sub = self.sub_string
+        if sub is None or sub == SUB_ALL or not sub.strip():
+            self.sub_string, self.tags_set, self.code_set = SUB_ALL, frozenset(), frozenset()
+            return
+        tags = [t.strip() for t in sub.split("||")]
+        tags = [t for t in tags if t]
+        if not tags:
+            # FilterAPI throws "subString split error" when no tag survives.
+            raise ValueError(f"sub_string has no tag after splitting on '||': {sub!r}")
+        self.tags_set = frozenset(tags)
+        self.code_set = frozenset(java_string_hash(t) for t in tags)
+
+    @classmethod
+    def build(cls, topic: str, sub_string: str | None = SUB_ALL, now_ms: int = 0) -> SubscriptionData:
+        """FilterAPI.buildSubscriptionData: parse ``sub_string``, version it ``now_ms``."""
+        return cls(topic, SUB_ALL if sub_string is None else sub_string, now_ms)
+
+    def matches(self, tags: str | None) -> bool:
+        """Client-side re-check of a pulled message's tag (PullAPIWrapper.java#processPullResult)."""
+        if not self.tags_set:
+            return True
+        return tags is not None and tags in self.tags_set
+
+    def is_matched_by_consume_queue(self, tags_code: int | None) -> bool:
+        """Broker-side tag filter on a consume-queue entry.
+
+        ``None`` means "no tag code known" and matches, which is why the hold
+        service's periodic scan (it passes no tag code) wakes every held pull.
+
+        Mirrors: broker/.../filter/ExpressionMessageFilter.java#isMatchedByConsumeQueue
+        """
+        if tags_code is None or self.sub_string == SUB_ALL:
+            return True
+        return tags_code in self.code_set

@@ -9,10 +9,9 @@ coerced with ``MessageModel(x)``.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 
 from rmqlib.protocol import (RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, ConsumeFromWhere, ConsumeType,  # noqa: F401
-                             MessageModel, retry_topic)
+                             MessageModel, SubscriptionData, java_string_hash, retry_topic)
 
 POP_RETRY_SEPARATOR_V1 = "_"  # KeyBuilder.POP_RETRY_SEPARATOR_V1
 POP_RETRY_SEPARATOR_V2 = "+"  # KeyBuilder.POP_RETRY_SEPARATOR_V2
@@ -49,20 +48,6 @@ class MessageRequestMode(str, enum.Enum):
     POP = "POP"
 
 
-def java_string_hash(s: str) -> int:
-    """Java ``String.hashCode()``: 31-polynomial over UTF-16 code units, int32.
-
-    The broker stores a message's tag as this code in the consume queue and a
-    tag subscription matches by comparing codes, so two tags with the same
-    hash match each other exactly as on a real broker.
-    """
-    units = s.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
-
-
 def tags_code_of(tags: str | None) -> int:
     """The tag code the commit log writes for a message (0 when untagged).
 
@@ -71,57 +56,6 @@ def tags_code_of(tags: str | None) -> int:
     if tags is None or tags == "":
         return 0
     return java_string_hash(tags)
-
-
-@dataclass(frozen=True)
-class SubscriptionData:
-    """One topic subscription of a consumer group, as sent in a heartbeat.
-
-    ``sub_version`` is the client's timestamp of the subscription (Java stamps
-    it with ``System.currentTimeMillis()``; here the caller passes it).
-
-    Mirrors: remoting/.../protocol/heartbeat/SubscriptionData.java
-    (parsing: remoting/.../protocol/filter/FilterAPI.java#buildSubscriptionData)
-    """
-
-    topic: str
-    sub_string: str = SUB_ALL
-    sub_version: int = 0
-    tags_set: frozenset = field(default=frozenset(), compare=False)
-    code_set: frozenset = field(default=frozenset(), compare=False)
-
-    def __post_init__(self):
-        if not isinstance(self.topic, str) or not self.topic:
-            raise ValueError(f"topic must be a non-empty str, got {self.topic!r}")
-        if isinstance(self.sub_version, bool) or not isinstance(self.sub_version, int):
-            raise ValueError(f"sub_version must be an int, got {self.sub_version!r}")
-        sub = self.sub_string
-        if sub is None or sub == "" or sub == SUB_ALL:
-            object.__setattr__(self, "sub_string", SUB_ALL)
-            object.__setattr__(self, "tags_set", frozenset())
-            object.__setattr__(self, "code_set", frozenset())
-            return
-        tags = [t.strip() for t in sub.split("||")]
-        tags = [t for t in tags if t]
-        if not tags:
-            # FilterAPI throws "subString split error" when no tag survives.
-            raise ValueError(f"sub_string has no tag after splitting on '||': {sub!r}")
-        object.__setattr__(self, "tags_set", frozenset(tags))
-        object.__setattr__(self, "code_set", frozenset(java_string_hash(t) for t in tags))
-
-    def is_matched_by_consume_queue(self, tags_code: int | None) -> bool:
-        """Tag filter on a consume-queue entry.
-
-        ``None`` means "no tag code known" and matches, which is why the hold
-        service's periodic scan (it passes no tag code) wakes every held pull.
-
-        Mirrors: broker/.../filter/ExpressionMessageFilter.java#isMatchedByConsumeQueue
-        """
-        if tags_code is None:
-            return True
-        if self.sub_string == SUB_ALL:
-            return True
-        return tags_code in self.code_set
 
 
 def build_pop_retry_topic(topic: str, group: str, enable_retry_v2: bool = False) -> str:

@@ -14,12 +14,12 @@ offset for the group and queue (Java's ``OffsetNotFoundException`` /
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel
 from rmqlib.model import MessageQueue
-from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, retry_topic  # noqa: F401 (re-exported)
+from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, SubscriptionData, retry_topic  # noqa: F401
 
 
 # Response codes the pull path reacts to (remoting/.../protocol/ResponseCode.java).
@@ -47,38 +47,6 @@ class OffsetNotFoundError(BrokerError):
 
 class MQClientError(Exception):
     """A client-side failure (Java ``MQClientException``), e.g. no start offset could be computed."""
-
-
-@dataclass
-class SubscriptionData:
-    """One topic a consumer subscribes to.
-
-    Mirrors: remoting/.../protocol/heartbeat/SubscriptionData.java
-
-    ``sub_version`` is bumped by ``messageQueueChanged``; a broker that has not
-    yet seen the newer version answers pulls with SUBSCRIPTION_NOT_LATEST.
-    """
-
-    topic: str
-    sub_string: str = SUB_ALL
-    sub_version: int = 0
-    tags_set: frozenset[str] = field(default_factory=frozenset)
-
-    @classmethod
-    def build(cls, topic: str, sub_string: str | None = SUB_ALL, now_ms: int = 0) -> SubscriptionData:
-        """Parse a TAG expression like ``"a || b"`` (FilterAPI.java#buildSubscriptionData)."""
-        if not isinstance(topic, str) or not topic:
-            raise ValueError(f"topic must be a non-empty str, got {topic!r}")
-        if sub_string is None or sub_string.strip() in ("", SUB_ALL):
-            return cls(topic, SUB_ALL, now_ms, frozenset())
-        tags = frozenset(t.strip() for t in sub_string.split("||") if t.strip())
-        return cls(topic, sub_string, now_ms, tags)
-
-    def matches(self, tags: str | None) -> bool:
-        """Client-side tag check (PullAPIWrapper.java#processPullResult)."""
-        if not self.tags_set:
-            return True
-        return tags is not None and tags in self.tags_set
 
 
 @dataclass

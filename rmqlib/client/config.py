@@ -8,9 +8,8 @@ enforces at start, raised here as ValueError naming the field.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from enum import Enum
 
-from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
+from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel  # noqa: F401 (ConsumeType re-exported)
 
 MIN_POP_INVISIBLE_TIME = 5000  # DefaultMQPushConsumerImpl.java
 MAX_POP_INVISIBLE_TIME = 300000  # DefaultMQPushConsumerImpl.java

@@ -423,7 +423,7 @@ class RebalanceImpl:
         return ConsumerData(
             group_name=self.consumer_group, consume_type=self.consume_type(),
             message_model=self.message_model, consume_from_where=self.config.consume_from_where,
-            subscription_data_set=[SubscriptionData(s.topic, s.sub_string, s.sub_version, s.tags_set)
+            subscription_data_set=[SubscriptionData(s.topic, s.sub_string, s.sub_version)
                                    for s in self.subscription_inner.values()])
 
     def send_heartbeat(self, now_ms: int) -> None:

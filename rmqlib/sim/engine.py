@@ -35,12 +35,11 @@ from collections import defaultdict, deque
 import numpy as np
 import simpy
 
-from rmqlib.broker import (AckHandle, BrokerConfig, ClientChannelInfo, ConsumerManager,
+from rmqlib.broker import (BrokerConfig, ClientChannelInfo, ConsumerManager,
                            DefaultConsumerIdsChangeListener, MessageStore, PopMessageProcessor, PopProcessQueue,
                            PopReviveService, PullMessageProcessor, PullMessageRequest, QueryAssignmentProcessor,
                            RebalanceLockManager)
 from rmqlib.broker.protocol import ResponseCode
-from rmqlib.broker.protocol import SubscriptionData as BrokerSubscription
 from rmqlib.client import (BrokerError, ConsumeConcurrentlyStatus, Message, MessageModel, OffsetNotFoundError,
                            PullMessageService, PullResult, PullStatus, PushConsumerConfig, RebalanceImpl,
                            RebalanceService, process_consume_result_concurrently, process_pull_exception,
@@ -320,12 +319,11 @@ class SimConsumer:
             return
         sim, sc = self.sim, self.sim.scenario
         data = (consumers or [self.impl.consumer_data()])[0]
-        subs = [BrokerSubscription(s.topic, s.sub_string, s.sub_version) for s in data.subscription_data_set]
         for broker in sim.brokers.values():
             info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
             broker.consumer_manager.register_consumer(sc.consumer_group, info, data.consume_type.value,
                                                       data.message_model.value, data.consume_from_where.value,
-                                                      subs, True, now_ms)
+                                                      data.subscription_data_set, True, now_ms)
             broker.flush_notifications()
         sim.log(now_ms, "heartbeat", self.cid)
 

@@ -11,7 +11,6 @@ order (``make_cids(n)``) and consumer ``i`` keeps its colour across figures.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 

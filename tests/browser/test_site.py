@@ -37,7 +37,7 @@ def test_site_has_every_chapter_with_a_table_of_contents_in_order(built_site):
     assert list(dict.fromkeys(links)) == chapters, "the index lists the chapters in order"
     for before, after in zip(chapters, chapters[1:]):
         page = (built_site / "chapters" / f"{before}.html").read_text(encoding="utf-8")
-        assert f'rel="next" title=' in page and f'href="{after}.html"' in page
+        assert 'rel="next" title=' in page and f'href="{after}.html"' in page
     assert (built_site / "_static" / "plotly.min.js").is_file()
 
 
