@@ -136,6 +136,15 @@ class SimResult:
                 result[queue] = found
         return result
 
+    def handovers(self, after_ms: int = 0) -> int:
+        """Times some queue passed from one consumer to another (its ownership intervals in time order),
+        counting only hand-overs whose new owner took the queue at or after ``after_ms`` (to skip start-up)."""
+        count = 0
+        for intervals in self.ownership.values():
+            spans = sorted(intervals, key=lambda i: (i.start_ms, i.end_ms))
+            count += sum(1 for a, b in zip(spans, spans[1:]) if a.holder != b.holder and b.start_ms >= after_ms)
+        return count
+
     def consumed_by(self) -> dict[str, int]:
         """Messages consumed (deliveries) per consumer over the whole run."""
         return {cid: sum(series) for cid, series in self.load.items()}

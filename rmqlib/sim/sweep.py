@@ -9,19 +9,44 @@ grid order (values, then seeds), never in completion order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 
 from rmqlib.sim.engine import simulate
 from rmqlib.sim.scenario import Scenario
 
 
-def run_one(scenario: Scenario, seed: int, parameter: str | None = None, value=None) -> dict:
-    """Simulate once and return the summary row (a top-level function, so process pools can pickle it)."""
-    row = simulate(scenario, seed=seed).summary()
-    if parameter is not None:
-        row = {parameter: value, **row}
+def run_one(scenario: Scenario, seed: int, fixed: Mapping | None = None,
+            extra: Mapping[str, Callable] | None = None) -> dict:
+    """Simulate once; the row is ``{**fixed, **summary(), name: fn(result) for extra}``.
+
+    A top-level function, so a process pool can pickle it (``extra`` functions
+    must then be top-level functions too).
+    """
+    result = simulate(scenario, seed=seed)
+    row = {**(fixed or {}), **result.summary()}
+    for name, fn in (extra or {}).items():
+        row[name] = fn(result)
     return row
+
+
+def _run_grid(jobs: list, executor: Executor | None, description: str, progress: bool, extra) -> list[dict]:
+    """Run ``(scenario, seed, fixed)`` jobs in-process or on ``executor``; rows in job order."""
+    bar = _progress_bar(len(jobs), description, progress)
+    try:
+        if executor is None:
+            pending = ((lambda job=job: run_one(*job, extra)) for job in jobs)
+        else:
+            futures = [executor.submit(run_one, *job, extra) for job in jobs]
+            pending = (future.result for future in futures)  # job order, whatever order they finish in
+        rows = []
+        for get in pending:
+            rows.append(get())
+            bar.update(1)
+        return rows
+    finally:
+        bar.close()
 
 
 def sweep(scenario: Scenario, parameter: str, values: Sequence, seeds: Iterable[int] = (0, 1, 2), *,
@@ -49,24 +74,42 @@ def sweep(scenario: Scenario, parameter: str, values: Sequence, seeds: Iterable[
     if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise ValueError("seeds must be a non-empty list of ints")
     label = label or _default_label
-    grid = [(scenario.replace(**{parameter: value}), seed, label(value)) for value in values for seed in seeds]
+    jobs = [(scenario.replace(**{parameter: value}), seed, {parameter: label(value)})
+            for value in values for seed in seeds]
+    return _run_grid(jobs, executor, f"{scenario.name}: {parameter}", progress, None)
 
-    bar = _progress_bar(len(grid), f"{scenario.name}: {parameter}", progress)
-    try:
-        if executor is None:
-            rows = []
-            for sc, seed, shown in grid:
-                rows.append(run_one(sc, seed, parameter, shown))
-                bar.update(1)
-            return rows
-        futures = [executor.submit(run_one, sc, seed, parameter, shown) for sc, seed, shown in grid]
-        rows = []
-        for future in futures:  # grid order, whatever order they finish in
-            rows.append(future.result())
-            bar.update(1)
-        return rows
-    finally:
-        bar.close()
+
+def run_variants(variants: Mapping[object, Scenario], seeds: Iterable[int] = (0, 1, 2), column: str = "variant",
+                 extra: Mapping[str, Callable] | None = None, *, executor: Executor | None = None,
+                 progress: bool = False) -> list[dict]:
+    """Every named scenario with every seed; one row per run: ``{column: name, **summary(), **extra}``.
+
+    ``extra`` maps a column name to a function of the SimResult (e.g.
+    ``{"hand-overs": SimResult.handovers}``). Rows come in (variant, seed) order.
+    """
+    seeds = list(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise ValueError("seeds must be a non-empty list of ints")
+    for name, scenario in variants.items():
+        if not isinstance(scenario, Scenario):
+            raise ValueError(f"variants[{name!r}] must be a Scenario, got {type(scenario).__name__}")
+    jobs = [(scenario, seed, {column: name}) for name, scenario in variants.items() for seed in seeds]
+    return _run_grid(jobs, executor, f"{len(variants)} variants", progress, extra)
+
+
+def sweep_values(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
+    """``{group: {x value: [y of every seed]}}`` in row order (group None -> key ``""``)."""
+    out: dict = {}
+    for row in rows:
+        g = "" if group is None else row[group]
+        out.setdefault(g, {}).setdefault(row[x], []).append(row[y])
+    return out
+
+
+def sweep_stats(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
+    """``{group: {x value: (min, mean, max)}}`` over seeds: the spread a sweep figure draws."""
+    return {g: {v: (min(ys), statistics.fmean(ys), max(ys)) for v, ys in by_x.items()}
+            for g, by_x in sweep_values(rows, x, y, group).items()}
 
 
 def _default_label(value):

@@ -25,16 +25,16 @@ __all__ = [
 
 # Simulation timelines and sweeps (chapters 06-11), and the ProcessQueue step-through.
 from rmqlib.viz.timeline import (  # noqa: E402
-    TIMELINE_EVENTS, handovers, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure,
-    run_variants, short_queue, sweep_figure, sweep_stats, sweep_values,
+    TIMELINE_EVENTS, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure, short_queue,
+    sweep_figure,
 )
 from rmqlib.viz.process_queue import (  # noqa: E402
     Step, ack_order, process_queue_panel, process_queue_steps, process_queue_view,
 )
 
 __all__ += [
-    "TIMELINE_EVENTS", "handovers", "latency_figure", "load_figure", "lock_timeline_figure",
-    "ownership_timeline_figure", "run_variants", "short_queue", "sweep_figure", "sweep_stats", "sweep_values",
+    "TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure", "ownership_timeline_figure",
+    "short_queue", "sweep_figure",
     "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
 ]
 

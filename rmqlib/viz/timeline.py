@@ -14,12 +14,12 @@ min..max bar), never a single run.
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
+from rmqlib.sim.sweep import sweep_stats, sweep_values
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 
 #: Event kinds drawn as markers on the ownership timeline, with their marker symbol.
@@ -254,21 +254,6 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
 
 # --------------------------------------------------------------------------- sweeps
 
-def sweep_values(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
-    """``{group: {x value: [y of every seed]}}`` in row order (group None -> key ``""``)."""
-    out: dict = {}
-    for row in rows:
-        g = "" if group is None else row[group]
-        out.setdefault(g, {}).setdefault(row[x], []).append(row[y])
-    return out
-
-
-def sweep_stats(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
-    """``{group: {x value: (min, mean, max)}}`` over seeds: what a sweep figure draws."""
-    return {g: {v: (min(ys), statistics.fmean(ys), max(ys)) for v, ys in by_x.items()}
-            for g, by_x in sweep_values(rows, x, y, group).items()}
-
-
 def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = None, kind: str = "box",
                  y_title: str | None = None, x_title: str | None = None, log_y: bool = False,
                  title: str | None = None) -> go.Figure:
@@ -317,42 +302,5 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
     return fig
 
 
-# --------------------------------------------------------------------------- running variants
-
-def handovers(result, after_ms: int = 0) -> int:
-    """How many times some queue passed from one consumer to another (ownership intervals in time order),
-    counting only hand-overs whose new owner took the queue at or after ``after_ms`` (to skip start-up)."""
-    count = 0
-    for intervals in result.ownership.values():
-        ivs = sorted(intervals, key=lambda i: (i.start_ms, i.end_ms))
-        count += sum(1 for a, b in zip(ivs, ivs[1:]) if a.holder != b.holder and b.start_ms >= after_ms)
-    return count
-
-
-def run_variants(variants: Mapping[str, object], seeds: Iterable[int] = (0, 1, 2), column: str = "variant",
-                 extra: Mapping[str, Callable] | None = None) -> list[dict]:
-    """Simulate every named scenario with every seed; one row per run: ``{column: name, **summary(), **extra}``.
-
-    ``extra`` maps a column name to a function of the SimResult (e.g.
-    ``{"handovers": handovers}``). Rows come in (variant, seed) order; runs are
-    deterministic, so the table is the same every time.
-    """
-    from rmqlib.sim import simulate  # sim is only needed here
-
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    rows = []
-    for name, scenario in variants.items():
-        for seed in seeds:
-            result = simulate(scenario, seed)
-            row = {column: name, **result.summary()}
-            for key, fn in (extra or {}).items():
-                row[key] = fn(result)
-            rows.append(row)
-    return rows
-
-
-__all__ = ["TIMELINE_EVENTS", "handovers", "latency_figure", "load_figure", "lock_timeline_figure",
-           "ownership_timeline_figure", "run_variants", "short_queue", "sweep_figure", "sweep_stats",
-           "sweep_values"]
+__all__ = ["TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure",
+           "ownership_timeline_figure", "short_queue", "sweep_figure"]

@@ -2,10 +2,10 @@
 
 import pytest
 
-from rmqlib.sim import scenarios, simulate, sweep
+from rmqlib.sim import run_variants, scenarios, simulate, sweep, sweep_stats
 from rmqlib.viz import (
-    PALETTE, handovers, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure,
-    run_variants, short_queue, sweep_figure, sweep_stats,
+    PALETTE, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure, short_queue,
+    sweep_figure,
 )
 
 
@@ -124,7 +124,7 @@ def test_sweep_figure_shows_every_seed_not_a_single_run():
 def test_run_variants_groups_rows_and_adds_extra_columns():
     rows = run_variants({"steady": scenarios.steady_state(duration_ms=20_000, drain_ms=5_000),
                          "out": scenarios.scale_out(duration_ms=80_000, drain_ms=5_000)},
-                        seeds=[0, 1], extra={"handovers": lambda r: handovers(r, after_ms=30_000)})
+                        seeds=[0, 1], extra={"handovers": lambda r: r.handovers(after_ms=30_000)})
     assert [(r["variant"], r["seed"]) for r in rows] == [("steady", 0), ("steady", 1), ("out", 0), ("out", 1)]
     assert all(r["handovers"] == 0 for r in rows[:2]) and all(r["handovers"] > 0 for r in rows[2:])
     fig = sweep_figure(rows, "variant", "handovers")
