@@ -7,10 +7,11 @@ the whole group's answers are computed at once, from one shared view.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
-from rmqlib.strategies import Allocation, AllocateMessageQueueStrategy
+from rmqlib.strategies import Allocation, AllocateMessageQueueConsistentHash, AllocateMessageQueueStrategy
 
 DEFAULT_GROUP = "GID_rmqlib"
 
@@ -56,6 +57,32 @@ def make_cids(count: int, prefix: str = "10.0.0.") -> list[str]:
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"count must be an int >= 1, got {count!r}")
     return [f"{prefix}{i}@{1000 + i}" for i in range(1, count + 1)]
+
+
+def spread_queues(count: int, brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> list[MessageQueue]:
+    """``count`` queues of ``topic``, dealt over ``brokers`` (ids 0, 1, ... on each broker)."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    per = [0] * len(brokers)
+    mqs = []
+    for k in range(count):
+        b = k % len(brokers)
+        mqs.append(MessageQueue(topic, brokers[b], per[b]))
+        per[b] += 1
+    return java_sorted_mqs(mqs)
+
+
+def random_cids(count: int, seed: int) -> list[str]:
+    """``count`` distinct client ids with random IPs (``10.a.b.c@pid``), reproducible from ``seed``."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    rng = random.Random(seed)
+    cids: list[str] = []
+    while len(cids) < count:
+        cid = f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}@{rng.randrange(1000, 65536)}"
+        if cid not in cids:
+            cids.append(cid)
+    return cids
 
 
 def queues_per_consumer(allocation: Mapping[str, Sequence[MessageQueue]]) -> dict[str, int]:
@@ -120,3 +147,40 @@ def multi_topic_totals(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
         for cid, mqs in allocation.items():
             totals[cid] += len(mqs)
     return totals
+
+
+def moved_on_scale_out(strategy: AllocateMessageQueueStrategy, mq_all: Sequence[MessageQueue],
+                       consumers: int) -> int:
+    """Queues that change owner when a group of ``consumers`` (``make_cids``) gains one more consumer."""
+    before = allocate_group(strategy, mq_all, make_cids(consumers))
+    after = allocate_group(strategy, mq_all, make_cids(consumers + 1))
+    return len(moved_queues(before, after))
+
+
+def imbalance_spread(consumers: int, queues: int, vnode_counts: Iterable[int], seeds: Iterable[int] = range(8),
+                     brokers: Sequence[str] = ("broker-a", "broker-b")) -> dict[int, list[int]]:
+    """vnodes -> the imbalance (max - min queues) for each seeded random consumer set.
+
+    Each seed draws ``consumers`` random client ids (:func:`random_cids`); the
+    queues are fixed. With 0 virtual nodes everybody gets nothing (imbalance 0).
+    """
+    mq_all = spread_queues(queues, brokers)
+    seeds = list(seeds)
+    groups = [random_cids(consumers, s) for s in seeds]
+    result = {}
+    for v in vnode_counts:
+        strat = AllocateMessageQueueConsistentHash(v)
+        result[v] = [imbalance(allocate_group(strat, mq_all, cids)) for cids in groups]
+    return result
+
+
+def random_assignment_imbalance(consumers: int, queues: int, seeds: Iterable[int] = range(8)) -> list[int]:
+    """Imbalance when every queue picks a consumer uniformly at random (seeded): a perfect ring's floor."""
+    result = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        counts = [0] * consumers
+        for _ in range(queues):
+            counts[rng.randrange(consumers)] += 1
+        result.append(max(counts) - min(counts))
+    return result

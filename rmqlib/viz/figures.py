@@ -11,14 +11,13 @@ order (``make_cids(n)``) and consumer ``i`` keeps its colour across figures.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 
 from rmqlib.allocation import (
-    allocate_group, imbalance, make_cids, make_queues, moved_queues,
-    multi_topic_totals, overlapping_queues, queues_per_consumer, unassigned_queues,
+    allocate_group, imbalance_spread, make_cids, make_queues, moved_on_scale_out, multi_topic_totals, overlapping_queues, queues_per_consumer, random_assignment_imbalance, random_cids,
+    spread_queues, unassigned_queues,
 )
 from rmqlib.hashring import HashRing, md5_hash
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
@@ -38,19 +37,6 @@ def queue_label(mq: MessageQueue, mq_all: Sequence[MessageQueue] = ()) -> str:
     topics = {q.topic for q in mq_all} if mq_all else {mq.topic}
     base = f"{mq.broker_name}:{mq.queue_id}"
     return base if len(topics) <= 1 else f"{mq.topic}/{base}"
-
-
-def random_cids(count: int, seed: int) -> list[str]:
-    """``count`` distinct client ids with random IPs (``10.a.b.c@pid``), reproducible from ``seed``."""
-    if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
-    rng = random.Random(seed)
-    cids: list[str] = []
-    while len(cids) < count:
-        cid = f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}@{rng.randrange(1000, 65536)}"
-        if cid not in cids:
-            cids.append(cid)
-    return cids
 
 
 def _message_figure(title: str, message: str, meta: dict | None = None) -> go.Figure:
@@ -183,19 +169,6 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     return fig
 
 
-def spread_queues(count: int, brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> list[MessageQueue]:
-    """``count`` queues of ``topic``, dealt over ``brokers`` (ids 0, 1, ... on each broker)."""
-    if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
-    per = [0] * len(brokers)
-    mqs = []
-    for k in range(count):
-        b = k % len(brokers)
-        mqs.append(MessageQueue(topic, brokers[b], per[b]))
-        per[b] += 1
-    return java_sorted_mqs(mqs)
-
-
 # --------------------------------------------------------------------------- consistent hash
 
 def _deg(position: int) -> float:
@@ -276,35 +249,6 @@ def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
     return ring_figure(make_cids(consumers), virtual_nodes, spread_queues(queues, brokers, topic))
 
 
-def imbalance_spread(consumers: int, queues: int, vnode_counts: Iterable[int], seeds: Iterable[int] = range(8),
-                     brokers: Sequence[str] = ("broker-a", "broker-b")) -> dict[int, list[int]]:
-    """vnodes -> the imbalance (max - min queues) for each seeded random consumer set.
-
-    Each seed draws ``consumers`` random client ids (:func:`random_cids`); the
-    queues are fixed. With 0 virtual nodes everybody gets nothing (imbalance 0).
-    """
-    mq_all = spread_queues(queues, brokers)
-    seeds = list(seeds)
-    groups = [random_cids(consumers, s) for s in seeds]
-    result = {}
-    for v in vnode_counts:
-        strat = AllocateMessageQueueConsistentHash(v)
-        result[v] = [imbalance(allocate_group(strat, mq_all, cids)) for cids in groups]
-    return result
-
-
-def random_assignment_imbalance(consumers: int, queues: int, seeds: Iterable[int] = range(8)) -> list[int]:
-    """Imbalance when every queue picks a consumer uniformly at random (seeded): a perfect ring's floor."""
-    result = []
-    for seed in seeds:
-        rng = random.Random(seed)
-        counts = [0] * consumers
-        for _ in range(queues):
-            counts[rng.randrange(consumers)] += 1
-        result.append(max(counts) - min(counts))
-    return result
-
-
 def imbalance_vs_vnodes_figure(consumers: int = 8, queues: int = 64,
                                vnode_counts: Sequence[int] = (1, 2, 5, 10, 20, 50, 100, 200),
                                seeds: Iterable[int] = range(8), title: str | None = None) -> go.Figure:
@@ -338,14 +282,6 @@ def imbalance_vs_vnodes_figure(consumers: int = 8, queues: int = 64,
                       meta={"view": "imbalance_vs_vnodes", "spread": {str(k): v for k, v in spread.items()},
                             "median": med, "avg": avg, "random_assignment": rnd})
     return fig
-
-
-def moved_on_scale_out(strategy: AllocateMessageQueueStrategy, mq_all: Sequence[MessageQueue],
-                       consumers: int) -> int:
-    """Queues that change owner when a group of ``consumers`` (``make_cids``) gains one more consumer."""
-    before = allocate_group(strategy, mq_all, make_cids(consumers))
-    after = allocate_group(strategy, mq_all, make_cids(consumers + 1))
-    return len(moved_queues(before, after))
 
 
 def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes: int = 10,

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from rmqlib.allocation import allocate_group, make_cids
+from rmqlib.allocation import allocate_group, make_cids, spread_queues
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash
-from rmqlib.viz import spread_queues
 
 pytestmark = pytest.mark.browser
 

@@ -12,9 +12,8 @@ import re
 
 import pytest
 
-from rmqlib.allocation import allocate_group, make_cids
+from rmqlib.allocation import allocate_group, make_cids, spread_queues
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash
-from rmqlib.viz import spread_queues
 
 pytestmark = pytest.mark.browser
 

@@ -14,11 +14,12 @@ from rmqlib.strategies import (
     AllocateMessageQueueAveragely, AllocateMessageQueueByConfig, AllocateMessageQueueConsistentHash,
     strategy_from_name,
 )
+from rmqlib.allocation import imbalance_spread, random_cids, spread_queues
 from rmqlib.viz import (
     PALETTE, allocation_figure, allocation_panel, allocation_view, color_of, consumer_colors,
-    imbalance_spread, imbalance_vs_vnodes_figure, machine_room_layout, machine_room_panel, machine_room_view,
-    moved_queues_figure, multi_topic_figure, queues_per_consumer_figure, random_cids, ring_figure, ring_panel,
-    ring_view, spread_queues, update_in_place,
+    imbalance_vs_vnodes_figure, machine_room_layout, machine_room_panel, machine_room_view,
+    moved_queues_figure, multi_topic_figure, queues_per_consumer_figure, ring_figure, ring_panel,
+    ring_view, update_in_place,
 )
 
 

@@ -3,9 +3,9 @@
 import plotly.graph_objects as go
 import pytest
 
-from rmqlib.allocation import allocate_group, make_cids
+from rmqlib.allocation import allocate_group, make_cids, spread_queues
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash
-from rmqlib.viz import allocation_panel, spread_queues
+from rmqlib.viz import allocation_panel
 from rmqlib.viz.static import (
     StaticHtmlRenderer, allocation_frames_figure, frames_figure, is_static, ring_frames_figure, show_panel,
 )
