@@ -737,9 +737,18 @@ class Simulation:
                                           f"{int(self.env.now)} but offset {self.low_water[key]} was never consumed")
 
     def sync_ownership(self, consumer: SimConsumer, now_ms):
-        """Open and close the intervals in which ``consumer`` believes it owns each queue."""
-        held = set() if not consumer.alive else {
-            mq for mq, pq in consumer.impl.process_queue_table.items() if not pq.dropped}
+        """Open and close the intervals in which ``consumer`` believes it owns each queue.
+
+        In Pop mode a consumer "owns" what its assignments let it pop: every queue of a
+        broker for a queueId -1 assignment (the broker chooses), else the one queue.
+        """
+        if not consumer.alive:
+            held = set()
+        elif self.scenario.consume_mode == POP:
+            held = {mq for (broker, topic, queue_id), ppq in consumer.pop_queues.items() if not ppq.dropped
+                    for mq in self.route(topic) if mq.broker_name == broker and queue_id in (-1, mq.queue_id)}
+        else:
+            held = {mq for mq, pq in consumer.impl.process_queue_table.items() if not pq.dropped}
         for key in [k for k in self.open_ownership if k[0] == consumer.cid and k[1] not in held]:
             start = self.open_ownership.pop(key)
             self.ownership[str(key[1])].append(Interval(str(key[1]), consumer.cid, start, now_ms))

@@ -182,3 +182,12 @@ def test_pop_crash_revives_unacked_messages_after_the_invisible_time():
     # Revived messages reach another consumer: their latency covers the whole invisible time.
     assert result.latencies_ms.max() >= sc.pop_invisible_time_ms
     assert result.lost == []
+
+
+def test_pop_mode_shares_every_queue_so_a_crash_pauses_nothing():
+    result = run("pop_crash", 1)
+    # Every live consumer may pop every queue (queueId -1: the broker chooses), so queues are shared ...
+    assert all(len({i.holder for i in spans}) == len(result.scenario.consumers) for spans in result.ownership.values())
+    assert result.overlaps()
+    # ... and losing one consumer leaves every queue covered by the others.
+    assert result.total_pause_ms() == 0
