@@ -138,6 +138,16 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
 
 # --------------------------------------------------------------------------- the two key panels
 
+def _counts(values: Iterable[int], name: str, minimum: int) -> list[int]:
+    counts = list(values)
+    if not counts:
+        raise ValueError(f"{name} must hold at least one count")
+    for c in counts:
+        if c < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {c}")
+    return counts
+
+
 def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_counts: Iterable[int] = range(1, 17),
                              initial: int | None = None, virtual_nodes: int = 10,
                              brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> go.Figure:
@@ -146,12 +156,7 @@ def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_c
     One step per entry of ``consumer_counts``; step ``c`` shows ``allocation_view(strategy, queues, c)``
     and carries its ``layout.meta`` (``meta.allocation`` = ``{cid: [str(mq), ...]}``).
     """
-    counts = list(consumer_counts)
-    if not counts:
-        raise ValueError("consumer_counts must hold at least one count")
-    for c in counts:
-        if c < 1:
-            raise ValueError(f"consumer_counts must be >= 1, got {c}")
+    counts = _counts(consumer_counts, "consumer_counts", minimum=1)
     steps = [(c, allocation_view(strategy, queues, c, virtual_nodes, brokers, topic)) for c in counts]
     return frames_figure(steps, "consumers", initial)
 
@@ -164,12 +169,7 @@ def ring_frames_figure(consumers: int = 4, queues: int = 16,
     One step per entry of ``vnode_counts`` (0 allowed: the empty ring); step ``v`` shows
     ``ring_view(consumers, queues, v)`` and carries its ``layout.meta``.
     """
-    counts = list(vnode_counts)
-    if not counts:
-        raise ValueError("vnode_counts must hold at least one count")
-    for v in counts:
-        if v < 0:
-            raise ValueError(f"vnode_counts must be >= 0, got {v}")
+    counts = _counts(vnode_counts, "vnode_counts", minimum=0)
     steps = [(v, ring_view(consumers, queues, v, brokers, topic)) for v in counts]
     return frames_figure(steps, "virtual nodes", initial)
 
