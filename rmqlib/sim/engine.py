@@ -606,6 +606,8 @@ class Simulation:
                 self.channels[consumer.channel(broker)] = consumer
         self.next_id = 0
         self.delivered: list[int] = []
+        self.duplicates = 0
+        self.seen_by = defaultdict(set)
         self.latencies: list[float] = []
         self.events: list[Event] = []
         self.counters = defaultdict(int)
@@ -705,7 +707,7 @@ class Simulation:
         seen = self.consumed_offsets[key]
         for k, m in enumerate(done):
             t = start_ms + (k + 1) * step
-            self.delivered[int(m.msg_id)] += 1
+            self.deliver(consumer, int(m.msg_id))
             self.latencies.append(t - m.store_timestamp)
             self.load[consumer.cid][int(t) // LOAD_BUCKET_MS] += 1
             seen.add(m.queue_offset)
@@ -716,6 +718,18 @@ class Simulation:
         self.consumption[str(mq)].append(ConsumeBatch(str(mq), consumer.cid, start_ms, end,
                                                       tuple(m.queue_offset for m in done)))
 
+    def deliver(self, consumer: SimConsumer, message_id: int) -> None:
+        """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
+        where every consumer is meant to get every message)."""
+        if self.scenario.message_model == BROADCASTING:
+            seen = self.seen_by[consumer.cid]
+            if message_id in seen:
+                self.duplicates += 1
+            seen.add(message_id)
+        elif self.delivered[message_id]:
+            self.duplicates += 1
+        self.delivered[message_id] += 1
+
     def record_pop_batch(self, consumer, popped, start_ms):
         step = (self.env.now - start_ms) / len(popped)
         for k, item in enumerate(popped):
@@ -723,7 +737,7 @@ class Simulation:
             if consumer.died_at is not None and t > consumer.died_at:
                 break
             m = item.message
-            self.delivered[int(m.uniq_key)] += 1
+            self.deliver(consumer, int(m.uniq_key))
             self.latencies.append(t - m.born_timestamp)
             self.load[consumer.cid][int(t) // LOAD_BUCKET_MS] += 1
 
@@ -816,7 +830,7 @@ class Simulation:
         self.counters["simpy_events"] = env.scheduled
         return SimResult(
             scenario=sc, seed=self.seed, produced=self.next_id,
-            delivered={i: c for i, c in enumerate(self.delivered)},
+            delivered={i: c for i, c in enumerate(self.delivered)}, duplicates=self.duplicates,
             ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
             consumption=dict(self.consumption), latencies_ms=np.asarray(self.latencies, dtype=float),
             load={cid: self.load[cid] for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,

@@ -54,7 +54,8 @@ class SimResult:
     """Everything one run measured. Times in simulated milliseconds.
 
     ``delivered`` maps every produced message id to how many times a listener
-    consumed it (0 means lost); ``ownership`` holds, per queue, the intervals
+    consumed it (0 means lost); ``duplicates`` counts the deliveries beyond a
+    message's first (in BROADCASTING: beyond each consumer's first); ``ownership`` holds, per queue, the intervals
     each consumer believed it owned the queue; ``lock_ownership`` what the
     broker lock tables said (orderly mode); ``load`` messages consumed per
     consumer per ``load_bucket_ms``.
@@ -64,6 +65,7 @@ class SimResult:
     seed: int
     produced: int
     delivered: dict[int, int]
+    duplicates: int  # deliveries beyond each message's first (beyond each consumer's first when broadcasting)
     ownership: dict[str, list[Interval]]
     lock_ownership: dict[str, list[Interval]]
     consumption: dict[str, list[ConsumeBatch]]
@@ -80,11 +82,6 @@ class SimResult:
     def lost(self) -> list[int]:
         """Ids of produced messages that no listener ever consumed."""
         return [mid for mid, count in self.delivered.items() if count == 0]
-
-    @property
-    def duplicates(self) -> int:
-        """Deliveries beyond the first, summed over messages."""
-        return sum(count - 1 for count in self.delivered.values() if count > 1)
 
     def pauses(self, min_ms: int = 0) -> dict[str, list[tuple[int, int]]]:
         """Per queue, the stretches with no live consumer believing it owns the queue.

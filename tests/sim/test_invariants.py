@@ -191,3 +191,13 @@ def test_pop_mode_shares_every_queue_so_a_crash_pauses_nothing():
     assert result.overlaps()
     # ... and losing one consumer leaves every queue covered by the others.
     assert result.total_pause_ms() == 0
+
+
+def test_broadcasting_gives_every_consumer_every_message_once():
+    result = simulate(scenarios.steady_state(message_model="BROADCASTING", duration_ms=30_000, drain_ms=20_000), seed=1)
+    consumers = len(result.scenario.consumers)
+    assert set(result.delivered.values()) == {consumers}
+    assert result.duplicates == 0 and result.lost == []
+    # A clustering group splits the same messages: each is consumed once.
+    clustering = simulate(scenarios.steady_state(duration_ms=30_000, drain_ms=20_000), seed=1)
+    assert set(clustering.delivered.values()) == {1} and clustering.produced == result.produced
