@@ -683,9 +683,7 @@ class Simulation:
         response = broker.processor.process_request(header, int(self.env.now))
         if response is None:
             self.counters["held"] += 1
-            if self.counters["held"] <= 2000:
-                self.log(self.env.now, "pull held", broker.name, f"{header.topic}@{header.queue_id} "
-                                                                 f"from {header.client_id}")
+            self.log(self.env.now, "pull held", broker.name, f"{header.topic}@{header.queue_id} from {header.client_id}")
         else:
             self.answer_pull(response)
 

@@ -93,3 +93,9 @@ def test_ready_made_scenarios_take_overrides():
         assert scenario.name == name and scenario.rebalance_interval_ms == 7_000
     with pytest.raises(ValueError, match="seed"):
         simulate(scenarios.steady_state(), seed="1")
+
+
+def test_every_held_and_woken_pull_is_in_the_event_log():
+    result = simulate(scenarios.steady_state(**SHORT), seed=1)
+    assert len(result.events_of("pull held")) == result.counters["held"] > 0
+    assert len(result.events_of("pull woken")) > 0
