@@ -498,8 +498,7 @@ class SimConsumer:
         wanted = set()
         for topic in sc.topics:
             assigned = broker.assignment.query_assignment(topic, sc.consumer_group, self.cid, "CLUSTERING",
-                                                          sc.strategy.name if sc.strategy.name in (
-                                                              "AVG", "AVG_BY_CIRCLE") else "AVG")
+                                                          sc.strategy.name)
             for assignment in assigned or ():
                 wanted.add((assignment.message_queue.broker_name, topic, assignment.message_queue.queue_id))
         for key in list(self.pop_queues):

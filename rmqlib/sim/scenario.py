@@ -142,6 +142,9 @@ class Scenario:
         _need(self.consume_mode in (CONCURRENT, ORDERLY, POP), "consume_mode", "CONCURRENT, ORDERLY or POP")
         _need(not (self.consume_mode == POP and self.message_model == BROADCASTING), "consume_mode",
               "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)")
+        _need(self.consume_mode != POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"), "strategy",
+              "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "
+              f"and would assign nothing (got {self.strategy.name})")
         _need(_is_number(self.produce_rate_per_queue) and self.produce_rate_per_queue >= 0,
               "produce_rate_per_queue", "a number >= 0")
         _need(_is_number(self.consume_time_ms) and self.consume_time_ms >= 0, "consume_time_ms", "a number >= 0")

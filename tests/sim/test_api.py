@@ -81,6 +81,7 @@ def test_event_log_is_time_ordered_and_covers_the_rebalance_story():
     (dict(consume_mode="LAZY"), "consume_mode"),
     (dict(produce_rate_per_queue=-1), "produce_rate_per_queue"),
     (dict(duration_ms=0), "duration_ms"),
+    (dict(consume_mode="POP", strategy="CONSISTENT_HASH"), "strategy"),
 ])
 def test_bad_scenarios_are_rejected_before_anything_runs(changes, field):
     with pytest.raises(ValueError, match=f"Scenario.{field}"):
