@@ -263,7 +263,7 @@ class SimConsumer:
             self.impl.subscribe(topic, "*", now)
         for topic in list(self.impl.subscription_inner):
             self.impl.update_topic_subscribe_info(topic, sim.route(topic))
-        self.service.register(self.impl)
+        self.service.register(self if sc.consume_mode == POP else self.impl)
         self.pool = ConsumePool(sim, sc.consume_threads)
         sim.log(now, "join", self.cid)
         self.impl.send_heartbeat(now)
@@ -350,10 +350,7 @@ class SimConsumer:
             if not self.alive:
                 return
             now = int(env.now)
-            if sim.scenario.consume_mode == POP:
-                ran = self.pop_rebalance(now)
-            else:
-                ran = self.service.run_due(now)
+            ran = self.service.run_due(now)
             if ran is not None:
                 sim.counters["rebalances"] += 1
                 sim.log(now, "rebalance", self.cid, "balanced" if ran else "unbalanced")
@@ -487,13 +484,13 @@ class SimConsumer:
             self.orderly_running.discard(mq)
 
     # --- Pop mode ------------------------------------------------------------
-    def pop_rebalance(self, now_ms):
-        """RebalanceImpl#getRebalanceResultFromBroker: ask a broker which queues to pop (no client allocation)."""
+    def try_rebalance(self, now_ms) -> bool:
+        """Pop mode's round, run by the RebalanceService like RebalanceImpl's.
+
+        Mirrors: RebalanceImpl#getRebalanceResultFromBroker: ask a broker which queues to pop
+        (QUERY_ASSIGNMENT); no client-side allocation.
+        """
         sim, sc = self.sim, self.sim.scenario
-        if now_ms < self.service.next_run_ms:
-            return None
-        self.service._notified_at = None
-        self.service._wait_from, self.service._wait_ms = now_ms, sc.rebalance_interval_ms
         broker = sim.brokers[sim.rng.choice(sim.broker_names)]
         wanted = set()
         for topic in sc.topics:
