@@ -134,7 +134,7 @@ class SimBroker:
         env = self.sim.env
         while True:
             yield env.timeout(self.sim.scenario.channel_scan_ms)
-            for group, info in self.consumer_manager.scan_not_active_channel(int(env.now)):
+            for _group, info in self.consumer_manager.scan_not_active_channel(int(env.now)):
                 self.sim.log(int(env.now), "channel expired", self.name, info.client_id)
             self.flush_notifications()
 
@@ -614,7 +614,6 @@ class Simulation:
         self.lock_state: dict[MessageQueue, tuple[str, int, int]] = {}
         self.lock_ownership = defaultdict(list)
         self.consumption = defaultdict(list)
-        self.frontier: dict[tuple[str, str, int], set[int] | int] = {}
         self.consumed_offsets = defaultdict(set)
         self.low_water: dict[tuple[str, str, int], int] = defaultdict(int)
         self.offset_violations: list[str] = []
