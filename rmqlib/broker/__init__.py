@@ -53,8 +53,7 @@ from rmqlib.broker.pop import (
     PopResult,
     PopReviveService,
     QueryAssignmentProcessor,
-    allocate_averagely,
-    allocate_averagely_by_circle,
+    SERVER_SIDE_STRATEGIES,
 )
 from rmqlib.broker.protocol import (
     ConsumeFromWhere,
@@ -84,7 +83,7 @@ __all__ = [
     "PopMessageProcessor", "PopProcessQueue", "PopResult", "PopReviveService", "PoppedMessage",
     "PullMessageProcessor", "PullMessageRequest", "PullRequest", "PullRequestHoldService",
     "PullResponse", "QueryAssignmentProcessor", "REBALANCE_LOCK_MAX_LIVE_TIME", "RebalanceLockManager",
-    "ResponseCode", "StoredMessage", "SubscriptionData", "UnlockReport", "allocate_averagely",
-    "allocate_averagely_by_circle", "build_key", "build_pop_retry_topic", "build_retry_topic",
+    "ResponseCode", "StoredMessage", "SubscriptionData", "UnlockReport", 
+    "SERVER_SIDE_STRATEGIES", "build_key", "build_pop_retry_topic", "build_retry_topic",
     "java_string_hash",
 ]

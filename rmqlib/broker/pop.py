@@ -40,6 +40,7 @@ from rmqlib.broker.protocol import (
     coerce_enum,
 )
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
+from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueAveragelyByCircle
 
 POP_MAX_MSG_NUMS = 32  # PopMessageProcessor#processRequest: "pop message's num is greater than 32"
 RETRY_QUEUE_NUM = 1  # PopAckConstants.retryQueueNum
@@ -61,58 +62,11 @@ class ConsumeInitMode:
 # Server-side allocation
 # ---------------------------------------------------------------------------
 
-def _check_allocate_args(current_cid, mq_all, cid_all) -> bool:
-    """The strategies' common argument check; False when the cid is not in the group.
-
-    Mirrors: client/.../rebalance/AbstractAllocateMessageQueueStrategy.java#check
-    """
-    if not current_cid:
-        raise ValueError("current_cid is empty")
-    if not mq_all:
-        raise ValueError("mq_all is null or mq_all empty")
-    if not cid_all:
-        raise ValueError("cid_all is null or cid_all empty")
-    return current_cid in cid_all
-
-
-def allocate_averagely(consumer_group: str, current_cid: str, mq_all: list, cid_all: list) -> list:
-    """AVG: contiguous blocks, the first ``len(mq_all) % len(cid_all)`` cids get one more.
-
-    A local copy of the arithmetic (the broker's QueryAssignmentProcessor
-    holds its own strategy instances), kept here so the broker package does
-    not depend on the client-side strategy module.
-
-    Mirrors: client/.../rebalance/AllocateMessageQueueAveragely.java#allocate
-    """
-    if not _check_allocate_args(current_cid, mq_all, cid_all):
-        return []
-    index = cid_all.index(current_cid)
-    n, c = len(mq_all), len(cid_all)
-    mod = n % c
-    if n <= c:
-        size = 1
-    elif mod > 0 and index < mod:
-        size = n // c + 1
-    else:
-        size = n // c
-    start = index * size if (mod > 0 and index < mod) else index * size + mod
-    return [mq_all[start + i] for i in range(min(size, n - start))]
-
-
-def allocate_averagely_by_circle(consumer_group: str, current_cid: str, mq_all: list, cid_all: list) -> list:
-    """AVG_BY_CIRCLE: queue j goes to cid j mod c.
-
-    Mirrors: client/.../rebalance/AllocateMessageQueueAveragelyByCircle.java#allocate
-    """
-    if not _check_allocate_args(current_cid, mq_all, cid_all):
-        return []
-    index = cid_all.index(current_cid)
-    return [mq_all[i] for i in range(index, len(mq_all)) if i % len(cid_all) == index]
-
-
+#: The strategies QueryAssignmentProcessor can run, by ``getName()``: the client's own classes,
+#: as in Java (the broker holds AllocateMessageQueueAveragely and ...AveragelyByCircle instances).
 SERVER_SIDE_STRATEGIES: dict[str, Callable] = {
-    "AVG": allocate_averagely,  # AllocateMessageQueueAveragely.getName()
-    "AVG_BY_CIRCLE": allocate_averagely_by_circle,  # AllocateMessageQueueAveragelyByCircle.getName()
+    strategy.name: strategy.allocate
+    for strategy in (AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle())
 }
 
 

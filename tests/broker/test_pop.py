@@ -18,8 +18,7 @@ from rmqlib.broker import (
     QueryAssignmentProcessor,
     ResponseCode,
     SubscriptionData,
-    allocate_averagely,
-    allocate_averagely_by_circle,
+    SERVER_SIDE_STRATEGIES,
     build_pop_retry_topic,
 )
 from rmqlib.model import MessageQueue
@@ -40,8 +39,9 @@ def setup(n=0, queues=2, prob=20, seed=0):
 
 # ---- allocation ---------------------------------------------------------------
 
-@pytest.mark.parametrize("fn", [allocate_averagely, allocate_averagely_by_circle])
-def test_allocate_for_pop_sizes_like_java_test(fn):
+@pytest.mark.parametrize("name", ["AVG", "AVG_BY_CIRCLE"])
+def test_allocate_for_pop_sizes_like_java_test(name):
+    fn = SERVER_SIDE_STRATEGIES[name]
     # QueryAssignmentProcessorTest#testAllocate4Pop, for the two server-side strategies
     for mq_size in range(1, 17):
         mq_all = [MessageQueue("T", "b", i) for i in range(mq_size)]
