@@ -83,7 +83,35 @@ class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
             self.check("", "-", mq_all, cid_all)
 
 
-class AllocateMessageQueueAveragely(AbstractAllocateMessageQueueStrategy):
+class _ByIndexStrategy(AbstractAllocateMessageQueueStrategy):
+    """A strategy whose answer depends only on the consumer's position in ``cid_all``.
+
+    Java finds that position with ``cidAll.indexOf``, so a repeated client id
+    answers for its first occurrence. Subclasses say which queues are dealt
+    (:meth:`_candidates`) and which of them position ``index`` gets (:meth:`_share`).
+    """
+
+    def _candidates(self, mq_all):
+        return mq_all
+
+    def _share(self, candidates, index: int, n_cid: int) -> list[MessageQueue]:
+        raise NotImplementedError
+
+    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+        if not self.check(consumer_group, current_cid, mq_all, cid_all):
+            return []
+        return self._share(self._candidates(mq_all), cid_all.index(current_cid), len(cid_all))
+
+    def allocate_all(self, consumer_group, mq_all, cid_all):
+        self._check_group(mq_all, cid_all)
+        candidates = self._candidates(mq_all)
+        first: dict[str, int] = {}
+        for i, cid in enumerate(cid_all):
+            first.setdefault(cid, i)
+        return {cid: self._share(candidates, i, len(cid_all)) for cid, i in first.items()}
+
+
+class AllocateMessageQueueAveragely(_ByIndexStrategy):
     """Contiguous blocks; the first ``len(mq_all) % len(cid_all)`` consumers get one more.
 
     Mirrors: client/.../consumer/rebalance/AllocateMessageQueueAveragely.java
@@ -91,29 +119,16 @@ class AllocateMessageQueueAveragely(AbstractAllocateMessageQueueStrategy):
 
     name = "AVG"
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
-        if not self.check(consumer_group, current_cid, mq_all, cid_all):
-            return []
-        return list(mq_all[slice(*self._block(cid_all.index(current_cid), len(mq_all), len(cid_all)))])
-
-    @staticmethod
-    def _block(index: int, n_mq: int, n_cid: int) -> tuple[int, int]:
+    def _share(self, candidates, index, n_cid):
+        n_mq = len(candidates)
         mod = n_mq % n_cid
         bigger = mod > 0 and index < mod
         size = 1 if n_mq <= n_cid else n_mq // n_cid + (1 if bigger else 0)
         start = index * size if bigger else index * size + mod
-        return start, start + max(0, min(size, n_mq - start))
-
-    def allocate_all(self, consumer_group, mq_all, cid_all):
-        self._check_group(mq_all, cid_all)
-        first = {}
-        for i, cid in enumerate(cid_all):
-            first.setdefault(cid, i)
-        return {cid: list(mq_all[slice(*self._block(i, len(mq_all), len(cid_all)))])
-                for cid, i in first.items()}
+        return list(candidates[start:start + max(0, min(size, n_mq - start))])
 
 
-class AllocateMessageQueueAveragelyByCircle(AbstractAllocateMessageQueueStrategy):
+class AllocateMessageQueueAveragelyByCircle(_ByIndexStrategy):
     """Deal queues like cards: queue ``j`` goes to consumer ``j % len(cid_all)``.
 
     Mirrors: client/.../consumer/rebalance/AllocateMessageQueueAveragelyByCircle.java
@@ -121,17 +136,8 @@ class AllocateMessageQueueAveragelyByCircle(AbstractAllocateMessageQueueStrategy
 
     name = "AVG_BY_CIRCLE"
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
-        if not self.check(consumer_group, current_cid, mq_all, cid_all):
-            return []
-        return list(mq_all[cid_all.index(current_cid)::len(cid_all)])
-
-    def allocate_all(self, consumer_group, mq_all, cid_all):
-        self._check_group(mq_all, cid_all)
-        first = {}
-        for i, cid in enumerate(cid_all):
-            first.setdefault(cid, i)
-        return {cid: list(mq_all[i::len(cid_all)]) for cid, i in first.items()}
+    def _share(self, candidates, index, n_cid):
+        return list(candidates[index::n_cid])
 
 
 class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
@@ -203,7 +209,7 @@ class AllocateMessageQueueByConfig(AbstractAllocateMessageQueueStrategy):
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all or ())}
 
 
-class AllocateMessageQueueByMachineRoom(AbstractAllocateMessageQueueStrategy):
+class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
     """Consume only brokers named ``idc@name`` whose idc is in ``consumer_idcs``, in even blocks.
 
     Mirrors: client/.../consumer/rebalance/AllocateMessageQueueByMachineRoom.java
@@ -223,7 +229,7 @@ class AllocateMessageQueueByMachineRoom(AbstractAllocateMessageQueueStrategy):
             consumer_idcs = set(consumer_idcs)
         self.consumer_idcs = consumer_idcs
 
-    def _room_queues(self, mq_all) -> list[MessageQueue]:
+    def _candidates(self, mq_all) -> list[MessageQueue]:
         chosen = []
         for mq in mq_all:
             parts = java_split(mq.broker_name, "@")
@@ -234,26 +240,12 @@ class AllocateMessageQueueByMachineRoom(AbstractAllocateMessageQueueStrategy):
                     chosen.append(mq)
         return chosen
 
-    @staticmethod
-    def _share(chosen, index: int, n_cid: int) -> list[MessageQueue]:
+    def _share(self, chosen, index, n_cid):
         per, rem = divmod(len(chosen), n_cid)
         share = chosen[per * index:per * index + per]
         if rem > index:
             share.append(chosen[index + per * n_cid])
         return share
-
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
-        if not self.check(consumer_group, current_cid, mq_all, cid_all):
-            return []
-        return self._share(self._room_queues(mq_all), cid_all.index(current_cid), len(cid_all))
-
-    def allocate_all(self, consumer_group, mq_all, cid_all):
-        self._check_group(mq_all, cid_all)
-        chosen = self._room_queues(mq_all)
-        first = {}
-        for i, cid in enumerate(cid_all):
-            first.setdefault(cid, i)
-        return {cid: self._share(chosen, i, len(cid_all)) for cid, i in first.items()}
 
     def __repr__(self) -> str:
         idcs = None if self.consumer_idcs is None else sorted(self.consumer_idcs, key=utf16_key)
