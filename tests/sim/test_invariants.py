@@ -20,6 +20,14 @@ def victim(result):
     return spec
 
 
+def victim_and_queues(result):
+    """The consumer that crashed or lost its host, and the queues it owned just before."""
+    dead = victim(result)
+    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
+    assert lost, "the victim owned queues"
+    return dead, lost
+
+
 def queues_of(result, cid, at_ms):
     """Queues ``cid`` believed it owned at ``at_ms``."""
     return sorted(q for q, spans in result.ownership.items()
@@ -82,9 +90,7 @@ def test_steady_state_concurrent_has_no_duplicates_overlaps_or_pauses(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_crash_pause_is_bounded_by_the_notify_and_min_interval(seed):
     result = run("crash", seed)
-    sc, dead = result.scenario, victim(result)
-    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
-    assert lost, "the victim owned queues"
+    sc, (dead, lost) = result.scenario, victim_and_queues(result)
     bound = sc.rebalance_min_interval_ms + 2 * sc.rpc_latency_ms
     for queue in lost:
         assert gap_after(result, queue, dead.leave_ms) <= bound
@@ -93,8 +99,7 @@ def test_crash_pause_is_bounded_by_the_notify_and_min_interval(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_crash_duplicates_are_bounded_by_unpersisted_progress(seed):
     result = run("crash", seed)
-    sc, dead = result.scenario, victim(result)
-    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
+    sc, (dead, lost) = result.scenario, victim_and_queues(result)
     # The broker has the victim's offset from its last pull (piggy-backed) or last 5 s persist, whichever
     # is later; re-delivered at most: what it consumed since, plus one pull batch in flight per queue.
     per_queue = sc.produce_rate_per_queue * sc.offset_persist_interval_ms / 1000 + sc.pull_batch_size
@@ -104,9 +109,7 @@ def test_crash_duplicates_are_bounded_by_unpersisted_progress(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_host_loss_pauses_for_the_channel_expiry_scan_and_one_rebalance(seed):
     result = run("host_loss", seed)
-    sc, dead = result.scenario, victim(result)
-    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
-    assert lost
+    sc, (dead, lost) = result.scenario, victim_and_queues(result)
     # The last heartbeat was at most one heartbeat interval before the loss; the broker drops the channel at
     # the first scan more than channel_expired_ms after it, with no notify; survivors notice at their next
     # periodic rebalance.
@@ -114,17 +117,16 @@ def test_host_loss_pauses_for_the_channel_expiry_scan_and_one_rebalance(seed):
     high = sc.channel_expired_ms + sc.channel_scan_ms + sc.rebalance_interval_ms + sc.rebalance_min_interval_ms
     for queue in lost:
         assert low <= gap_after(result, queue, dead.leave_ms) <= high
-    crash_pause = max(gap_after(run("crash", seed), q, dead.leave_ms)
-                      for q in queues_of(run("crash", seed), victim(run("crash", seed)).client_id, dead.leave_ms - 1))
+    crashed = run("crash", seed)
+    crash_dead, crash_lost = victim_and_queues(crashed)
+    crash_pause = max(gap_after(crashed, q, crash_dead.leave_ms) for q in crash_lost)
     assert crash_pause * 50 < low  # a closed connection costs far less than a silent one
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_orderly_crash_waits_for_the_broker_lock_to_expire(seed):
     result = run("orderly_crash", seed)
-    sc, dead = result.scenario, victim(result)
-    lost = queues_of(result, dead.client_id, dead.leave_ms - 1)
-    assert lost
+    sc, (dead, lost) = result.scenario, victim_and_queues(result)
     # Locks were last renewed at most lock_renew_interval_ms before the crash and expire broker_lock_expiry_ms
     # after that renewal; then the next lock attempt (every <= 1 s while unbalanced) succeeds.
     low = sc.broker_lock_expiry_ms - sc.lock_renew_interval_ms
