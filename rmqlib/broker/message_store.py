@@ -86,7 +86,7 @@ class StoredMessage:
         return default
 
 
-@dataclass
+@dataclass(slots=True)
 class GetMessageResult:
     """Mirrors: store/.../GetMessageResult.java"""
 
@@ -216,6 +216,10 @@ class MessageStore:
             raise ValueError(f"topic: unknown topic {topic!r} (create_topic first)")
 
     def _queue(self, topic: str, queue_id: int) -> _ConsumeQueue:
+        if type(queue_id) is int:  # fast path: an existing queue means a known topic and a valid id
+            cq = self._queues.get((topic, queue_id))
+            if cq is not None:
+                return cq
         self._require_topic(topic)
         if isinstance(queue_id, bool) or not isinstance(queue_id, int):
             raise ValueError(f"queue_id must be an int, got {queue_id!r}")
@@ -275,7 +279,8 @@ class MessageStore:
         """
         check_time(now_ms)
         cq = self._queue(topic, queue_id)
-        if isinstance(body_size, bool) or not isinstance(body_size, int) or body_size < 0:
+        if not (type(body_size) is int and body_size >= 0) and (
+                isinstance(body_size, bool) or not isinstance(body_size, int) or body_size < 0):
             raise ValueError(f"body_size must be an int >= 0, got {body_size!r}")
         check_non_negative_int(reconsume_times, "reconsume_times")
         phy = self.commit_log_max_offset
@@ -285,7 +290,7 @@ class MessageStore:
             born_timestamp=now_ms if born_timestamp is None else born_timestamp,
             uniq_key=uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{cq.next_put_offset}@{phy}",
             tags=tags, tags_code=tags_code_of(tags), reconsume_times=reconsume_times,
-            properties=tuple(dict(properties).items()),
+            properties=() if type(properties) is tuple and not properties else tuple(dict(properties).items()),
         )
         cq.next_put_offset += 1
         self.commit_log.append(msg)
@@ -310,11 +315,12 @@ class MessageStore:
         """
         check_time(now_ms)
         dispatched = []
-        while self.reput_from_index < len(self.commit_log):
-            msg = self.commit_log[self.reput_from_index]
+        commit_log, queues = self.commit_log, self._queues
+        while self.reput_from_index < len(commit_log):
+            msg = commit_log[self.reput_from_index]
             self.reput_from_index += 1
-            cq = self._queues[(msg.topic, msg.queue_id)]
-            if msg.queue_offset != cq.max_offset:
+            cq = queues[(msg.topic, msg.queue_id)]
+            if msg.queue_offset != cq.min_offset + len(cq.entries):  # cq.max_offset
                 raise AssertionError(f"consume queue {msg.topic}@{msg.queue_id} out of order: "
                                      f"{msg.queue_offset} != {cq.max_offset}")
             cq.entries.append(msg)
@@ -322,7 +328,7 @@ class MessageStore:
             if self.broker_config.long_polling_enable and self.message_arriving_listener is not None:
                 self.message_arriving_listener(msg.topic, msg.queue_id, msg.queue_offset + 1,
                                                msg.tags_code, msg.store_timestamp,
-                                               dict(msg.properties), now_ms)
+                                               dict(msg.properties) if msg.properties else {}, now_ms)
         return dispatched
 
     # ---- read ---------------------------------------------------------------
@@ -344,32 +350,32 @@ class MessageStore:
         Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
         """
         cq = self._queue(topic, queue_id)
-        if isinstance(offset, bool) or not isinstance(offset, int):
+        if type(offset) is not int and (isinstance(offset, bool) or not isinstance(offset, int)):
             raise ValueError(f"offset must be an int, got {offset!r}")
-        if isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1:
+        if not (type(max_msg_nums) is int and max_msg_nums >= 1) and (
+                isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1):
             raise ValueError(f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
         min_offset, max_offset = cq.min_offset, cq.max_offset
-        result = GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, offset, min_offset, max_offset)
+        messages = []
+        total = 0
         if max_offset == 0:
-            result.status, result.next_begin_offset = GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0
+            status, next_begin = GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0
         elif offset < min_offset:
-            result.status, result.next_begin_offset = GetMessageStatus.OFFSET_TOO_SMALL, min_offset
+            status, next_begin = GetMessageStatus.OFFSET_TOO_SMALL, min_offset
         elif offset == max_offset:
-            result.status, result.next_begin_offset = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
+            status, next_begin = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
         elif offset > max_offset:
-            result.status, result.next_begin_offset = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
+            status, next_begin = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
         else:
             max_filter_message_size = max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE)
             max_pull_size = min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE)
             status = GetMessageStatus.NO_MATCHED_MESSAGE
             next_begin = offset
-            total = 0
             while next_begin < max_offset:
                 msg = cq.get(next_begin)
                 if (msg.queue_offset - offset) * CQ_STORE_UNIT_SIZE >= max_filter_message_size:
                     break
-                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total,
-                                           len(result.messages)):
+                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total, len(messages)):
                     break
                 if total >= max_pull_size:
                     break
@@ -378,12 +384,10 @@ class MessageStore:
                     if total == 0:
                         status = GetMessageStatus.NO_MATCHED_MESSAGE
                     continue
-                result.messages.append(msg)
+                messages.append(msg)
                 total += msg.body_size
                 status = GetMessageStatus.FOUND
-            result.status, result.next_begin_offset = status, next_begin
-            result.buffer_total_size = total
-        return result
+        return GetMessageResult(status, next_begin, min_offset, max_offset, messages, total)
 
     @staticmethod
     def _is_the_batch_full(size_py: int, max_msg_nums: int, max_msg_size: int, buffer_total: int,

@@ -82,6 +82,8 @@ def coerce_enum(enum_cls, value, argname: str):
 
 
 def check_non_negative_int(value, argname: str) -> int:
+    if type(value) is int and value >= 0:  # the common case, without the full checks below
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{argname} must be an int, got {value!r}")
     if value < 0:
@@ -89,9 +91,14 @@ def check_non_negative_int(value, argname: str) -> int:
     return value
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
 def check_time(now_ms, argname: str = "now_ms"):
     """A time in milliseconds: an int (or a finite float, as simpy's clock may give)."""
+    if type(now_ms) is int:  # the common case (a plain int is always valid), without the full checks below
+        return now_ms
     if isinstance(now_ms, bool) or not isinstance(now_ms, (int, float)) or now_ms != now_ms \
-            or now_ms in (float("inf"), float("-inf")):
+            or now_ms in _INFINITIES:
         raise ValueError(f"{argname} must be a finite number of milliseconds, got {now_ms!r}")
     return now_ms

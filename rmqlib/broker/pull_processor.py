@@ -47,8 +47,19 @@ _STATUS_TO_CLIENT = {
     ResponseCode.PULL_OFFSET_MOVED: "OFFSET_ILLEGAL",
 }
 
+# composeResponseHeader for the statuses whose code does not depend on the request
+# (NO_MATCHED_LOGIC_QUEUE and NO_MESSAGE_IN_QUEUE do; anything not listed is PULL_OFFSET_MOVED).
+_CODE_OF_STATUS = {
+    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
+    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+}
+_REMARK_OF_STATUS = {status: status.value for status in GetMessageStatus}  # status.value, looked up cheaply
 
-@dataclass(eq=False)
+
+@dataclass(eq=False, slots=True)
 class PullMessageRequest:
     """The header of a PULL_MESSAGE request (only what the model uses).
 
@@ -76,6 +87,11 @@ class PullMessageRequest:
     opaque: int = 0
 
     def __post_init__(self):
+        if (type(self.queue_offset) is int and self.queue_offset >= 0
+                and type(self.commit_offset) is int and self.commit_offset >= 0
+                and type(self.suspend_timeout_millis) is int and self.suspend_timeout_millis >= 0
+                and type(self.max_msg_nums) is int and self.max_msg_nums >= 1):
+            return  # the common case: plain ints in range pass every check below
         for name in ("queue_offset", "commit_offset", "suspend_timeout_millis"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -91,7 +107,7 @@ class PullMessageRequest:
                 | (FLAG_SUBSCRIPTION if self.has_subscription_flag else 0))
 
 
-@dataclass
+@dataclass(slots=True)
 class PullResponse:
     """A PULL_MESSAGE answer: code, offsets and (on SUCCESS) the messages.
 
@@ -158,13 +174,8 @@ class PullMessageProcessor:
             request.consumer_group, request.topic, request.queue_id, request.queue_offset,
             request.max_msg_nums, subscription)
         code = self._compose_code(request, result)
-        response = PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,
-                                result.max_offset, status=result.status, remark=result.status.value)
         self._try_commit_offset(broker_allow_suspend, request)
 
-        if code == ResponseCode.SUCCESS:
-            response.messages = list(result.messages)
-            return response
         if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and request.has_suspend_flag:
             polling_time = request.suspend_timeout_millis
             if not self.broker_config.long_polling_enable:
@@ -173,7 +184,11 @@ class PullMessageProcessor:
                                request.queue_offset, subscription, subscription)
             self.hold_service.suspend_pull_request(request.topic, request.queue_id, held)
             return None
-        return response
+        # The result is ours alone and dropped here, so the response may take its message list.
+        status = result.status
+        return PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,
+                            result.max_offset, result.messages if code == ResponseCode.SUCCESS else [],
+                            status, _REMARK_OF_STATUS[status])
 
     def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
@@ -213,15 +228,11 @@ class PullMessageProcessor:
     @staticmethod
     def _compose_code(request: PullMessageRequest, result: GetMessageResult) -> ResponseCode:
         s = result.status
-        if s is GetMessageStatus.FOUND:
-            return ResponseCode.SUCCESS
-        if s in (GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_MESSAGE):
-            return ResponseCode.PULL_RETRY_IMMEDIATELY
-        if s in (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE):
+        if s is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE or s is GetMessageStatus.NO_MESSAGE_IN_QUEUE:
             return ResponseCode.PULL_OFFSET_MOVED if request.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
-        if s in (GetMessageStatus.OFFSET_FOUND_NULL, GetMessageStatus.OFFSET_OVERFLOW_ONE):
-            return ResponseCode.PULL_NOT_FOUND
-        return ResponseCode.PULL_OFFSET_MOVED  # OVERFLOW_BADLY, OFFSET_RESET, OFFSET_TOO_SMALL
+        # FOUND → SUCCESS; MESSAGE_WAS_REMOVING, NO_MATCHED_MESSAGE → PULL_RETRY_IMMEDIATELY;
+        # OFFSET_FOUND_NULL, OFFSET_OVERFLOW_ONE → PULL_NOT_FOUND
+        return _CODE_OF_STATUS.get(s, ResponseCode.PULL_OFFSET_MOVED)  # OVERFLOW_BADLY, OFFSET_RESET, OFFSET_TOO_SMALL
 
     def _try_commit_offset(self, broker_allow_suspend: bool, request: PullMessageRequest) -> None:
         """Store the piggy-backed commit offset, but only on a first (suspendable) run."""
