@@ -55,16 +55,6 @@ TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndRecons
 LOAD_BUCKET_MS = 1_000
 
 
-class _CountingEnvironment(simpy.Environment):
-    """A simpy Environment that counts the events it schedules (for the benchmark's events/s)."""
-
-    scheduled = 0
-
-    def schedule(self, event, priority=simpy.core.NORMAL, delay=0):
-        self.scheduled += 1
-        super().schedule(event, priority, delay)
-
-
 class _TracingStore(MessageStore):
     """A MessageStore that tells the recorder about every committed offset."""
 
@@ -241,11 +231,13 @@ class SimConsumer:
         self.orderly_running: set[MessageQueue] = set()
         self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
         self.impl: RebalanceImpl | None = None
+        self.channel_names = {name: f"{self.cid}->{name}" for name in sim.scenario.brokers}
         jitter = sim.scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (sim.rng.randrange(jitter + 1) if jitter else 0)
 
     def channel(self, broker: SimBroker) -> str:
-        return f"{self.cid}->{broker.name}"
+        """The name of this consumer's connection to ``broker``."""
+        return self.channel_names[broker.name]
 
     # --- lifecycle ---------------------------------------------------------
     def start(self):
@@ -327,9 +319,9 @@ class SimConsumer:
             broker.flush_notifications()
         sim.log(now_ms, "heartbeat", self.cid)
 
-    def on_notify(self, now_ms):
+    def on_notify(self):
         if self.alive:
-            self.impl.rebalance_immediately(now_ms)
+            self.impl.rebalance_immediately(int(self.sim.env.now))
             self.kick_rebalance()
 
     def kick_rebalance(self):
@@ -417,7 +409,7 @@ class SimConsumer:
             msgs = [Message(topic=m.topic, queue_id=m.queue_id, queue_offset=m.queue_offset, body_size=m.body_size,
                             tags=m.tags, store_timestamp=int(m.store_timestamp), broker_name=broker_name,
                             msg_id=m.uniq_key) for m in response.messages]
-            result = PullResult(PullStatus(status), response.next_begin_offset, response.min_offset,
+            result = PullResult(PullStatus[status], response.next_begin_offset, response.min_offset,
                                 response.max_offset, msgs)
             outcome = process_pull_result(request, result, self.impl, now)
             if outcome.rebalance_immediately:
@@ -433,23 +425,21 @@ class SimConsumer:
 
     def consume_concurrently(self, mq, pq, msgs):
         """ConsumeMessageConcurrentlyService.ConsumeRequest for one pulled batch, on the thread pool."""
+        self.pool.submit(self._start_concurrently, mq, pq, msgs)
+
+    def _start_concurrently(self, mq, pq, msgs):
+        if not self.alive or pq.dropped:
+            return None
         sim = self.sim
+        return sim.consume_duration(len(msgs)), self._finish_concurrently, (mq, pq, msgs, int(sim.env.now))
 
-        def start():
-            if not self.alive or pq.dropped:
-                return None
-            started = int(sim.env.now)
-            return sim.consume_duration(len(msgs)), lambda: finish(started)
-
-        def finish(started):
-            sim.record_batch(self, mq, msgs, started)
-            if self.alive:
-                process_consume_result_concurrently(pq, mq, msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                                                    offset_store=self.impl.offset_store,
-                                                    message_model=self.impl.message_model,
-                                                    now_ms=int(sim.env.now))
-
-        self.pool.submit(start)
+    def _finish_concurrently(self, mq, pq, msgs, started):
+        sim = self.sim
+        sim.record_batch(self, mq, msgs, started)
+        if self.alive:
+            process_consume_result_concurrently(pq, mq, msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                                                offset_store=self.impl.offset_store,
+                                                message_model=self.impl.message_model, now_ms=int(sim.env.now))
 
     def consume_orderly(self, mq, pq):
         """ConsumeMessageOrderlyService.ConsumeRequest: one queue, in order, only while locked."""
@@ -535,29 +525,29 @@ class SimConsumer:
             self.consume_popped(broker, ppq, result.messages)
 
     def consume_popped(self, broker, ppq, popped):
+        self.pool.submit(self._start_popped, broker, ppq, popped)
+
+    def _start_popped(self, broker, ppq, popped):
+        if not self.alive:
+            return None
         sim = self.sim
+        return sim.consume_duration(len(popped)), self._finish_popped, (broker, ppq, popped, int(sim.env.now))
 
-        def start():
-            if not self.alive:
-                return None
-            started = int(sim.env.now)
-            return sim.consume_duration(len(popped)), lambda: finish(started)
-
-        def finish(started):
-            sim.record_pop_batch(self, popped, started)
-            if self.alive:
-                for item in popped:
-                    broker.pop.ack(item.handle, int(sim.env.now))
-                    ppq.ack()
-
-        self.pool.submit(start)
+    def _finish_popped(self, broker, ppq, popped, started):
+        sim = self.sim
+        sim.record_pop_batch(self, popped, started)
+        if self.alive:
+            for item in popped:
+                broker.pop.ack(item.handle, int(sim.env.now))
+                ppq.ack()
 
 
 class ConsumePool:
     """The consumer's consumeExecutor: ``size`` threads taking tasks first-come first-served.
 
-    A task is a callable run when a thread takes it; it returns ``None`` (nothing
-    to do) or ``(duration_ms, finish)``, and ``finish`` runs when the thread is done.
+    A task is ``start(*args)``, run when a thread takes it; it returns ``None``
+    (nothing to do) or ``(duration_ms, finish, finish_args)``, and
+    ``finish(*finish_args)`` runs when the thread is done.
     """
 
     def __init__(self, sim: Simulation, size: int):
@@ -565,22 +555,23 @@ class ConsumePool:
         self.busy = 0
         self.waiting = deque()
 
-    def submit(self, task) -> None:
-        self.waiting.append(task)
+    def submit(self, start, *args) -> None:
+        self.waiting.append((start, args))
         self._next()
 
     def _next(self) -> None:
         while self.waiting and self.busy < self.size:
-            work = self.waiting.popleft()()
+            start, args = self.waiting.popleft()
+            work = start(*args)
             if work is None:
                 continue
-            duration, finish = work
+            duration, finish, finish_args = work
             self.busy += 1
-            self.sim.later(duration, lambda finish=finish: self._done(finish))
+            self.sim.later(duration, self._done, finish, finish_args)
 
-    def _done(self, finish) -> None:
+    def _done(self, finish, finish_args) -> None:
         self.busy -= 1
-        finish()
+        finish(*finish_args)
         self._next()
 
 
@@ -591,7 +582,7 @@ class Simulation:
         scenario.validate()
         self.scenario, self.seed = scenario, seed
         self.rng = random.Random(seed)
-        self.env = _CountingEnvironment()
+        self.env = simpy.Environment()
         self.body_size = 1024
         self.broker_names = list(scenario.brokers)
         self.brokers = {name: SimBroker(self, name) for name in scenario.brokers}
@@ -600,6 +591,7 @@ class Simulation:
         for consumer in self.consumers.values():
             for broker in self.brokers.values():
                 self.channels[consumer.channel(broker)] = consumer
+        self.broadcasting = scenario.message_model == BROADCASTING
         self.next_id = 0
         self.delivered: list[int] = []
         self.duplicates = 0
@@ -656,12 +648,11 @@ class Simulation:
         self.counters["notifications"] += 1
         self.log(note.time_ms, "notify", note.client_id, f"from {broker.name}")
         if consumer is not None and consumer.connected:
-            self.later(self.scenario.rpc_latency_ms, lambda: consumer.on_notify(int(self.env.now)))
+            self.later(self.scenario.rpc_latency_ms, consumer.on_notify)
 
-    def later(self, delay_ms, action):
-        """Run ``action()`` after ``delay_ms`` of simulated time (one simpy event, no process)."""
-        event = self.env.timeout(delay_ms)
-        event.callbacks.append(lambda _event: action())
+    def later(self, delay_ms, action, *args):
+        """Run ``action(*args)`` after ``delay_ms`` of simulated time (one simpy event, no process)."""
+        self.env.timeout(delay_ms).callbacks.append(lambda _event: action(*args))
 
     def send_pull(self, consumer: SimConsumer, request, command, now_ms):
         mq = command.message_queue
@@ -672,7 +663,7 @@ class Simulation:
                                     consumer.cid, consumer.channel(self.brokers[mq.broker_name]), self.next_opaque)
         self.pending_pulls[self.next_opaque] = (consumer, request)
         self.counters["pulls"] += 1
-        self.later(self.scenario.rpc_latency_ms, lambda: self._pull_at_broker(self.brokers[mq.broker_name], header))
+        self.later(self.scenario.rpc_latency_ms, self._pull_at_broker, self.brokers[mq.broker_name], header)
 
     def _pull_at_broker(self, broker: SimBroker, header):
         response = broker.processor.process_request(header, int(self.env.now))
@@ -685,36 +676,41 @@ class Simulation:
     def answer_pull(self, response):
         consumer, request = self.pending_pulls.pop(response.request.opaque, (None, None))
         if consumer is not None:
-            self.later(self.scenario.rpc_latency_ms, lambda: consumer.on_pull_answer(request, response))
+            self.later(self.scenario.rpc_latency_ms, consumer.on_pull_answer, request, response)
 
     # --- recording ------------------------------------------------------------------
     def record_batch(self, consumer: SimConsumer, mq: MessageQueue, msgs, start_ms):
         """Count deliveries; a consumer that died mid-batch delivered only what finished before."""
-        step = (self.env.now - start_ms) / len(msgs)
-        done = [m for k, m in enumerate(msgs)
-                if consumer.died_at is None or start_ms + (k + 1) * step <= consumer.died_at]
-        if not done:
-            return
-        end = int(self.env.now) if consumer.died_at is None else min(int(self.env.now), consumer.died_at)
-        key = (mq.broker_name, mq.topic, mq.queue_id)
-        seen = self.consumed_offsets[key]
-        for k, m in enumerate(done):
+        now = self.env.now
+        step = (now - start_ms) / len(msgs)
+        end = int(now)
+        if consumer.died_at is not None:
+            msgs = [m for k, m in enumerate(msgs) if start_ms + (k + 1) * step <= consumer.died_at]
+            if not msgs:
+                return
+            end = min(end, consumer.died_at)
+        load, latencies = self.load[consumer.cid], self.latencies
+        offsets = []
+        for k, m in enumerate(msgs):
             t = start_ms + (k + 1) * step
             self.deliver(consumer, int(m.msg_id))
-            self.latencies.append(t - m.store_timestamp)
-            self.load[consumer.cid][int(t) // LOAD_BUCKET_MS] += 1
-            seen.add(m.queue_offset)
+            latencies.append(t - m.store_timestamp)
+            load[int(t) // LOAD_BUCKET_MS] += 1
+            offsets.append(m.queue_offset)
+        key = (mq.broker_name, mq.topic, mq.queue_id)
+        seen = self.consumed_offsets[key]
+        seen.update(offsets)
         low = self.low_water[key]
         while low in seen:
             low += 1
         self.low_water[key] = low
-        self.consumption[str(mq)].append(ConsumeBatch(str(mq), consumer.cid, start_ms, end,
-                                                      tuple(m.queue_offset for m in done)))
+        name = str(mq)
+        self.consumption[name].append(ConsumeBatch(name, consumer.cid, start_ms, end, tuple(offsets)))
 
     def deliver(self, consumer: SimConsumer, message_id: int) -> None:
         """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
         where every consumer is meant to get every message)."""
-        if self.scenario.message_model == BROADCASTING:
+        if self.broadcasting:
             seen = self.seen_by[consumer.cid]
             if message_id in seen:
                 self.duplicates += 1
@@ -820,7 +816,7 @@ class Simulation:
             self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
         queues = [str(mq) for topic in sc.topics for mq in self.route(topic)]
         self.counters["events"] = len(self.events)
-        self.counters["simpy_events"] = env.scheduled
+        self.counters["simpy_events"] = next(env._eid)  # simpy numbers every event it schedules
         return SimResult(
             scenario=sc, seed=self.seed, produced=self.next_id,
             delivered={i: c for i, c in enumerate(self.delivered)}, duplicates=self.duplicates,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from rmqlib.sim.scenario import Scenario
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One line of the run's log. ``kind`` is one of :data:`EVENT_KINDS`; ``who`` a client id or broker."""
 
     time_ms: int
@@ -24,8 +24,7 @@ EVENT_KINDS = ("join", "leave", "heartbeat", "notify", "rebalance", "lock", "unl
                "revive")
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(NamedTuple):
     """``holder`` held ``queue`` from ``start_ms`` to ``end_ms``."""
 
     queue: str
@@ -38,8 +37,7 @@ class Interval:
         return self.end_ms - self.start_ms
 
 
-@dataclass(frozen=True)
-class ConsumeBatch:
+class ConsumeBatch(NamedTuple):
     """One listener call: ``consumer`` consumed ``offsets`` of ``queue`` from ``start_ms`` to ``end_ms``."""
 
     queue: str
