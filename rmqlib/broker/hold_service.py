@@ -30,7 +30,7 @@ from rmqlib.model import java_split
 TOPIC_QUEUEID_SEPARATOR = "@"  # PullRequestHoldService.TOPIC_QUEUEID_SEPARATOR
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PullRequest:
     """A held pull: the original request plus when and for how long it waits.
 
@@ -56,7 +56,7 @@ class PullRequest:
         return self.suspend_timestamp + self.timeout_millis
 
 
-@dataclass
+@dataclass(slots=True)
 class ManyPullRequest:
     """The held pulls of one ``topic@queueId`` key, in arrival order.
 

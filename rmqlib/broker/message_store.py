@@ -355,7 +355,8 @@ class MessageStore:
         if not (type(max_msg_nums) is int and max_msg_nums >= 1) and (
                 isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1):
             raise ValueError(f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
-        min_offset, max_offset = cq.min_offset, cq.max_offset
+        entries, min_offset = cq.entries, cq.min_offset
+        max_offset = min_offset + len(entries)  # cq.max_offset
         messages = []
         total = 0
         if max_offset == 0:
@@ -372,7 +373,7 @@ class MessageStore:
             status = GetMessageStatus.NO_MATCHED_MESSAGE
             next_begin = offset
             while next_begin < max_offset:
-                msg = cq.get(next_begin)
+                msg = entries[next_begin - min_offset]  # cq.get(next_begin); always there below max_offset
                 if (msg.queue_offset - offset) * CQ_STORE_UNIT_SIZE >= max_filter_message_size:
                     break
                 if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total, len(messages)):

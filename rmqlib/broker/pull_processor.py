@@ -160,10 +160,11 @@ class PullMessageProcessor:
         if not isinstance(request, PullMessageRequest):
             raise ValueError(f"request must be a PullMessageRequest, got {request!r}")
         store = self.store
-        if not store.has_topic(request.topic):
+        read_queue_nums = store.topic_queue_nums.get(request.topic)  # Java: selectTopicConfig(topic)
+        if read_queue_nums is None:
             return PullResponse(request, ResponseCode.TOPIC_NOT_EXIST, now_ms,
                                 remark=f"topic[{request.topic}] not exist")
-        if request.queue_id < 0 or request.queue_id >= store.read_queue_nums(request.topic):
+        if request.queue_id < 0 or request.queue_id >= read_queue_nums:
             return PullResponse(request, ResponseCode.INVALID_PARAMETER, now_ms,
                                 remark=f"queueId[{request.queue_id}] is illegal")
         subscription, error = self._subscription_for(request, now_ms)
