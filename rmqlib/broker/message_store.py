@@ -368,8 +368,14 @@ class MessageStore:
         elif offset > max_offset:
             status, next_begin = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
         else:
-            max_filter_message_size = max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE)
-            max_pull_size = min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE)
+            # max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE) and
+            # min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE), without the slow builtin calls
+            max_filter_message_size = max_msg_nums * CQ_STORE_UNIT_SIZE
+            if not max_filter_message_size > MAX_FILTER_MESSAGE_SIZE:
+                max_filter_message_size = MAX_FILTER_MESSAGE_SIZE
+            max_pull_size = 100 if 100 > max_total_msg_size else max_total_msg_size
+            if MAX_PULL_MSG_SIZE < max_pull_size:
+                max_pull_size = MAX_PULL_MSG_SIZE
             status = GetMessageStatus.NO_MATCHED_MESSAGE
             next_begin = offset
             while next_begin < max_offset:
