@@ -47,14 +47,19 @@ _STATUS_TO_CLIENT = {
     ResponseCode.PULL_OFFSET_MOVED: "OFFSET_ILLEGAL",
 }
 
-# composeResponseHeader for the statuses whose code does not depend on the request
-# (NO_MATCHED_LOGIC_QUEUE and NO_MESSAGE_IN_QUEUE do; anything not listed is PULL_OFFSET_MOVED).
+# composeResponseHeader as a table: store status → response code; None = it depends on the
+# request's offset (PULL_OFFSET_MOVED if it is not 0, else PULL_NOT_FOUND).
 _CODE_OF_STATUS = {
     GetMessageStatus.FOUND: ResponseCode.SUCCESS,
     GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
     GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.NO_MATCHED_LOGIC_QUEUE: None,
+    GetMessageStatus.NO_MESSAGE_IN_QUEUE: None,
     GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
     GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_RESET: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
 }
 _REMARK_OF_STATUS = {status: status.value for status in GetMessageStatus}  # status.value, looked up cheaply
 
@@ -228,12 +233,10 @@ class PullMessageProcessor:
 
     @staticmethod
     def _compose_code(request: PullMessageRequest, result: GetMessageResult) -> ResponseCode:
-        s = result.status
-        if s is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE or s is GetMessageStatus.NO_MESSAGE_IN_QUEUE:
+        code = _CODE_OF_STATUS.get(result.status, ResponseCode.PULL_OFFSET_MOVED)
+        if code is None:  # NO_MATCHED_LOGIC_QUEUE, NO_MESSAGE_IN_QUEUE
             return ResponseCode.PULL_OFFSET_MOVED if request.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
-        # FOUND → SUCCESS; MESSAGE_WAS_REMOVING, NO_MATCHED_MESSAGE → PULL_RETRY_IMMEDIATELY;
-        # OFFSET_FOUND_NULL, OFFSET_OVERFLOW_ONE → PULL_NOT_FOUND
-        return _CODE_OF_STATUS.get(s, ResponseCode.PULL_OFFSET_MOVED)  # OVERFLOW_BADLY, OFFSET_RESET, OFFSET_TOO_SMALL
+        return code
 
     def _try_commit_offset(self, broker_allow_suspend: bool, request: PullMessageRequest) -> None:
         """Store the piggy-backed commit offset, but only on a first (suspendable) run."""
