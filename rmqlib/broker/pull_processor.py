@@ -182,7 +182,7 @@ class PullMessageProcessor:
         code = self._compose_code(request, result)
         self._try_commit_offset(broker_allow_suspend, request)
 
-        if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and request.has_suspend_flag:
+        if broker_allow_suspend and request.has_suspend_flag and code == ResponseCode.PULL_NOT_FOUND:
             polling_time = request.suspend_timeout_millis
             if not self.broker_config.long_polling_enable:
                 polling_time = self.broker_config.short_polling_time_mills
