@@ -74,7 +74,8 @@ def process_consume_result_concurrently(
     In BROADCASTING failures are just dropped. Then the messages are removed from
     the ProcessQueue and the returned offset is stored increase-only.
     """
-    status = ConsumeConcurrentlyStatus(status)
+    if type(status) is not ConsumeConcurrentlyStatus:  # Enum(value) is slow; members pass as they are
+        status = ConsumeConcurrentlyStatus(status)
     if pq.dropped:
         return ConcurrentConsumeOutcome(processed=False)
     out = ConcurrentConsumeOutcome(processed=True)
@@ -136,7 +137,8 @@ def process_consume_result_orderly(
     batch is committed. The commit offset is stored with a plain (not
     increase-only) update unless the queue was dropped.
     """
-    status = ConsumeOrderlyStatus(status)
+    if type(status) is not ConsumeOrderlyStatus:
+        status = ConsumeOrderlyStatus(status)
     max_times = INT_MAX if max_reconsume_times == -1 else max_reconsume_times
     delay = min(max(suspend_current_queue_time_millis, MIN_SUSPEND_MILLIS), MAX_SUSPEND_MILLIS)
     out = OrderlyConsumeOutcome(continue_consume=True)

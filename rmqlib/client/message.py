@@ -25,7 +25,7 @@ def _require_int(name: str, value, minimum: int | None = None) -> None:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
-@dataclass(eq=False, kw_only=True)
+@dataclass(eq=False, kw_only=True, slots=True)
 class Message:
     """A stored message as the consumer sees it after a pull.
 
@@ -52,6 +52,20 @@ class Message:
     properties: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Fast path (one Message per pulled message in the simulator): exact builtin
+        # types with values in range pass at once; anything else takes the full checks,
+        # which raise the errors naming the field.
+        if (type(self.topic) is str and type(self.broker_name) is str and type(self.queue_id) is int
+                and type(self.queue_offset) is int and self.queue_offset >= 0
+                and type(self.body_size) is int and self.body_size >= 0
+                and type(self.store_timestamp) is int
+                and type(self.reconsume_times) is int and self.reconsume_times >= 0
+                and self.consume_start_timestamp is None
+                and (self.tags is None or type(self.tags) is str) and self.msg_id):
+            return
+        self._validate()
+
+    def _validate(self) -> None:
         if not isinstance(self.topic, str):
             raise TypeError(f"topic must be str, got {type(self.topic).__name__}")
         if not isinstance(self.broker_name, str):

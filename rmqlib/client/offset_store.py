@@ -80,13 +80,15 @@ class _OffsetStoreBase:
         moves the offset back; ``False`` (orderly service) overwrites it. A frozen
         offset (see :meth:`update_and_freeze_offset`) is not changed.
         """
-        _check_mq(mq)
-        _check_offset(offset)
+        if type(mq) is not MessageQueue:  # fast path: exact types need no further check
+            _check_mq(mq)
+        if type(offset) is not int or offset < 0:
+            _check_offset(offset)
         cur = self.offset_table.get(mq)
         if cur is None:
             self.offset_table[mq] = ControllableOffset(offset)
-        else:
-            cur.update(offset, increase_only)
+        elif cur.allow_to_update:  # ControllableOffset.update, inlined
+            cur.offset = max(offset, cur.offset) if increase_only else offset
 
     def update_and_freeze_offset(self, mq: MessageQueue, offset: int) -> None:
         """Set the offset and ignore later updates until :meth:`remove_offset` (OFFSET_ILLEGAL fix)."""
@@ -109,7 +111,11 @@ class _OffsetStoreBase:
 
     def read_offset(self, mq: MessageQueue, type: ReadOffsetType) -> int:
         """Read an offset: >= 0, or -1 when none is known (Java return codes)."""
-        _check_mq(mq)
+        if mq.__class__ is not MessageQueue:  # (``type`` is the argument here)
+            _check_mq(mq)
+        if type is ReadOffsetType.READ_FROM_MEMORY:  # the pull path's read, once per pull
+            cur = self.offset_table.get(mq)
+            return -1 if cur is None else cur.offset
         type = ReadOffsetType(type)
         if type in (ReadOffsetType.READ_FROM_MEMORY, ReadOffsetType.MEMORY_FIRST_THEN_STORE):
             mem = self._read_memory(mq)

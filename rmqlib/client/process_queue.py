@@ -88,9 +88,11 @@ class _OffsetMap:
 
 
 def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Message]:
-    if isinstance(msgs, Message):
-        raise TypeError(f"{arg} must be a list of Message, got a single Message")
-    msgs = list(msgs)
+    """``msgs`` as a list of Message (a list is checked and returned as is: callers only read it)."""
+    if type(msgs) is not list:
+        if isinstance(msgs, Message):
+            raise TypeError(f"{arg} must be a list of Message, got a single Message")
+        msgs = list(msgs)
     for m in msgs:
         if not isinstance(m, Message):
             raise TypeError(f"{arg}: elements must be Message, got {type(m).__name__}")
@@ -152,25 +154,28 @@ class ProcessQueue:
         consumption, would corrupt the counters in Java and is a ValueError here.
         """
         msgs = _require_messages(msgs)
+        tree = self.msg_tree
+        held_by_offset = tree._d  # read-only lookups straight on the map's dict (hot path)
+        in_flight = self.consuming_msg_orderly._d
         for m in msgs:
-            held = self.msg_tree.get(m.queue_offset)
+            held = held_by_offset.get(m.queue_offset)
             if held is not None and held.body_size != m.body_size:
                 raise ValueError(
                     f"msgs: offset {m.queue_offset} is already held with body_size "
                     f"{held.body_size}, got {m.body_size}")
-            if m.queue_offset in self.consuming_msg_orderly:
+            if in_flight and m.queue_offset in in_flight:
                 raise ValueError(
                     f"msgs: offset {m.queue_offset} is in flight (taken for orderly consumption)")
         valid = 0
         for m in msgs:
-            if self.msg_tree.put(m.queue_offset, m) is None:
+            if tree.put(m.queue_offset, m) is None:
                 valid += 1
                 self.queue_offset_max = m.queue_offset
                 self.msg_size += m.body_size
         self.msg_count += valid
 
         dispatch = False
-        if len(self.msg_tree) and not self.consuming:
+        if held_by_offset and not self.consuming:
             dispatch = True
             self.consuming = True
 
@@ -196,12 +201,14 @@ class ProcessQueue:
         msgs = _require_messages(msgs)
         if now_ms is not None:
             self.last_consume_timestamp = now_ms
-        if not len(self.msg_tree):
+        tree = self.msg_tree
+        keys = tree._keys  # sorted offsets held (read-only here; hot path)
+        if not keys:
             return -1
         result = self.queue_offset_max + 1
         removed = 0
         for m in msgs:
-            prev = self.msg_tree.remove(m.queue_offset)
+            prev = tree.remove(m.queue_offset)
             if prev is not None:
                 removed += 1
                 # Java subtracts the size of the message passed in; we subtract the
@@ -210,15 +217,14 @@ class ProcessQueue:
         self.msg_count -= removed
         if self.msg_count == 0:
             self.msg_size = 0
-        if len(self.msg_tree):
-            result = self.msg_tree.first_key()
+        if keys:
+            result = keys[0]
         return result
 
     def get_max_span(self) -> int:
         """Distance between the highest and the lowest cached offset (0 when empty)."""
-        if len(self.msg_tree):
-            return self.msg_tree.last_key() - self.msg_tree.first_key()
-        return 0
+        keys = self.msg_tree._keys
+        return keys[-1] - keys[0] if keys else 0
 
     def contains_message(self, msg: Message | None) -> bool:
         """True if a message with this queue offset is cached (not counting in-flight)."""

@@ -38,6 +38,7 @@ PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION = 1000
 PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL
 
 _MIB = 1024 * 1024
+_READ_FROM_MEMORY = ReadOffsetType.READ_FROM_MEMORY
 
 
 class PullRequest:
@@ -173,6 +174,26 @@ class PullCommand:
     suspend_timeout_ms: int = BROKER_SUSPEND_MAX_TIME_MILLIS
     timeout_ms: int = CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND
 
+    def __init__(self, message_queue: MessageQueue, queue_offset: int, max_msg_nums: int, max_msg_bytes: int,
+                 sub_expression: str | None, sub_version: int, commit_offset_enable: bool, commit_offset: int,
+                 suspend: bool = True, suspend_timeout_ms: int = BROKER_SUSPEND_MAX_TIME_MILLIS,
+                 timeout_ms: int = CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND):
+        # The generated __init__ of a frozen dataclass pays one object.__setattr__ per
+        # field; one PullCommand is built per pull, so fill the instance dict directly.
+        # Same fields and defaults; the class stays a frozen dataclass (eq, hash, repr).
+        d = self.__dict__
+        d["message_queue"] = message_queue
+        d["queue_offset"] = queue_offset
+        d["max_msg_nums"] = max_msg_nums
+        d["max_msg_bytes"] = max_msg_bytes
+        d["sub_expression"] = sub_expression
+        d["sub_version"] = sub_version
+        d["commit_offset_enable"] = commit_offset_enable
+        d["commit_offset"] = commit_offset
+        d["suspend"] = suspend
+        d["suspend_timeout_ms"] = suspend_timeout_ms
+        d["timeout_ms"] = timeout_ms
+
 
 @dataclass(frozen=True)
 class PullDecision:
@@ -182,6 +203,14 @@ class PullDecision:
     delay_ms: int | None
     reason: str
     command: PullCommand | None = None
+
+    def __init__(self, allowed: bool, delay_ms: int | None, reason: str, command: PullCommand | None = None):
+        # One per pull: fill the frozen instance dict directly (see PullCommand.__init__).
+        d = self.__dict__
+        d["allowed"] = allowed
+        d["delay_ms"] = delay_ms
+        d["reason"] = reason
+        d["command"] = command
 
 
 def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, *,
@@ -253,7 +282,7 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     commit_offset = 0
     commit_enable = False
     if config.message_model is MessageModel.CLUSTERING:
-        commit_offset = impl.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_MEMORY)
+        commit_offset = impl.offset_store.read_offset(mq, _READ_FROM_MEMORY)
         commit_enable = commit_offset > 0
     command = PullCommand(
         message_queue=mq, queue_offset=req.next_offset, max_msg_nums=config.pull_batch_size,
@@ -285,7 +314,8 @@ class PullResult:
     msg_found_list: list[Message] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.pull_status = PullStatus(self.pull_status)
+        if type(self.pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
+            self.pull_status = PullStatus(self.pull_status)
         if self.next_begin_offset < 0:
             raise ValueError(f"next_begin_offset must be >= 0, got {self.next_begin_offset}")
 
@@ -327,7 +357,11 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     if status is PullStatus.FOUND:
         req.next_offset = result.next_begin_offset
         sub = impl.subscription_inner.get(mq.topic)
-        msgs = [m for m in result.msg_found_list if sub is None or sub.matches(m.tags)]
+        if sub is None:
+            msgs = list(result.msg_found_list)
+        else:
+            matches = sub.matches
+            msgs = [m for m in result.msg_found_list if matches(m.tags)]
         if not msgs:
             ps.execute_pull_request_immediately(req)
         else:
