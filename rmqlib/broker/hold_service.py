@@ -19,6 +19,7 @@ Mirrors: broker/.../longpolling/PullRequestHoldService.java
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from rmqlib.broker.protocol import check_time
 from rmqlib.model import java_split
 
 TOPIC_QUEUEID_SEPARATOR = "@"  # PullRequestHoldService.TOPIC_QUEUEID_SEPARATOR
+WOKEN_LOG_SIZE = 1_000  # how many recent wake-ups PullRequestHoldService.woken_log keeps (ours, not Java's)
 
 
 @dataclass(eq=False, slots=True)
@@ -110,7 +112,8 @@ class PullRequestHoldService:
         self.wakeup_handler = wakeup_handler
         self.pull_request_table: dict[str, ManyPullRequest] = {}
         self.next_check_ms = check_time(start_ms, "start_ms") + self.wait_interval_ms
-        self.woken_log: list[tuple[float, PullRequest, str]] = []  # (time, request, "arrival"|"timeout")
+        # The latest wake-ups, (time, request, "arrival"|"timeout"); bounded so a long run does not keep every pull.
+        self.woken_log: deque[tuple[float, PullRequest, str]] = deque(maxlen=WOKEN_LOG_SIZE)
 
     @property
     def wait_interval_ms(self) -> int:

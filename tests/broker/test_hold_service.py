@@ -246,3 +246,17 @@ def test_seeded_stress_every_pull_is_answered_once(seed):
             for held in mpr.pull_request_list:
                 assert now < held.deadline_ms + hold.wait_interval_ms + 3000
     assert len(answered) + hold.held_count() == sent
+
+
+def test_woken_log_keeps_only_the_latest_wake_ups():
+    from rmqlib.broker.hold_service import WOKEN_LOG_SIZE
+    store, hold, proc = setup()
+    for offset in range(WOKEN_LOG_SIZE + 5):
+        assert proc.process_request(pull(offset), offset) is None
+        store.put_message("T", 0, now_ms=offset)
+        store.reput(offset)
+        [resp] = proc.drain()
+        assert resp.code is ResponseCode.SUCCESS
+    assert len(hold.woken_log) == WOKEN_LOG_SIZE
+    offsets = [request.request_command.queue_offset for _, request, _ in hold.woken_log]
+    assert offsets == list(range(5, WOKEN_LOG_SIZE + 5))
