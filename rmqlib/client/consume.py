@@ -44,6 +44,11 @@ class ConsumeOrderlyStatus(str, Enum):
     SUSPEND_CURRENT_QUEUE_A_MOMENT = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
 
 
+# Enum members as module constants: ``EnumClass.MEMBER`` is a slow attribute lookup (hot path).
+_CONSUME_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+_CLUSTERING = MessageModel.CLUSTERING
+
+
 @dataclass
 class ConcurrentConsumeOutcome:
     """``offset`` is what was written to the offset store (-1: nothing); ``resubmit`` are
@@ -78,15 +83,15 @@ def process_consume_result_concurrently(
         status = ConsumeConcurrentlyStatus(status)
     if pq.dropped:
         return ConcurrentConsumeOutcome(processed=False)
-    out = ConcurrentConsumeOutcome(processed=True)
+    out = ConcurrentConsumeOutcome(True)  # processed
     if not msgs:
         return out
     msgs = list(msgs)
-    if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
+    if status is _CONSUME_SUCCESS:
         ack_index = min(ack_index, len(msgs) - 1)
     else:
         ack_index = -1
-    if message_model is MessageModel.CLUSTERING:
+    if message_model is _CLUSTERING:
         failed = []
         for msg in msgs[ack_index + 1:]:
             if not pq.contains_message(msg):

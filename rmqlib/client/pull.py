@@ -38,7 +38,9 @@ PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION = 1000
 PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL
 
 _MIB = 1024 * 1024
+# Enum members as module constants: ``EnumClass.MEMBER`` is a slow attribute lookup (hot path).
 _READ_FROM_MEMORY = ReadOffsetType.READ_FROM_MEMORY
+_CLUSTERING = MessageModel.CLUSTERING
 
 
 class PullRequest:
@@ -240,7 +242,11 @@ def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, 
             return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, MAX_SPAN_FLOW_CONTROL)
     elif not pq.locked:
         return PullDecision(False, config.pull_time_delay_mills_when_exception, NOT_LOCKED)
-    return PullDecision(True, None, OK)
+    return _GATES_PASSED
+
+
+#: What :func:`check_pull_gates` returns when every gate passes (immutable, so shared).
+_GATES_PASSED = PullDecision(True, None, OK)
 
 
 def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:
@@ -281,15 +287,13 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
         return PullDecision(False, exc_delay, NO_SUBSCRIPTION)
     commit_offset = 0
     commit_enable = False
-    if config.message_model is MessageModel.CLUSTERING:
+    if config.message_model is _CLUSTERING:
         commit_offset = impl.offset_store.read_offset(mq, _READ_FROM_MEMORY)
         commit_enable = commit_offset > 0
-    command = PullCommand(
-        message_queue=mq, queue_offset=req.next_offset, max_msg_nums=config.pull_batch_size,
-        max_msg_bytes=config.pull_batch_size_in_bytes,
-        sub_expression=sub.sub_string if config.post_subscription_when_pull else None,
-        sub_version=sub.sub_version, commit_offset_enable=commit_enable,
-        commit_offset=commit_offset)
+    sub_expression = sub.sub_string if config.post_subscription_when_pull else None
+    # Positional (in field order): keyword matching costs more than the rest of the call.
+    command = PullCommand(mq, req.next_offset, config.pull_batch_size, config.pull_batch_size_in_bytes,
+                          sub_expression, sub.sub_version, commit_enable, commit_offset)
     return PullDecision(True, None, OK, command)
 
 
@@ -301,6 +305,9 @@ class PullStatus(str, Enum):
     NO_NEW_MSG = "NO_NEW_MSG"
     NO_MATCHED_MSG = "NO_MATCHED_MSG"
     OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
+
+
+_FOUND = PullStatus.FOUND  # module constant: ``PullStatus.FOUND`` is a slow lookup (hot path)
 
 
 @dataclass
@@ -353,8 +360,7 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     pq = req.process_queue
     mq = req.message_queue
     ps = impl.pull_service
-    out = PullOutcome(status)
-    if status is PullStatus.FOUND:
+    if status is _FOUND:
         req.next_offset = result.next_begin_offset
         sub = impl.subscription_inner.get(mq.topic)
         if sub is None:
@@ -364,14 +370,16 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
             msgs = [m for m in result.msg_found_list if matches(m.tags)]
         if not msgs:
             ps.execute_pull_request_immediately(req)
+            return PullOutcome(status)
+        dispatch = pq.put_message(msgs)
+        pull_interval = impl.config.pull_interval
+        if pull_interval > 0:
+            ps.execute_pull_request_later(req, pull_interval, now_ms)
         else:
-            out.msgs = msgs
-            out.dispatch_to_consume = pq.put_message(msgs)
-            if impl.config.pull_interval > 0:
-                ps.execute_pull_request_later(req, impl.config.pull_interval, now_ms)
-            else:
-                ps.execute_pull_request_immediately(req)
-    elif status in (PullStatus.NO_NEW_MSG, PullStatus.NO_MATCHED_MSG):
+            ps.execute_pull_request_immediately(req)
+        return PullOutcome(status, msgs, dispatch)
+    out = PullOutcome(status)
+    if status in (PullStatus.NO_NEW_MSG, PullStatus.NO_MATCHED_MSG):
         req.next_offset = result.next_begin_offset
         if pq.msg_count == 0:  # correctTagsOffset
             impl.offset_store.update_offset(mq, req.next_offset, True)
