@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rmqlib.broker.config import (
     CQ_STORE_UNIT_SIZE,
@@ -55,9 +56,8 @@ class GetMessageStatus(str, enum.Enum):
     OFFSET_RESET = "OFFSET_RESET"
 
 
-@dataclass(frozen=True)
-class StoredMessage:
-    """A message as the broker stores it (the broker's own record, not the client's Message).
+class StoredMessage(NamedTuple):
+    """A message as the broker stores it (the broker's own record, not the client's Message); immutable.
 
     ``uniq_key`` is the client-side unique id (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX);
     a message re-put by Pop revive keeps it, so a simulator can count
