@@ -88,7 +88,9 @@ def process_consume_result_concurrently(
         return out
     msgs = list(msgs)
     if status is _CONSUME_SUCCESS:
-        ack_index = min(ack_index, len(msgs) - 1)
+        last = len(msgs) - 1
+        if ack_index > last:  # min(ack_index, last) without the builtin call
+            ack_index = last
     else:
         ack_index = -1
     if message_model is _CLUSTERING:

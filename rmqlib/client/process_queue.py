@@ -9,7 +9,7 @@ message pins the committed offset while faster ones overtake it.
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
 from rmqlib.client.message import PROPERTY_MAX_OFFSET, Message
@@ -51,17 +51,22 @@ class _OffsetMap:
 
     def put(self, offset: int, msg: Message) -> Message | None:
         """Insert or overwrite; return the previous value like ``TreeMap.put``."""
-        old = self._d.get(offset)
+        d = self._d
+        old = d.get(offset)
         if old is None:
-            bisect.insort(self._keys, offset)
-        self._d[offset] = msg
+            keys = self._keys
+            if not keys or offset > keys[-1]:
+                keys.append(offset)  # the usual case: pulled offsets arrive in order
+            else:
+                insort(keys, offset)
+        d[offset] = msg
         return old
 
     def remove(self, offset: int) -> Message | None:
         msg = self._d.pop(offset, None)
         if msg is not None:
-            i = bisect.bisect_left(self._keys, offset)
-            del self._keys[i]
+            keys = self._keys
+            del keys[bisect_left(keys, offset)]
         return msg
 
     def first_key(self) -> int:
