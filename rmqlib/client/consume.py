@@ -108,7 +108,7 @@ def process_consume_result_concurrently(
             ids = {id(m) for m in failed}
             msgs = [m for m in msgs if id(m) not in ids]
             out.resubmit = failed
-    offset = pq.remove_message(msgs, now_ms=now_ms)
+    offset = pq.remove_message(msgs, now_ms)
     if offset >= 0 and not pq.dropped:
         offset_store.update_offset(mq, offset, True)
         out.offset = offset

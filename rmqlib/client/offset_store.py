@@ -28,6 +28,9 @@ class ReadOffsetType(str, Enum):
     MEMORY_FIRST_THEN_STORE = "MEMORY_FIRST_THEN_STORE"
 
 
+_READ_FROM_MEMORY = ReadOffsetType.READ_FROM_MEMORY  # ``EnumClass.MEMBER`` is a slow lookup (hot path)
+
+
 class ControllableOffset:
     """An offset that can be frozen so that later updates are ignored.
 
@@ -113,7 +116,7 @@ class _OffsetStoreBase:
         """Read an offset: >= 0, or -1 when none is known (Java return codes)."""
         if mq.__class__ is not MessageQueue:  # (``type`` is the argument here)
             _check_mq(mq)
-        if type is ReadOffsetType.READ_FROM_MEMORY:  # the pull path's read, once per pull
+        if type is _READ_FROM_MEMORY:  # the pull path's read, once per pull
             cur = self.offset_table.get(mq)
             return -1 if cur is None else cur.offset
         type = ReadOffsetType(type)
