@@ -363,7 +363,7 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     if status is _FOUND:
         req.next_offset = result.next_begin_offset
         sub = impl.subscription_inner.get(mq.topic)
-        if sub is None:
+        if sub is None or not sub.tags_set:  # no tag filter: every message matches (SubscriptionData.matches)
             msgs = list(result.msg_found_list)
         else:
             matches = sub.matches
