@@ -45,7 +45,7 @@ from rmqlib.client import (BrokerError, ConsumeConcurrentlyStatus, Message, Mess
                            RebalanceService, process_consume_result_concurrently, process_pull_exception,
                            process_pull_result, pull_message, retry_topic)
 from rmqlib.model import MessageQueue
-from rmqlib.sim.result import ConsumeBatch, Event, Interval, SimResult
+from rmqlib.sim.result import ConsumptionLog, EventLog, Interval, SimResult
 from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
@@ -597,7 +597,7 @@ class Simulation:
         self.duplicates = 0
         self.seen_by = defaultdict(set)
         self.latencies: list[float] = []
-        self.events: list[Event] = []
+        self.event_log = EventLog()
         self.counters = defaultdict(int)
         self.pending_pulls = {}
         self.next_opaque = 0
@@ -605,7 +605,7 @@ class Simulation:
         self.ownership = defaultdict(list)
         self.lock_state: dict[MessageQueue, tuple[str, int, int]] = {}
         self.lock_ownership = defaultdict(list)
-        self.consumption = defaultdict(list)
+        self.consumption_log = ConsumptionLog()
         self.consumed_offsets = defaultdict(set)
         self.low_water: dict[tuple[str, str, int], int] = defaultdict(int)
         self.offset_violations: list[str] = []
@@ -640,7 +640,7 @@ class Simulation:
         return math.ceil(count * mean)
 
     def log(self, time_ms, kind, who, detail=""):
-        self.events.append(Event(int(time_ms), kind, who, detail))
+        self.event_log.append(int(time_ms), kind, who, detail)
 
     # --- messages on the wire -----------------------------------------------------
     def notify(self, broker: SimBroker, note):
@@ -704,8 +704,7 @@ class Simulation:
         while low in seen:
             low += 1
         self.low_water[key] = low
-        name = str(mq)
-        self.consumption[name].append(ConsumeBatch(name, consumer.cid, start_ms, end, tuple(offsets)))
+        self.consumption_log.append(str(mq), consumer.cid, start_ms, end, offsets)
 
     def deliver(self, consumer: SimConsumer, message_id: int) -> None:
         """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
@@ -815,15 +814,15 @@ class Simulation:
         for mq, (holder, start, renewed) in self.lock_state.items():
             self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
         queues = [str(mq) for topic in sc.topics for mq in self.route(topic)]
-        self.counters["events"] = len(self.events)
+        self.counters["events"] = len(self.event_log)
         self.counters["simpy_events"] = next(env._eid)  # simpy numbers every event it schedules
         return SimResult(
             scenario=sc, seed=self.seed, produced=self.next_id,
             delivered={i: c for i, c in enumerate(self.delivered)}, duplicates=self.duplicates,
             ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
-            consumption=dict(self.consumption), latencies_ms=np.asarray(self.latencies, dtype=float),
+            consumption_log=self.consumption_log, latencies_ms=np.asarray(self.latencies, dtype=float),
             load={cid: self.load[cid] for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
-            events=sorted(self.events, key=lambda e: e.time_ms), offset_violations=self.offset_violations,
+            event_log=self.event_log, offset_violations=self.offset_violations,
             queues=queues, counters=dict(self.counters), wall_seconds=time.perf_counter() - wall)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +48,95 @@ class ConsumeBatch(NamedTuple):
     offsets: tuple[int, ...]
 
 
+class EventLog:
+    """The run's log, kept as columns while the run appends to it.
+
+    One list per field instead of one record per line: appending is cheap and the
+    garbage collector tracks four lists, not a hundred thousand tuples.
+    :meth:`events` builds the :class:`Event` records, in time order.
+    """
+
+    __slots__ = ("time_ms", "kind", "who", "detail")
+
+    def __init__(self):
+        self.time_ms: list[int] = []
+        self.kind: list[str] = []
+        self.who: list[str] = []
+        self.detail: list[str] = []
+
+    def append(self, time_ms: int, kind: str, who: str, detail: str = "") -> None:
+        self.time_ms.append(time_ms)
+        self.kind.append(kind)
+        self.who.append(who)
+        self.detail.append(detail)
+
+    def __len__(self) -> int:
+        return len(self.time_ms)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, EventLog):
+            return NotImplemented
+        return (self.time_ms, self.kind, self.who, self.detail) == (other.time_ms, other.kind, other.who, other.detail)
+
+    def __getstate__(self):
+        return self.time_ms, self.kind, self.who, self.detail
+
+    def __setstate__(self, state):
+        self.time_ms, self.kind, self.who, self.detail = state
+
+    def events(self) -> list[Event]:
+        """Every line as an :class:`Event`, sorted by time (stable: same-time lines keep their order)."""
+        order = sorted(range(len(self.time_ms)), key=self.time_ms.__getitem__)
+        return [Event(self.time_ms[i], self.kind[i], self.who[i], self.detail[i]) for i in order]
+
+
+class ConsumptionLog:
+    """Every listener call of a run, kept as columns (see :class:`EventLog`); the offsets are one flat list."""
+
+    __slots__ = ("queue", "consumer", "start_ms", "end_ms", "offsets", "offsets_end")
+
+    def __init__(self):
+        self.queue: list[str] = []
+        self.consumer: list[str] = []
+        self.start_ms: list[int] = []
+        self.end_ms: list[int] = []
+        self.offsets: list[int] = []
+        self.offsets_end: list[int] = []  # batch i's offsets are offsets[offsets_end[i-1]:offsets_end[i]]
+
+    def append(self, queue: str, consumer: str, start_ms: int, end_ms: int, offsets) -> None:
+        self.queue.append(queue)
+        self.consumer.append(consumer)
+        self.start_ms.append(start_ms)
+        self.end_ms.append(end_ms)
+        self.offsets.extend(offsets)
+        self.offsets_end.append(len(self.offsets))
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ConsumptionLog):
+            return NotImplemented
+        return self.__getstate__() == other.__getstate__()
+
+    def __getstate__(self):
+        return self.queue, self.consumer, self.start_ms, self.end_ms, self.offsets, self.offsets_end
+
+    def __setstate__(self, state):
+        self.queue, self.consumer, self.start_ms, self.end_ms, self.offsets, self.offsets_end = state
+
+    def by_queue(self) -> dict[str, list[ConsumeBatch]]:
+        """The calls per queue as :class:`ConsumeBatch` records, in the order they were made."""
+        result: dict[str, list[ConsumeBatch]] = {}
+        begin = 0
+        for i, end in enumerate(self.offsets_end):
+            queue = self.queue[i]
+            result.setdefault(queue, []).append(ConsumeBatch(queue, self.consumer[i], self.start_ms[i], self.end_ms[i],
+                                                             tuple(self.offsets[begin:end])))
+            begin = end
+        return result
+
+
 @dataclass
 class SimResult:
     """Everything one run measured. Times in simulated milliseconds.
@@ -66,15 +156,25 @@ class SimResult:
     duplicates: int  # deliveries beyond each message's first (beyond each consumer's first when broadcasting)
     ownership: dict[str, list[Interval]]
     lock_ownership: dict[str, list[Interval]]
-    consumption: dict[str, list[ConsumeBatch]]
+    consumption_log: ConsumptionLog
     latencies_ms: np.ndarray
     load: dict[str, list[int]]
     load_bucket_ms: int
-    events: list[Event]
+    event_log: EventLog
     offset_violations: list[str] = field(default_factory=list)
     queues: list[str] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
+
+    @cached_property
+    def events(self) -> list[Event]:
+        """The run's log (:class:`Event` records in time order), built on first use."""
+        return self.event_log.events()
+
+    @cached_property
+    def consumption(self) -> dict[str, list[ConsumeBatch]]:
+        """Per queue, every listener call (:class:`ConsumeBatch`) in the order made; built on first use."""
+        return self.consumption_log.by_queue()
 
     @property
     def lost(self) -> list[int]:
