@@ -55,6 +55,47 @@ TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndRecons
 LOAD_BUCKET_MS = 1_000
 
 
+class _Call(simpy.Event):
+    """A simpy event, already triggered, that runs ``action(*args)`` when the clock reaches it.
+
+    Like simpy's Timeout with one callback, without a closure per call (the engine makes
+    three of these per pulled message).
+    """
+
+    def __init__(self, env: simpy.Environment, delay, action, args):
+        if delay < 0:
+            raise ValueError(f"delay must be >= 0, got {delay}")
+        self.env = env
+        self.callbacks = [_run_call]
+        self._ok, self._value = True, None
+        self.action, self.args = action, args
+        env.schedule(self, simpy.core.NORMAL, delay)
+
+
+def _run_call(event: _Call) -> None:
+    event.action(*event.args)
+
+
+class _OffsetTally:
+    """Per queue: the offsets consumed so far and the lowest one never consumed (``low_water``)."""
+
+    __slots__ = ("name", "pending", "low_water")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.pending: set[int] = set()  # consumed offsets above low_water
+        self.low_water = 0
+
+    def consumed(self, offsets) -> None:
+        pending = self.pending
+        pending.update(offsets)
+        low = self.low_water
+        while low in pending:
+            pending.discard(low)
+            low += 1
+        self.low_water = low
+
+
 class _TracingStore(MessageStore):
     """A MessageStore that tells the recorder about every committed offset."""
 
@@ -606,8 +647,8 @@ class Simulation:
         self.lock_state: dict[MessageQueue, tuple[str, int, int]] = {}
         self.lock_ownership = defaultdict(list)
         self.consumption_log = ConsumptionLog()
-        self.consumed_offsets = defaultdict(set)
-        self.low_water: dict[tuple[str, str, int], int] = defaultdict(int)
+        self.offset_tallies: dict[tuple[str, str, int], _OffsetTally] = {}  # by (broker, topic, queue id)
+        self.queue_tallies: dict[MessageQueue, _OffsetTally] = {}  # the same, by MessageQueue
         self.offset_violations: list[str] = []
         self.load = defaultdict(lambda: [0] * (scenario.end_ms // LOAD_BUCKET_MS + 1))
         if scenario.consume_mode == POP:
@@ -652,7 +693,7 @@ class Simulation:
 
     def later(self, delay_ms, action, *args):
         """Run ``action(*args)`` after ``delay_ms`` of simulated time (one simpy event, no process)."""
-        self.env.timeout(delay_ms).callbacks.append(lambda _event: action(*args))
+        _Call(self.env, delay_ms, action, args)
 
     def send_pull(self, consumer: SimConsumer, request, command, now_ms):
         mq = command.message_queue
@@ -689,22 +730,20 @@ class Simulation:
             if not msgs:
                 return
             end = min(end, consumer.died_at)
-        load, latencies = self.load[consumer.cid], self.latencies
+        load, latencies, deliver = self.load[consumer.cid], self.latencies, self.deliver
         offsets = []
         for k, m in enumerate(msgs):
             t = start_ms + (k + 1) * step
-            self.deliver(consumer, int(m.msg_id))
+            deliver(consumer, int(m.msg_id))
             latencies.append(t - m.store_timestamp)
             load[int(t) // LOAD_BUCKET_MS] += 1
             offsets.append(m.queue_offset)
-        key = (mq.broker_name, mq.topic, mq.queue_id)
-        seen = self.consumed_offsets[key]
-        seen.update(offsets)
-        low = self.low_water[key]
-        while low in seen:
-            low += 1
-        self.low_water[key] = low
-        self.consumption_log.append(str(mq), consumer.cid, start_ms, end, offsets)
+        tally = self.queue_tallies.get(mq)
+        if tally is None:
+            tally = self.offset_tallies.setdefault((mq.broker_name, mq.topic, mq.queue_id), _OffsetTally(str(mq)))
+            self.queue_tallies[mq] = tally
+        tally.consumed(offsets)
+        self.consumption_log.append(tally.name, consumer.cid, start_ms, end, offsets)
 
     def deliver(self, consumer: SimConsumer, message_id: int) -> None:
         """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
@@ -733,10 +772,11 @@ class Simulation:
         """The broker stored an offset: it must not pass a message nobody consumed."""
         if self.scenario.consume_mode == POP or topic not in self.scenario.topics:
             return
-        key = (broker_name, topic, queue_id)
-        if offset > self.low_water[key]:
+        tally = self.offset_tallies.get((broker_name, topic, queue_id))
+        low = tally.low_water if tally is not None else 0
+        if offset > low:
             self.offset_violations.append(f"{topic}@{broker_name}:{queue_id} committed {offset} at "
-                                          f"{int(self.env.now)} but offset {self.low_water[key]} was never consumed")
+                                          f"{int(self.env.now)} but offset {low} was never consumed")
 
     def sync_ownership(self, consumer: SimConsumer, now_ms):
         """Open and close the intervals in which ``consumer`` believes it owns each queue.

@@ -1,0 +1,54 @@
+"""The recorder's own checks and logs: they must catch what the invariant tests rely on them to catch."""
+
+import pickle
+
+from rmqlib.model import MessageQueue
+from rmqlib.sim import ConsumeBatch, Event, scenarios, simulate
+from rmqlib.sim.engine import Simulation, _OffsetTally
+from rmqlib.sim.result import ConsumptionLog, EventLog
+
+
+def test_a_commit_past_an_unconsumed_offset_is_reported():
+    sim = Simulation(scenarios.steady_state(), seed=1)
+    sim.on_commit("broker-a", "TopicTest", 0, 0)  # nothing consumed, nothing passed
+    assert sim.offset_violations == []
+    sim.on_commit("broker-a", "TopicTest", 0, 3)
+    assert sim.offset_violations == ["TopicTest@broker-a:0 committed 3 at 0 but offset 0 was never consumed"]
+
+
+def test_low_water_waits_for_the_gap_to_be_consumed():
+    sim = Simulation(scenarios.steady_state(), seed=1)
+    mq = MessageQueue("TopicTest", "broker-a", 0)
+    tally = sim.queue_tallies[mq] = sim.offset_tallies[("broker-a", "TopicTest", 0)] = _OffsetTally(str(mq))
+    tally.consumed([0, 1, 3, 4])
+    assert tally.low_water == 2 and tally.pending == {3, 4}
+    sim.on_commit("broker-a", "TopicTest", 0, 4)
+    assert len(sim.offset_violations) == 1
+    tally.consumed([2])
+    assert tally.low_water == 5 and tally.pending == set()
+    sim.on_commit("broker-a", "TopicTest", 0, 5)
+    assert len(sim.offset_violations) == 1
+
+
+def test_logs_build_records_in_time_order_and_survive_pickling():
+    log = EventLog()
+    log.append(5, "rebalance", "c1", "balanced")
+    log.append(2, "join", "c1")
+    log.append(5, "drop", "c1", "q")
+    assert log.events() == [Event(2, "join", "c1", ""), Event(5, "rebalance", "c1", "balanced"),
+                            Event(5, "drop", "c1", "q")]
+    batches = ConsumptionLog()
+    batches.append("q0", "c1", 0, 2, [0, 1])
+    batches.append("q1", "c2", 1, 2, [7])
+    batches.append("q0", "c1", 2, 3, [2])
+    assert batches.by_queue() == {"q0": [ConsumeBatch("q0", "c1", 0, 2, (0, 1)), ConsumeBatch("q0", "c1", 2, 3, (2,))],
+                                  "q1": [ConsumeBatch("q1", "c2", 1, 2, (7,))]}
+    assert pickle.loads(pickle.dumps(log)) == log and pickle.loads(pickle.dumps(batches)) == batches
+
+
+def test_result_records_match_the_logs():
+    result = simulate(scenarios.steady_state(duration_ms=30_000, drain_ms=30_000), seed=1)
+    assert len(result.events) == len(result.event_log) == result.counters["events"]
+    assert sum(len(b) for b in result.consumption.values()) == len(result.consumption_log)
+    consumed = sorted(o for batches in result.consumption.values() for b in batches for o in b.offsets)
+    assert len(consumed) == result.produced  # steady state: every message consumed exactly once
