@@ -272,6 +272,7 @@ class SimConsumer:
         self.orderly_running: set[MessageQueue] = set()
         self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
         self.impl: RebalanceImpl | None = None
+        self.orderly = sim.scenario.consume_mode == ORDERLY
         self.channel_names = {name: f"{self.cid}->{name}" for name in sim.scenario.brokers}
         jitter = sim.scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (sim.rng.randrange(jitter + 1) if jitter else 0)
@@ -441,7 +442,8 @@ class SimConsumer:
         """PullCallback: handle the broker's answer and put the request back in circulation."""
         if not self.alive:
             return
-        now = int(self.sim.env.now)
+        sim = self.sim
+        now = int(sim.env.now)
         status = response.client_pull_status
         if status is None:
             process_pull_exception(request, BrokerError(response.remark, int(response.code)), self.impl, now)
@@ -454,21 +456,19 @@ class SimConsumer:
                                 response.max_offset, msgs)
             outcome = process_pull_result(request, result, self.impl, now)
             if outcome.rebalance_immediately:
-                self.sim.sync_ownership(self, now)
+                sim.sync_ownership(self, now)
                 self.kick_rebalance()
             if outcome.msgs:
-                if self.sim.scenario.consume_mode == ORDERLY:
+                if self.orderly:
                     if outcome.dispatch_to_consume:
-                        self.sim.env.process(self.consume_orderly(request.message_queue, request.process_queue))
+                        sim.env.process(self.consume_orderly(request.message_queue, request.process_queue))
                 else:
-                    self.consume_concurrently(request.message_queue, request.process_queue, outcome.msgs)
-        self.kick_pull()
-
-    def consume_concurrently(self, mq, pq, msgs):
-        """ConsumeMessageConcurrentlyService.ConsumeRequest for one pulled batch, on the thread pool."""
-        self.pool.submit(self._start_concurrently, mq, pq, msgs)
+                    self.pool.submit(self._start_concurrently, request.message_queue, request.process_queue,
+                                     outcome.msgs)
+        self.drain_pulls()
 
     def _start_concurrently(self, mq, pq, msgs):
+        """ConsumeMessageConcurrentlyService.ConsumeRequest for one pulled batch, when a pool thread takes it."""
         if not self.alive or pq.dropped:
             return None
         sim = self.sim
@@ -608,7 +608,7 @@ class ConsumePool:
                 continue
             duration, finish, finish_args = work
             self.busy += 1
-            self.sim.later(duration, self._done, finish, finish_args)
+            _Call(self.sim.env, duration, self._done, (finish, finish_args))
 
     def _done(self, finish, finish_args) -> None:
         self.busy -= 1
@@ -681,7 +681,11 @@ class Simulation:
         return math.ceil(count * mean)
 
     def log(self, time_ms, kind, who, detail=""):
-        self.event_log.append(int(time_ms), kind, who, detail)
+        log = self.event_log
+        log.time_ms.append(int(time_ms))
+        log.kind.append(kind)
+        log.who.append(who)
+        log.detail.append(detail)
 
     # --- messages on the wire -----------------------------------------------------
     def notify(self, broker: SimBroker, note):
@@ -696,28 +700,30 @@ class Simulation:
         _Call(self.env, delay_ms, action, args)
 
     def send_pull(self, consumer: SimConsumer, request, command, now_ms):
-        mq = command.message_queue
-        self.next_opaque += 1
-        header = PullMessageRequest(self.scenario.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
-                                    command.max_msg_nums, command.commit_offset_enable, max(0, command.commit_offset),
-                                    True, self.scenario.suspend_timeout_ms, False, "*", command.sub_version,
-                                    consumer.cid, consumer.channel(self.brokers[mq.broker_name]), self.next_opaque)
-        self.pending_pulls[self.next_opaque] = (consumer, request)
+        mq, sc = command.message_queue, self.scenario
+        self.next_opaque = opaque = self.next_opaque + 1
+        commit_offset = command.commit_offset if command.commit_offset > 0 else 0
+        header = PullMessageRequest(sc.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
+                                    command.max_msg_nums, command.commit_offset_enable, commit_offset,
+                                    True, sc.suspend_timeout_ms, False, "*", command.sub_version,
+                                    consumer.cid, consumer.channel_names[mq.broker_name], opaque)
+        self.pending_pulls[opaque] = (consumer, request)
         self.counters["pulls"] += 1
-        self.later(self.scenario.rpc_latency_ms, self._pull_at_broker, self.brokers[mq.broker_name], header)
+        _Call(self.env, sc.rpc_latency_ms, self._pull_at_broker, (self.brokers[mq.broker_name], header))
 
     def _pull_at_broker(self, broker: SimBroker, header):
-        response = broker.processor.process_request(header, int(self.env.now))
+        now = int(self.env.now)
+        response = broker.processor.process_request(header, now)
         if response is None:
             self.counters["held"] += 1
-            self.log(self.env.now, "pull held", broker.name, f"{header.topic}@{header.queue_id} from {header.client_id}")
+            self.log(now, "pull held", broker.name, f"{header.topic}@{header.queue_id} from {header.client_id}")
         else:
             self.answer_pull(response)
 
     def answer_pull(self, response):
         consumer, request = self.pending_pulls.pop(response.request.opaque, (None, None))
         if consumer is not None:
-            self.later(self.scenario.rpc_latency_ms, consumer.on_pull_answer, request, response)
+            _Call(self.env, self.scenario.rpc_latency_ms, consumer.on_pull_answer, (request, response))
 
     # --- recording ------------------------------------------------------------------
     def record_batch(self, consumer: SimConsumer, mq: MessageQueue, msgs, start_ms):
