@@ -284,13 +284,12 @@ class MessageStore:
             raise ValueError(f"body_size must be an int >= 0, got {body_size!r}")
         check_non_negative_int(reconsume_times, "reconsume_times")
         phy = self.commit_log_max_offset
-        msg = StoredMessage(
-            topic=topic, queue_id=queue_id, queue_offset=cq.next_put_offset, commit_log_offset=phy,
-            body_size=body_size, store_timestamp=now_ms,
-            born_timestamp=now_ms if born_timestamp is None else born_timestamp,
-            uniq_key=uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{cq.next_put_offset}@{phy}",
-            tags=tags, tags_code=tags_code_of(tags), reconsume_times=reconsume_times,
-            properties=() if type(properties) is tuple and not properties else tuple(dict(properties).items()),
+        msg = StoredMessage(  # positional, in field order (keywords cost more than the rest of the call)
+            topic, queue_id, cq.next_put_offset, phy, body_size, now_ms,
+            now_ms if born_timestamp is None else born_timestamp,
+            uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{cq.next_put_offset}@{phy}",
+            tags, 0 if tags is None else tags_code_of(tags), reconsume_times,
+            () if type(properties) is tuple and not properties else tuple(dict(properties).items()),
         )
         cq.next_put_offset += 1
         self.commit_log.append(msg)
