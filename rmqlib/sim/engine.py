@@ -166,7 +166,7 @@ class SimBroker:
         log, answer = self.sim.log, self.sim.answer_pull
         for response in self.processor.drain():
             request = response.request
-            log(response.time_ms, "pull woken", self.name, f"{request.topic}@{request.queue_id} {response.code.name}")
+            log(response.time_ms, "pull woken", self.name, f"{request.topic}@{request.queue_id} {_CODE_NAMES[response.code]}")
             answer(response)
 
     def flush_notifications(self) -> None:
@@ -472,8 +472,8 @@ class SimConsumer:
             broker_name = request.message_queue.broker_name
             msgs = [Message(topic=m.topic, queue_id=m.queue_id, queue_offset=m.queue_offset, body_size=m.body_size,
                             tags=m.tags, store_timestamp=int(m.store_timestamp), broker_name=broker_name,
-                            msg_id=m.uniq_key) for m in response.messages]
-            result = PullResult(PullStatus[status], response.next_begin_offset, response.min_offset,
+                            msg_id=m.uniq_key) for m in response.messages]  # what MessageDecoder builds
+            result = PullResult(_PULL_STATUS[status], response.next_begin_offset, response.min_offset,
                                 response.max_offset, msgs)
             outcome = process_pull_result(request, result, self.impl, now)
             if outcome.rebalance_immediately:
@@ -900,6 +900,10 @@ class Simulation:
             load={cid: self.load[cid] for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
             event_log=self.event_log, offset_violations=self.offset_violations,
             queues=queues, counters=dict(self.counters), wall_seconds=time.perf_counter() - wall)
+
+
+_CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow property
+_PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
 def _names(mqs) -> str:
