@@ -618,15 +618,14 @@ class ConsumePool:
         self.waiting = deque()
 
     def submit(self, start, *args) -> None:
-        self.waiting.append((start, args))
-        self._next()
+        if self.waiting or self.busy >= self.size:
+            self.waiting.append((start, args))
+        else:
+            self._run(start, args)
 
-    def _next(self) -> None:
-        while self.waiting and self.busy < self.size:
-            start, args = self.waiting.popleft()
-            work = start(*args)
-            if work is None:
-                continue
+    def _run(self, start, args) -> None:
+        work = start(*args)
+        if work is not None:
             duration, finish, finish_args = work
             self.busy += 1
             self.sim.later(duration, self._done, finish, finish_args)
@@ -634,7 +633,8 @@ class ConsumePool:
     def _done(self, finish, finish_args) -> None:
         self.busy -= 1
         finish(*finish_args)
-        self._next()
+        while self.waiting and self.busy < self.size:
+            self._run(*self.waiting.popleft())
 
 
 class Simulation:
