@@ -572,7 +572,7 @@ class SimConsumer:
             now = int(env.now)
             result = broker.pop.pop(sc.consumer_group, topic, queue_id, sc.pop_batch_nums,
                                     sc.pop_invisible_time_ms, now)
-            sim.counters["pulls"] += 1
+            sim.pulls += 1
             if not result.messages:
                 waiter = env.event()
                 broker.pop_waiters.append(waiter)
@@ -663,6 +663,7 @@ class Simulation:
         self.event_log = EventLog()
         self.counters = defaultdict(int)
         self.pending_pulls = {}
+        self.pulls = self.held = 0  # pull requests sent (pops in Pop mode); pulls the broker held
         self.next_opaque = 0
         self.open_ownership: dict[tuple[str, MessageQueue], int] = {}
         self.ownership = defaultdict(list)
@@ -738,14 +739,14 @@ class Simulation:
                                     True, sc.suspend_timeout_ms, False, "*", command.sub_version,
                                     consumer.cid, consumer.channel_names[mq.broker_name], opaque)
         self.pending_pulls[opaque] = (consumer, request)
-        self.counters["pulls"] += 1
+        self.pulls += 1
         self.later(sc.rpc_latency_ms, self._pull_at_broker, self.brokers[mq.broker_name], header)
 
     def _pull_at_broker(self, broker: SimBroker, header):
         now = int(self.env.now)
         response = broker.processor.process_request(header, now)
         if response is None:
-            self.counters["held"] += 1
+            self.held += 1
             self.log(now, "pull held", broker.name, f"{header.topic}@{header.queue_id} from {header.client_id}")
         else:
             self.answer_pull(response)
@@ -890,6 +891,7 @@ class Simulation:
         for mq, (holder, start, renewed) in self.lock_state.items():
             self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
         queues = [str(mq) for topic in sc.topics for mq in self.route(topic)]
+        self.counters["pulls"], self.counters["held"] = self.pulls, self.held
         self.counters["events"] = len(self.event_log)
         self.counters["simpy_events"] = next(env._eid)  # simpy numbers every event it schedules
         return SimResult(
