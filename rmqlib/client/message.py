@@ -25,7 +25,7 @@ def _require_int(name: str, value, minimum: int | None = None) -> None:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
-@dataclass(eq=False, kw_only=True, slots=True)
+@dataclass(eq=False, slots=True)
 class Message:
     """A stored message as the consumer sees it after a pull.
 
