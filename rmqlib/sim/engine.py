@@ -485,24 +485,9 @@ class SimConsumer:
                     if outcome.dispatch_to_consume:
                         sim.env.process(self.consume_orderly(request.message_queue, request.process_queue))
                 else:
-                    self.pool.submit(self._start_concurrently, request.message_queue, request.process_queue,
-                                     outcome.msgs)
+                    self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue,
+                                                    outcome.msgs))
         self.drain_pulls()
-
-    def _start_concurrently(self, mq, pq, msgs):
-        """ConsumeMessageConcurrentlyService.ConsumeRequest for one pulled batch, when a pool thread takes it."""
-        if not self.alive or pq.dropped:
-            return None
-        sim = self.sim
-        return sim.consume_duration(len(msgs)), self._finish_concurrently, (mq, pq, msgs, int(sim.env.now))
-
-    def _finish_concurrently(self, mq, pq, msgs, started):
-        sim = self.sim
-        sim.record_batch(self, mq, msgs, started)
-        if self.alive:
-            process_consume_result_concurrently(pq, mq, msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                                                offset_store=self.impl.offset_store,
-                                                message_model=self.impl.message_model, now_ms=int(sim.env.now))
 
     def consume_orderly(self, mq, pq):
         """ConsumeMessageOrderlyService.ConsumeRequest: one queue, in order, only while locked."""
@@ -585,32 +570,68 @@ class SimConsumer:
             ppq.last_pop_timestamp = int(env.now)
             ppq.inc_found_msg(len(result.messages))
             sim.log(int(env.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
-            self.consume_popped(broker, ppq, result.messages)
+            self.pool.submit(PopConsumeRequest(self, broker, ppq, result.messages))
 
-    def consume_popped(self, broker, ppq, popped):
-        self.pool.submit(self._start_popped, broker, ppq, popped)
+class ConsumeRequest:
+    """One pulled batch on its way through the consume pool.
 
-    def _start_popped(self, broker, ppq, popped):
-        if not self.alive:
+    Mirrors: ConsumeMessageConcurrentlyService.ConsumeRequest (``run`` skips a dropped
+    ProcessQueue; the listener takes ``consume_time_ms`` per message; then
+    processConsumeResult).
+    """
+
+    __slots__ = ("consumer", "mq", "pq", "msgs", "started")
+
+    def __init__(self, consumer: SimConsumer, mq: MessageQueue, pq, msgs):
+        self.consumer, self.mq, self.pq, self.msgs = consumer, mq, pq, msgs
+        self.started = 0
+
+    def start(self, now_ms: int) -> int | None:
+        """A pool thread takes the request: how long the listener runs, or None if there is nothing to do."""
+        if not self.consumer.alive or self.pq.dropped:
             return None
-        sim = self.sim
-        return sim.consume_duration(len(popped)), self._finish_popped, (broker, ppq, popped, int(sim.env.now))
+        self.started = now_ms
+        return self.consumer.sim.consume_duration(len(self.msgs))
 
-    def _finish_popped(self, broker, ppq, popped, started):
-        sim = self.sim
-        sim.record_pop_batch(self, popped, started)
-        if self.alive:
-            for item in popped:
-                broker.pop.ack(item.handle, int(sim.env.now))
-                ppq.ack()
+    def finish(self, now_ms: int) -> None:
+        consumer = self.consumer
+        consumer.sim.record_batch(consumer, self.mq, self.msgs, self.started)
+        if consumer.alive:
+            process_consume_result_concurrently(self.pq, self.mq, self.msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                                                offset_store=consumer.impl.offset_store,
+                                                message_model=consumer.impl.message_model, now_ms=now_ms)
+
+
+class PopConsumeRequest:
+    """One popped batch: consumed on the pool, then each message acked on its broker."""
+
+    __slots__ = ("consumer", "broker", "ppq", "popped", "started")
+
+    def __init__(self, consumer: SimConsumer, broker: SimBroker, ppq: PopProcessQueue, popped):
+        self.consumer, self.broker, self.ppq, self.popped = consumer, broker, ppq, popped
+        self.started = 0
+
+    def start(self, now_ms: int) -> int | None:
+        if not self.consumer.alive:
+            return None
+        self.started = now_ms
+        return self.consumer.sim.consume_duration(len(self.popped))
+
+    def finish(self, now_ms: int) -> None:
+        consumer = self.consumer
+        consumer.sim.record_pop_batch(consumer, self.popped, self.started)
+        if consumer.alive:
+            for item in self.popped:
+                self.broker.pop.ack(item.handle, now_ms)
+                self.ppq.ack()
 
 
 class ConsumePool:
-    """The consumer's consumeExecutor: ``size`` threads taking tasks first-come first-served.
+    """The consumer's consumeExecutor: ``size`` threads taking requests first-come first-served.
 
-    A task is ``start(*args)``, run when a thread takes it; it returns ``None``
-    (nothing to do) or ``(duration_ms, finish, finish_args)``, and
-    ``finish(*finish_args)`` runs when the thread is done.
+    A request has ``start(now_ms)``, called when a thread takes it, which returns how
+    long the thread is busy (or None: nothing to do), and ``finish(now_ms)``, called
+    when the thread is done.
     """
 
     def __init__(self, sim: Simulation, size: int):
@@ -618,24 +639,23 @@ class ConsumePool:
         self.busy = 0
         self.waiting = deque()
 
-    def submit(self, start, *args) -> None:
+    def submit(self, request) -> None:
         if self.waiting or self.busy >= self.size:
-            self.waiting.append((start, args))
+            self.waiting.append(request)
         else:
-            self._run(start, args)
+            self._run(request)
 
-    def _run(self, start, args) -> None:
-        work = start(*args)
-        if work is not None:
-            duration, finish, finish_args = work
+    def _run(self, request) -> None:
+        duration = request.start(int(self.sim.env.now))
+        if duration is not None:
             self.busy += 1
-            self.sim.later(duration, self._done, finish, finish_args)
+            self.sim.later(duration, self._done, request)
 
-    def _done(self, finish, finish_args) -> None:
+    def _done(self, request) -> None:
         self.busy -= 1
-        finish(*finish_args)
+        request.finish(int(self.sim.env.now))
         while self.waiting and self.busy < self.size:
-            self._run(*self.waiting.popleft())
+            self._run(self.waiting.popleft())
 
 
 class Simulation:
