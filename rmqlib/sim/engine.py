@@ -213,18 +213,19 @@ class SimBroker:
         queues = [(topic, q) for topic, n in sc.topics.items() for q in range(n)]
         if rate <= 0:
             return
-        phases = {key: (i + 0.5) / len(queues) for i, key in enumerate(queues)}
-        sent = dict.fromkeys(queues, 0)
+        plan = [(topic, q, (i + 0.5) / len(queues)) for i, (topic, q) in enumerate(queues)]  # phase per queue
+        sent = [0] * len(plan)
+        put, new_id, body_size = self.store.put_message, sim.new_message_id, sim.body_size
         yield env.timeout(sc.produce_start_ms)
         while env.now < sc.duration_ms:
             yield env.timeout(min(sc.produce_batch_ms, sc.duration_ms - env.now))
             now = int(env.now)
-            for key in queues:
-                due = int((now - sc.produce_start_ms) * rate + phases[key]) - sent[key]
+            produced = (now - sc.produce_start_ms) * rate  # messages due per queue so far, before its phase
+            for k, (topic, queue_id, phase) in enumerate(plan):
+                due = int(produced + phase) - sent[k]
                 for _ in range(due):
-                    self.store.put_message(key[0], key[1], now, body_size=sim.body_size,
-                                           uniq_key=str(sim.new_message_id()))
-                sent[key] += due
+                    put(topic, queue_id, now, body_size, None, str(new_id()))  # tags None, uniq_key
+                sent[k] += due
             self.store.reput(now)
             self.flush_pull_answers()
 
@@ -917,7 +918,7 @@ class Simulation:
         self.counters["simpy_events"] = next(env._eid)  # simpy numbers every event it schedules
         return SimResult(
             scenario=sc, seed=self.seed, produced=self.next_id,
-            delivered={i: c for i, c in enumerate(self.delivered)}, duplicates=self.duplicates,
+            delivered=dict(enumerate(self.delivered)), duplicates=self.duplicates,
             ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
             consumption_log=self.consumption_log, latencies_ms=np.asarray(self.latencies, dtype=float),
             load={cid: self.load[cid] for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
