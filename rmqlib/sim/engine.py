@@ -166,7 +166,8 @@ class SimBroker:
         log, answer = self.sim.log, self.sim.answer_pull
         for response in self.processor.drain():
             request = response.request
-            log(response.time_ms, "pull woken", self.name, f"{request.topic}@{request.queue_id} {_CODE_NAMES[response.code]}")
+            detail = f"{request.topic}@{request.queue_id} {_CODE_NAMES[response.code]}"
+            log(response.time_ms, "pull woken", self.name, detail)
             answer(response)
 
     def flush_notifications(self) -> None:
@@ -572,6 +573,7 @@ class SimConsumer:
             ppq.inc_found_msg(len(result.messages))
             sim.log(int(env.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
             self.pool.submit(PopConsumeRequest(self, broker, ppq, result.messages))
+
 
 class ConsumeRequest:
     """One pulled batch on its way through the consume pool.
