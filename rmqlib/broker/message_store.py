@@ -32,7 +32,9 @@ from rmqlib.broker.config import (
     BrokerConfig,
 )
 from rmqlib.broker.protocol import (
+    SUB_ALL,
     ResponseCode,
+    SubscriptionData,
     check_non_negative_int,
     check_time,
     tags_code_of,
@@ -54,6 +56,16 @@ class GetMessageStatus(str, enum.Enum):
     NO_MATCHED_LOGIC_QUEUE = "NO_MATCHED_LOGIC_QUEUE"
     NO_MESSAGE_IN_QUEUE = "NO_MESSAGE_IN_QUEUE"
     OFFSET_RESET = "OFFSET_RESET"
+
+
+# The statuses get_message answers with, read once: on Python 3.11 every Enum.MEMBER read costs ~40 ns
+# (EnumType has __getattr__), more than the rest of a one-message read's bookkeeping.
+_FOUND = GetMessageStatus.FOUND
+_NO_MATCHED_MESSAGE = GetMessageStatus.NO_MATCHED_MESSAGE
+_NO_MESSAGE_IN_QUEUE = GetMessageStatus.NO_MESSAGE_IN_QUEUE
+_OFFSET_TOO_SMALL = GetMessageStatus.OFFSET_TOO_SMALL
+_OFFSET_OVERFLOW_ONE = GetMessageStatus.OFFSET_OVERFLOW_ONE
+_OFFSET_OVERFLOW_BADLY = GetMessageStatus.OFFSET_OVERFLOW_BADLY
 
 
 class StoredMessage(NamedTuple):
@@ -120,8 +132,9 @@ class ConsumerOffsetManager:
         self.offset_table: dict[tuple[str, str, int], int] = {}
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        check_non_negative_int(offset, "offset")
-        check_non_negative_int(queue_id, "queue_id")
+        if not (type(offset) is int and offset >= 0 and type(queue_id) is int and queue_id >= 0):
+            check_non_negative_int(offset, "offset")  # the full checks, only when the fast test above fails
+            check_non_negative_int(queue_id, "queue_id")
         self.offset_table[(group, topic, queue_id)] = offset
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
@@ -277,23 +290,29 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#putMessage → CommitLog.java#asyncPutMessage
         """
-        check_time(now_ms)
-        cq = self._queue(topic, queue_id)
+        if type(now_ms) is not int:  # a plain int needs no check_time call
+            check_time(now_ms)
+        # self._queue(topic, queue_id), its fast path inline: an existing queue means a valid id
+        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int else None
+        if cq is None:
+            cq = self._queue(topic, queue_id)
         if not (type(body_size) is int and body_size >= 0) and (
                 isinstance(body_size, bool) or not isinstance(body_size, int) or body_size < 0):
             raise ValueError(f"body_size must be an int >= 0, got {body_size!r}")
-        check_non_negative_int(reconsume_times, "reconsume_times")
+        if not (type(reconsume_times) is int and reconsume_times >= 0):  # check_non_negative_int's fast path
+            check_non_negative_int(reconsume_times, "reconsume_times")
         phy = self.commit_log_max_offset
+        queue_offset = cq.next_put_offset
         msg = StoredMessage(  # positional, in field order (keywords cost more than the rest of the call)
-            topic, queue_id, cq.next_put_offset, phy, body_size, now_ms,
+            topic, queue_id, queue_offset, phy, body_size, now_ms,
             now_ms if born_timestamp is None else born_timestamp,
-            uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{cq.next_put_offset}@{phy}",
+            uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{queue_offset}@{phy}",
             tags, 0 if tags is None else tags_code_of(tags), reconsume_times,
             () if type(properties) is tuple and not properties else tuple(dict(properties).items()),
         )
-        cq.next_put_offset += 1
+        cq.next_put_offset = queue_offset + 1
         self.commit_log.append(msg)
-        self.commit_log_max_offset += max(body_size, 1)
+        self.commit_log_max_offset = phy + (body_size if body_size > 1 else 1)  # max(body_size, 1)
         return msg
 
     def behind(self) -> int:
@@ -312,7 +331,8 @@ class MessageStore:
         Mirrors: DefaultMessageStore.java#ReputMessageService#doReput,
         #notifyMessageArriveIfNecessary
         """
-        check_time(now_ms)
+        if type(now_ms) is not int:  # a plain int needs no check_time call
+            check_time(now_ms)
         dispatched = []
         commit_log, queues = self.commit_log, self._queues
         while self.reput_from_index < len(commit_log):
@@ -348,7 +368,10 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
         """
-        cq = self._queue(topic, queue_id)
+        # self._queue(topic, queue_id), its fast path inline: an existing queue means a valid id
+        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int else None
+        if cq is None:
+            cq = self._queue(topic, queue_id)
         if type(offset) is not int and (isinstance(offset, bool) or not isinstance(offset, int)):
             raise ValueError(f"offset must be an int, got {offset!r}")
         if not (type(max_msg_nums) is int and max_msg_nums >= 1) and (
@@ -359,13 +382,13 @@ class MessageStore:
         messages = []
         total = 0
         if max_offset == 0:
-            status, next_begin = GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0
+            status, next_begin = _NO_MESSAGE_IN_QUEUE, 0
         elif offset < min_offset:
-            status, next_begin = GetMessageStatus.OFFSET_TOO_SMALL, min_offset
+            status, next_begin = _OFFSET_TOO_SMALL, min_offset
         elif offset == max_offset:
-            status, next_begin = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
+            status, next_begin = _OFFSET_OVERFLOW_ONE, offset
         elif offset > max_offset:
-            status, next_begin = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
+            status, next_begin = _OFFSET_OVERFLOW_BADLY, max_offset
         else:
             # max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE) and
             # min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE), without the slow builtin calls
@@ -375,24 +398,28 @@ class MessageStore:
             max_pull_size = 100 if 100 > max_total_msg_size else max_total_msg_size
             if MAX_PULL_MSG_SIZE < max_pull_size:
                 max_pull_size = MAX_PULL_MSG_SIZE
-            status = GetMessageStatus.NO_MATCHED_MESSAGE
+            if type(message_filter) is SubscriptionData and message_filter.sub_string == SUB_ALL:
+                message_filter = None  # it matches every tag code: no per-entry call
+            status = _NO_MATCHED_MESSAGE
             next_begin = offset
             while next_begin < max_offset:
                 msg = entries[next_begin - min_offset]  # cq.get(next_begin); always there below max_offset
                 if (msg.queue_offset - offset) * CQ_STORE_UNIT_SIZE >= max_filter_message_size:
                     break
-                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total, len(messages)):
+                # isTheBatchFull is always false while nothing is taken; only then is it worth a call
+                if total and messages and self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size,
+                                                                  total, len(messages)):
                     break
                 if total >= max_pull_size:
                     break
                 next_begin = msg.queue_offset + 1
                 if message_filter is not None and not message_filter.is_matched_by_consume_queue(msg.tags_code):
                     if total == 0:
-                        status = GetMessageStatus.NO_MATCHED_MESSAGE
+                        status = _NO_MATCHED_MESSAGE
                     continue
                 messages.append(msg)
                 total += msg.body_size
-                status = GetMessageStatus.FOUND
+                status = _FOUND
         return GetMessageResult(status, next_begin, min_offset, max_offset, messages, total)
 
     @staticmethod
@@ -415,7 +442,8 @@ class MessageStore:
     # ---- consumer offsets -------------------------------------------------------
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         """Store ``group``'s consume offset (UPDATE_CONSUMER_OFFSET / piggy-backed commit)."""
-        self._queue(topic, queue_id)
+        if type(queue_id) is not int or (topic, queue_id) not in self._queues:  # self._queue's fast path
+            self._queue(topic, queue_id)
         self.offsets.commit_offset(group, topic, queue_id, offset)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:

@@ -129,3 +129,143 @@ def test_answer_owns_its_message_list_and_a_held_pull_gets_none():
                                                        has_suspend_flag=False), 13)
     assert overflow.code is ResponseCode.PULL_NOT_FOUND and overflow.messages == [] and \
         overflow.remark == "OFFSET_OVERFLOW_ONE"
+
+
+class _StoreAnswering(MessageStore):
+    """A store whose get_message answers one fixed status (to drive process_request through every code)."""
+
+    status = GetMessageStatus.FOUND
+
+    def get_message(self, group, topic, queue_id, offset, max_msg_nums, message_filter=None, max_total_msg_size=0):
+        return GetMessageResult(self.status, offset, 0, 0)
+
+
+@pytest.mark.parametrize("status", list(GetMessageStatus))
+@pytest.mark.parametrize("offset", [0, 5])
+def test_process_request_answers_what_compose_code_says_for_every_store_status(status, offset):
+    store = _StoreAnswering()
+    store.create_topic("T", 1)
+    store.status = status
+    request = PullMessageRequest("G", "T", 0, offset, has_suspend_flag=False, has_subscription_flag=True)
+    answer = PullMessageProcessor(store).process_request(request, 0)
+    expected = PullMessageProcessor._compose_code(request, GetMessageResult(status, 0, 0, 0))
+    assert answer.code is expected and answer.status is status and answer.remark == status.value
+
+
+def _heartbeat_processor(sub_version=3, topic="T"):
+    from rmqlib.broker import ClientChannelInfo, ConsumerManager, SubscriptionData
+    store = store_with_one_message()
+    cm = ConsumerManager()
+    cm.register_consumer("G", ClientChannelInfo("ch", "c"), "CONSUME_PASSIVELY", "CLUSTERING",
+                         "CONSUME_FROM_LAST_OFFSET", [SubscriptionData(topic, "*", sub_version)], True, 0)
+    return PullMessageProcessor(store, consumer_manager=cm)
+
+
+@pytest.mark.parametrize("group, sub_version, code, remark", [
+    ("nobody", 0, ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"),
+    ("G", 4, ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"),
+])
+def test_heartbeat_subscription_errors_keep_their_answers(group, sub_version, code, remark):
+    request = PullMessageRequest(group, "T", 1, 0, sub_version=sub_version)
+    answer = _heartbeat_processor().process_request(request, 0)
+    assert (answer.code, answer.remark) == (code, remark)
+
+
+def test_heartbeat_subscription_without_the_topic_is_not_exist():
+    answer = _heartbeat_processor(topic="Other").process_request(PullMessageRequest("G", "T", 1, 0), 0)
+    assert (answer.code, answer.remark) == (ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                                            "the consumer's subscription not exist")
+
+
+def test_heartbeat_subscription_at_or_past_the_requests_version_is_used():
+    proc = _heartbeat_processor(sub_version=3)
+    for version in (0, 3):
+        answer = proc.process_request(PullMessageRequest("G", "T", 1, 0, sub_version=version), 0)
+        assert answer.code is ResponseCode.SUCCESS and len(answer.messages) == 1
+
+
+@pytest.mark.parametrize("queue_id, offset, message", [
+    (True, 1, "^queue_id must be an int, got True$"),
+    (2, 1, "^queue_id: topic 'T' has queues 0..1, got 2$"),
+    (-1, 1, "^queue_id: topic 'T' has queues 0..1, got -1$"),
+    (True, -1, "^queue_id must be an int, got True$"),
+    (0, -1, "^offset must be >= 0, got -1$"),
+    (0, True, "^offset must be an int, got True$"),
+    (0, 1.0, "^offset must be an int, got 1.0$"),
+])
+def test_commit_offset_checks_queue_then_offset(queue_id, offset, message):
+    store = store_with_one_message()
+    with pytest.raises(ValueError, match=message):
+        store.commit_offset("G", "T", queue_id, offset)
+    assert store.offsets.offset_table == {}
+
+
+@pytest.mark.parametrize("queue_id, offset, message", [
+    (0, -1, "^offset must be >= 0, got -1$"),
+    (-1, -1, "^offset must be >= 0, got -1$"),
+    (-1, 0, "^queue_id must be >= 0, got -1$"),
+    (True, 0, "^queue_id must be an int, got True$"),
+    (0, False, "^offset must be an int, got False$"),
+])
+def test_consumer_offset_manager_checks_offset_then_queue(queue_id, offset, message):
+    from rmqlib.broker import ConsumerOffsetManager
+    manager = ConsumerOffsetManager()
+    with pytest.raises(ValueError, match=message):
+        manager.commit_offset("G", "T", queue_id, offset)
+    manager.commit_offset("G", "T", 0, 0)
+    assert manager.offset_table == {("G", "T", 0): 0}
+
+
+def test_put_message_reconsume_times_is_checked():
+    with pytest.raises(ValueError, match="^reconsume_times must be >= 0, got -1$"):
+        store_with_one_message().put_message("T", 0, now_ms=0, reconsume_times=-1)
+    with pytest.raises(ValueError, match="^reconsume_times must be an int, got True$"):
+        store_with_one_message().put_message("T", 0, now_ms=0, reconsume_times=True)
+
+
+def test_put_message_a_zero_size_body_takes_one_commit_log_byte():
+    store = store_with_one_message()
+    before = store.commit_log_max_offset
+    assert store.put_message("T", 0, now_ms=0, body_size=0).commit_log_offset == before
+    assert store.put_message("T", 0, now_ms=0, body_size=5).commit_log_offset == before + 1
+    assert store.commit_log_max_offset == before + 6
+    store._check()
+
+
+def test_zero_size_bodies_never_fill_a_batch():
+    # isTheBatchFull is false while the bytes taken are 0, so max_msg_nums does not cap zero-size bodies.
+    store = MessageStore()
+    store.create_topic("T", 1)
+    for _ in range(5):
+        store.put_message("T", 0, now_ms=0, body_size=0)
+    store.reput(0)
+    assert store.get_message("G", "T", 0, 0, 2).message_count == 5
+    store.put_message("T", 0, now_ms=0, body_size=1)
+    store.put_message("T", 0, now_ms=0, body_size=1)
+    store.reput(0)
+    assert store.get_message("G", "T", 0, 5, 1).message_count == 1  # bytes taken: the cap applies
+
+
+def test_get_message_filters_the_same_with_any_subscription():
+    from rmqlib.broker import SubscriptionData
+
+    class Recording(SubscriptionData):
+        codes: list = None
+
+        def is_matched_by_consume_queue(self, tags_code):
+            self.codes = (self.codes or []) + [tags_code]
+            return super().is_matched_by_consume_queue(tags_code)
+
+    store = MessageStore()
+    store.create_topic("T", 1)
+    for tags in ("A", "B", None, "A"):
+        store.put_message("T", 0, now_ms=0, tags=tags)
+    store.reput(0)
+    every = [m.queue_offset for m in store.get_message("G", "T", 0, 0, 32).messages]
+    assert every == [0, 1, 2, 3]
+    assert [m.queue_offset for m in store.get_message("G", "T", 0, 0, 32, SubscriptionData("T")).messages] == every
+    only_a = store.get_message("G", "T", 0, 0, 32, SubscriptionData("T", "A")).messages
+    assert [m.queue_offset for m in only_a] == [0, 3]
+    recording = Recording("T")  # a subclass is asked about every entry, even when it subscribes to every tag
+    assert [m.queue_offset for m in store.get_message("G", "T", 0, 0, 32, recording).messages] == every
+    assert len(recording.codes) == 4
