@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from rmqlib.client.config import MessageModel
-from rmqlib.client.message import Message
+from rmqlib.client.message import _FACTORY, Message
 from rmqlib.client.process_queue import ProcessQueue
 from rmqlib.model import INT_MAX, MessageQueue
 
@@ -60,6 +60,16 @@ class ConcurrentConsumeOutcome:
     resubmit: list[Message] = field(default_factory=list)
     resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS
 
+    def __init__(self, processed: bool, offset: int = -1, sent_back: list[Message] = _FACTORY,
+                 resubmit: list[Message] = _FACTORY,
+                 resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS) -> None:
+        # The generated __init__, written out (one outcome per consumed batch; no default_factory calls).
+        self.processed = processed
+        self.offset = offset
+        self.sent_back = [] if sent_back is _FACTORY else sent_back
+        self.resubmit = [] if resubmit is _FACTORY else resubmit
+        self.resubmit_delay_ms = resubmit_delay_ms
+
 
 def process_consume_result_concurrently(
         pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeConcurrentlyStatus, *,
@@ -86,14 +96,17 @@ def process_consume_result_concurrently(
     out = ConcurrentConsumeOutcome(True)  # processed
     if not msgs:
         return out
-    msgs = list(msgs)
+    # The caller's list is only read, so it is copied only when it is not a list or a
+    # send_back call (caller code) runs while we work (saves a copy per batch).
+    if type(msgs) is not list or send_back is not None:
+        msgs = list(msgs)
+    last = len(msgs) - 1
     if status is _CONSUME_SUCCESS:
-        last = len(msgs) - 1
         if ack_index > last:  # min(ack_index, last) without the builtin call
             ack_index = last
     else:
         ack_index = -1
-    if message_model is _CLUSTERING:
+    if message_model is _CLUSTERING and ack_index < last:  # some message not acknowledged
         failed = []
         for msg in msgs[ack_index + 1:]:
             if not pq.contains_message(msg):

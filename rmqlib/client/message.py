@@ -18,6 +18,20 @@ from rmqlib.model import MessageQueue
 PROPERTY_MAX_OFFSET = "MAX_OFFSET"
 
 
+class _DefaultFactory:
+    """Default of a parameter whose field has a ``default_factory``, in the client's hand-written
+    dataclass ``__init__`` methods (shown as the generated ``__init__`` shows it)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+#: "Build the field's default" (a new dict or list per instance).
+_FACTORY = _DefaultFactory()
+
+
 def _require_int(name: str, value, minimum: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be int, got {type(value).__name__}")
@@ -51,17 +65,31 @@ class Message:
     consume_start_timestamp: int | None = None
     properties: dict[str, str] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        # Fast path (one Message per pulled message in the simulator): exact builtin
-        # types with values in range pass at once; anything else takes the full checks,
-        # which raise the errors naming the field.
-        if (type(self.topic) is str and type(self.broker_name) is str and type(self.queue_id) is int
-                and type(self.queue_offset) is int and self.queue_offset >= 0
-                and type(self.body_size) is int and self.body_size >= 0
-                and type(self.store_timestamp) is int
-                and type(self.reconsume_times) is int and self.reconsume_times >= 0
-                and self.consume_start_timestamp is None
-                and (self.tags is None or type(self.tags) is str) and self.msg_id):
+    def __init__(self, topic: str, queue_id: int, queue_offset: int, body_size: int, tags: str | None = None,
+                 store_timestamp: int = 0, broker_name: str = "", msg_id: str = "", reconsume_times: int = 0,
+                 consume_start_timestamp: int | None = None, properties: dict[str, str] = _FACTORY) -> None:
+        # Written out instead of the generated __init__ + __post_init__ (one Message per
+        # pulled message in the simulator): same parameters, defaults and checks.
+        self.topic = topic
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.body_size = body_size
+        self.tags = tags
+        self.store_timestamp = store_timestamp
+        self.broker_name = broker_name
+        self.msg_id = msg_id
+        self.reconsume_times = reconsume_times
+        self.consume_start_timestamp = consume_start_timestamp
+        self.properties = {} if properties is _FACTORY else properties
+        # Fast path: exact builtin types with values in range pass at once; anything
+        # else takes the full checks, which raise the errors naming the field.
+        if (type(topic) is str and type(broker_name) is str and type(queue_id) is int
+                and type(queue_offset) is int and queue_offset >= 0
+                and type(body_size) is int and body_size >= 0
+                and type(store_timestamp) is int
+                and type(reconsume_times) is int and reconsume_times >= 0
+                and consume_start_timestamp is None
+                and (tags is None or type(tags) is str) and msg_id):
             return
         self._validate()
 

@@ -90,8 +90,8 @@ class _OffsetStoreBase:
         cur = self.offset_table.get(mq)
         if cur is None:
             self.offset_table[mq] = ControllableOffset(offset)
-        elif cur.allow_to_update:  # ControllableOffset.update, inlined
-            cur.offset = max(offset, cur.offset) if increase_only else offset
+        elif cur.allow_to_update and (not increase_only or offset > cur.offset):
+            cur.offset = offset  # ControllableOffset.update, inlined (no max() call)
 
     def update_and_freeze_offset(self, mq: MessageQueue, offset: int) -> None:
         """Set the offset and ignore later updates until :meth:`remove_offset` (OFFSET_ILLEGAL fix)."""

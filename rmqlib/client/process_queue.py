@@ -158,9 +158,15 @@ class ProcessQueue:
         different body size, or of an offset that is in flight in orderly
         consumption, would corrupt the counters in Java and is a ValueError here.
         """
-        msgs = _require_messages(msgs)
+        if type(msgs) is not list:
+            msgs = _require_messages(msgs)
+        else:  # _require_messages, inlined for a list of exact Messages (hot path)
+            for m in msgs:
+                if type(m) is not Message:
+                    _require_messages(msgs)  # raises unless every element is a Message (or subclass)
+                    break
         tree = self.msg_tree
-        held_by_offset = tree._d  # read-only lookups straight on the map's dict (hot path)
+        held_by_offset = tree._d  # straight on the map's dict and key list (hot path)
         in_flight = self.consuming_msg_orderly._d
         for m in msgs:
             held = held_by_offset.get(m.queue_offset)
@@ -171,13 +177,21 @@ class ProcessQueue:
             if in_flight and m.queue_offset in in_flight:
                 raise ValueError(
                     f"msgs: offset {m.queue_offset} is in flight (taken for orderly consumption)")
-        valid = 0
+        keys = tree._keys
+        valid = size = 0
         for m in msgs:
-            if tree.put(m.queue_offset, m) is None:
+            offset = m.queue_offset
+            if offset not in held_by_offset:  # tree.put(offset, m) returned None: a new offset
+                if not keys or offset > keys[-1]:  # _OffsetMap.put, inlined
+                    keys.append(offset)
+                else:
+                    insort(keys, offset)
                 valid += 1
-                self.queue_offset_max = m.queue_offset
-                self.msg_size += m.body_size
+                self.queue_offset_max = offset
+                size += m.body_size
+            held_by_offset[offset] = m
         self.msg_count += valid
+        self.msg_size += size
 
         dispatch = False
         if held_by_offset and not self.consuming:
@@ -203,22 +217,35 @@ class ProcessQueue:
         that are not held are ignored (as in Java). ``now_ms`` stamps
         ``last_consume_timestamp`` (left alone when None).
         """
-        msgs = _require_messages(msgs)
+        if type(msgs) is not list:
+            msgs = _require_messages(msgs)
+        else:  # _require_messages, inlined for a list of exact Messages (hot path)
+            for m in msgs:
+                if type(m) is not Message:
+                    _require_messages(msgs)  # raises unless every element is a Message (or subclass)
+                    break
         if now_ms is not None:
             self.last_consume_timestamp = now_ms
         tree = self.msg_tree
-        keys = tree._keys  # sorted offsets held (read-only here; hot path)
+        keys = tree._keys  # straight on the map's key list and dict (hot path)
         if not keys:
             return -1
+        held_by_offset = tree._d
         result = self.queue_offset_max + 1
-        removed = 0
+        removed = size = 0
         for m in msgs:
-            prev = tree.remove(m.queue_offset)
+            offset = m.queue_offset
+            prev = held_by_offset.pop(offset, None)  # _OffsetMap.remove, inlined
             if prev is not None:
+                if keys[0] == offset:  # the usual case: the oldest offset is acknowledged
+                    del keys[0]
+                else:
+                    del keys[bisect_left(keys, offset)]
                 removed += 1
                 # Java subtracts the size of the message passed in; we subtract the
                 # held one so that a caller's stale copy cannot skew the counter.
-                self.msg_size -= prev.body_size
+                size += prev.body_size
+        self.msg_size -= size
         self.msg_count -= removed
         if self.msg_count == 0:
             self.msg_size = 0

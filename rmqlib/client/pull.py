@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rmqlib.client.api import FLOW_CONTROL, BrokerError
 from rmqlib.client.config import MessageModel, PushConsumerConfig
-from rmqlib.client.message import Message
+from rmqlib.client.message import _FACTORY, Message
 from rmqlib.client.offset_store import ReadOffsetType
 from rmqlib.client.process_queue import ProcessQueue
 from rmqlib.model import MessageQueue
@@ -121,9 +121,10 @@ class PullMessageService:
 
     def due(self, now_ms: int) -> list[PullRequest]:
         """Move every delayed request due at or before ``now_ms`` into the FIFO; return them."""
+        pending = self._pending
         moved = []
-        while self._pending and self._pending[0][0] <= now_ms:
-            _, _, req = heapq.heappop(self._pending)
+        while pending and pending[0][0] <= now_ms:
+            _, _, req = heapq.heappop(pending)
             self.queue.append(req)
             moved.append(req)
         return moved
@@ -263,15 +264,23 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     was locked re-reads the broker offset (the local one may be stale).
     """
     config = impl.config
-    decision = check_pull_gates(req.process_queue, config, now_ms,
-                                orderly=impl.consume_orderly, paused=impl.paused)
-    if not decision.allowed:
-        if decision.delay_ms is not None:
-            impl.pull_service.execute_pull_request_later(req, decision.delay_ms, now_ms)
-        return decision
+    pq = req.process_queue
+    orderly = impl.consume_orderly
+    # check_pull_gates' conditions, tested inline for the usual all-clear pull (hot path);
+    # when any of them holds, check_pull_gates itself decides (and stamps the queue).
+    if (pq.dropped or impl.paused or pq.msg_count > config.pull_threshold_for_queue
+            or pq.msg_size // _MIB > config.pull_threshold_size_for_queue
+            or (pq.get_max_span() > config.consume_concurrently_max_span if not orderly else not pq.locked)):
+        decision = check_pull_gates(pq, config, now_ms, orderly=orderly, paused=impl.paused)
+        if not decision.allowed:
+            if decision.delay_ms is not None:
+                impl.pull_service.execute_pull_request_later(req, decision.delay_ms, now_ms)
+            return decision
+    else:
+        pq.last_pull_timestamp = now_ms
     exc_delay = config.pull_time_delay_mills_when_exception
     mq = req.message_queue
-    if impl.consume_orderly and not req.previously_locked:
+    if orderly and not req.previously_locked:
         try:
             offset = impl.compute_pull_from_where_with_exception(mq)
         except Exception:
@@ -320,11 +329,18 @@ class PullResult:
     max_offset: int = 0
     msg_found_list: list[Message] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        if type(self.pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
-            self.pull_status = PullStatus(self.pull_status)
-        if self.next_begin_offset < 0:
-            raise ValueError(f"next_begin_offset must be >= 0, got {self.next_begin_offset}")
+    def __init__(self, pull_status: PullStatus, next_begin_offset: int, min_offset: int = 0, max_offset: int = 0,
+                 msg_found_list: list[Message] = _FACTORY) -> None:
+        # The generated __init__ + __post_init__, written out (one PullResult per pull).
+        if type(pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
+            pull_status = PullStatus(pull_status)
+        self.pull_status = pull_status
+        self.next_begin_offset = next_begin_offset
+        self.min_offset = min_offset
+        self.max_offset = max_offset
+        self.msg_found_list = [] if msg_found_list is _FACTORY else msg_found_list
+        if next_begin_offset < 0:
+            raise ValueError(f"next_begin_offset must be >= 0, got {next_begin_offset}")
 
 
 @dataclass
@@ -340,6 +356,14 @@ class PullOutcome:
     msgs: list[Message] = field(default_factory=list)
     dispatch_to_consume: bool = False
     rebalance_immediately: bool = False
+
+    def __init__(self, status: PullStatus, msgs: list[Message] = _FACTORY, dispatch_to_consume: bool = False,
+                 rebalance_immediately: bool = False) -> None:
+        # The generated __init__, written out (one PullOutcome per pull; no default_factory call).
+        self.status = status
+        self.msgs = [] if msgs is _FACTORY else msgs
+        self.dispatch_to_consume = dispatch_to_consume
+        self.rebalance_immediately = rebalance_immediately
 
 
 def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImpl,
