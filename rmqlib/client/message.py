@@ -68,8 +68,8 @@ class Message:
     def __init__(self, topic: str, queue_id: int, queue_offset: int, body_size: int, tags: str | None = None,
                  store_timestamp: int = 0, broker_name: str = "", msg_id: str = "", reconsume_times: int = 0,
                  consume_start_timestamp: int | None = None, properties: dict[str, str] = _FACTORY) -> None:
-        # Written out instead of the generated __init__ + __post_init__ (one Message per
-        # pulled message in the simulator): same parameters, defaults and checks.
+        # The generated __init__, written out (one Message per pulled message in the
+        # simulator): same parameters and defaults, then __post_init__'s checks.
         self.topic = topic
         self.queue_id = queue_id
         self.queue_offset = queue_offset
@@ -81,9 +81,9 @@ class Message:
         self.reconsume_times = reconsume_times
         self.consume_start_timestamp = consume_start_timestamp
         self.properties = {} if properties is _FACTORY else properties
-        # Fast path: exact builtin types with values in range pass at once; anything
-        # else takes the full checks, which raise the errors naming the field.
-        if (type(topic) is str and type(broker_name) is str and type(queue_id) is int
+        # Fast path: exact builtin types with values in range pass at once; anything else
+        # (or a subclass, which may extend __post_init__) takes __post_init__.
+        if (type(self) is Message and type(topic) is str and type(broker_name) is str and type(queue_id) is int
                 and type(queue_offset) is int and queue_offset >= 0
                 and type(body_size) is int and body_size >= 0
                 and type(store_timestamp) is int
@@ -91,9 +91,10 @@ class Message:
                 and consume_start_timestamp is None
                 and (tags is None or type(tags) is str) and msg_id):
             return
-        self._validate()
+        self.__post_init__()
 
-    def _validate(self) -> None:
+    def __post_init__(self) -> None:
+        """The full checks, which raise the errors naming the field, and the ``msg_id`` default."""
         if not isinstance(self.topic, str):
             raise TypeError(f"topic must be str, got {type(self.topic).__name__}")
         if not isinstance(self.broker_name, str):

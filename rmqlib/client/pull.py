@@ -331,16 +331,26 @@ class PullResult:
 
     def __init__(self, pull_status: PullStatus, next_begin_offset: int, min_offset: int = 0, max_offset: int = 0,
                  msg_found_list: list[Message] = _FACTORY) -> None:
-        # The generated __init__ + __post_init__, written out (one PullResult per pull).
-        if type(pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
-            pull_status = PullStatus(pull_status)
+        # The generated __init__, written out (one PullResult per pull), with __post_init__
+        # inlined unless a subclass may have extended it.
         self.pull_status = pull_status
         self.next_begin_offset = next_begin_offset
         self.min_offset = min_offset
         self.max_offset = max_offset
         self.msg_found_list = [] if msg_found_list is _FACTORY else msg_found_list
+        if type(self) is not PullResult:
+            self.__post_init__()
+            return
+        if type(pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
+            self.pull_status = PullStatus(pull_status)
         if next_begin_offset < 0:
             raise ValueError(f"next_begin_offset must be >= 0, got {next_begin_offset}")
+
+    def __post_init__(self) -> None:
+        if type(self.pull_status) is not PullStatus:
+            self.pull_status = PullStatus(self.pull_status)
+        if self.next_begin_offset < 0:
+            raise ValueError(f"next_begin_offset must be >= 0, got {self.next_begin_offset}")
 
 
 @dataclass

@@ -186,3 +186,33 @@ def test_pull_message_decides_as_the_gates_do(owned, case, expected):
         assert impl.pull_service.pending == ([] if expected[1] is None else [(600 + expected[1], req)])
         again = check_pull_gates(pq, impl.config, 600, orderly=orderly, paused=impl.paused)
         assert (again.allowed, again.delay_ms, again.reason) == expected
+
+
+def test_subclasses_still_run_post_init():
+    @dataclasses.dataclass(eq=False)
+    class Stamped(Message):
+        note: str = ""
+
+    with pytest.raises(ValueError, match="queue_offset must be >= 0, got -1"):
+        Stamped("T", 0, -1, 1)
+    assert Stamped("T", 0, 3, 1, broker_name="b", note="x").msg_id == "T@b:0:3"
+
+    seen = []
+
+    class Traced(PullResult):
+        def __post_init__(self):
+            seen.append(self.pull_status)
+            super().__post_init__()
+
+    assert Traced("FOUND", 1).pull_status is PullStatus.FOUND and seen == ["FOUND"]
+    with pytest.raises(ValueError, match="next_begin_offset must be >= 0, got -2"):
+        Traced(PullStatus.FOUND, -2)
+
+    class Checked(Message):
+        __slots__ = ()
+
+        def __post_init__(self):
+            seen.append(self.queue_offset)
+            super().__post_init__()
+
+    assert Checked("T", 0, 9, 1).msg_id == "T@:0:9" and seen[-1] == 9
