@@ -131,11 +131,11 @@ class PullRequestHoldService:
         if pull_request.pull_from_this_offset < 0:
             raise ValueError("pull_request.pull_from_this_offset must be >= 0, "
                              f"got {pull_request.pull_from_this_offset}")
-        key = f"{topic}@{queue_id}"  # build_key(topic, queue_id), inline
+        key = build_key(topic, queue_id)
         mpr = self.pull_request_table.get(key)
         if mpr is None:
             mpr = self.pull_request_table[key] = ManyPullRequest()
-        mpr.pull_request_list.append(pull_request)  # mpr.add_pull_request(pull_request): one request
+        mpr.add_pull_request(pull_request)
 
     def held_count(self, topic: str | None = None, queue_id: int | None = None) -> int:
         if topic is None:
@@ -185,13 +185,12 @@ class PullRequestHoldService:
         """
         if type(now_ms) is not int:  # a plain int needs no check_time call
             check_time(now_ms)
-        mpr = self.pull_request_table.get(f"{topic}@{queue_id}")  # build_key(topic, queue_id), inline
+        mpr = self.pull_request_table.get(build_key(topic, queue_id))
         if mpr is None:
             return []
-        request_list = mpr.pull_request_list  # mpr.clone_list_and_clear(), inline
-        if not request_list:
+        request_list = mpr.clone_list_and_clear()
+        if request_list is None:
             return []
-        mpr.pull_request_list = []
         woken, replay = [], []
         for request in request_list:
             newest = max_offset
@@ -202,11 +201,7 @@ class PullRequestHoldService:
                 match = flt is None or flt.is_matched_by_consume_queue(tags_code)
                 # Properties-based (SQL92) filtering is not modelled: tags only.
                 if match:
-                    # self._wake(request, now_ms, "arrival"), inline: one call fewer per arrival
-                    self.woken_log.append((now_ms, request, "arrival"))
-                    wakeup_handler = self.wakeup_handler
-                    if wakeup_handler is not None:
-                        wakeup_handler(request, now_ms)
+                    self._wake(request, now_ms, "arrival")
                     woken.append(request)
                     continue
             if now_ms >= request.suspend_timestamp + request.timeout_millis:
@@ -215,7 +210,7 @@ class PullRequestHoldService:
                 continue
             replay.append(request)
         if replay:
-            mpr.pull_request_list.extend(replay)  # mpr.add_pull_request(replay)
+            mpr.add_pull_request(replay)
         return woken
 
     def notify_master_online(self, now_ms) -> list[PullRequest]:

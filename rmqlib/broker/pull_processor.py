@@ -193,12 +193,9 @@ class PullMessageProcessor:
 
         result: GetMessageResult = store.get_message(
             request.consumer_group, topic, queue_id, queue_offset, request.max_msg_nums, subscription)
-        # self._compose_code(request, result), inline
         status = result.status
-        code = _CODE_OF_STATUS.get(status, _PULL_OFFSET_MOVED)
-        if code is None:  # NO_MATCHED_LOGIC_QUEUE, NO_MESSAGE_IN_QUEUE
-            code = _PULL_OFFSET_MOVED if queue_offset != 0 else _PULL_NOT_FOUND
-        # self._try_commit_offset(broker_allow_suspend, request), inline
+        code = self._compose_code(request, result)
+        # tryCommitOffset: store the piggy-backed commit offset, but only on a first (suspendable) run
         if broker_allow_suspend and request.has_commit_offset_flag:
             store.commit_offset(request.consumer_group, topic, queue_id, request.commit_offset)
 
@@ -252,16 +249,11 @@ class PullMessageProcessor:
 
     @staticmethod
     def _compose_code(request: PullMessageRequest, result: GetMessageResult) -> ResponseCode:
-        code = _CODE_OF_STATUS.get(result.status, ResponseCode.PULL_OFFSET_MOVED)
+        """The response code for a store status. Mirrors: #composeResponseHeader"""
+        code = _CODE_OF_STATUS.get(result.status, _PULL_OFFSET_MOVED)
         if code is None:  # NO_MATCHED_LOGIC_QUEUE, NO_MESSAGE_IN_QUEUE
-            return ResponseCode.PULL_OFFSET_MOVED if request.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+            return _PULL_OFFSET_MOVED if request.queue_offset != 0 else _PULL_NOT_FOUND
         return code
-
-    def _try_commit_offset(self, broker_allow_suspend: bool, request: PullMessageRequest) -> None:
-        """Store the piggy-backed commit offset, but only on a first (suspendable) run."""
-        if broker_allow_suspend and request.has_commit_offset_flag:
-            self.store.commit_offset(request.consumer_group, request.topic, request.queue_id,
-                                     request.commit_offset)
 
     def _check(self) -> None:
         self.hold_service._check()
