@@ -264,20 +264,12 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     was locked re-reads the broker offset (the local one may be stale).
     """
     config = impl.config
-    pq = req.process_queue
     orderly = impl.consume_orderly
-    # check_pull_gates' conditions, tested inline for the usual all-clear pull (hot path);
-    # when any of them holds, check_pull_gates itself decides (and stamps the queue).
-    if (pq.dropped or impl.paused or pq.msg_count > config.pull_threshold_for_queue
-            or pq.msg_size // _MIB > config.pull_threshold_size_for_queue
-            or (pq.get_max_span() > config.consume_concurrently_max_span if not orderly else not pq.locked)):
-        decision = check_pull_gates(pq, config, now_ms, orderly=orderly, paused=impl.paused)
-        if not decision.allowed:
-            if decision.delay_ms is not None:
-                impl.pull_service.execute_pull_request_later(req, decision.delay_ms, now_ms)
-            return decision
-    else:
-        pq.last_pull_timestamp = now_ms
+    decision = check_pull_gates(req.process_queue, config, now_ms, orderly=orderly, paused=impl.paused)
+    if not decision.allowed:
+        if decision.delay_ms is not None:
+            impl.pull_service.execute_pull_request_later(req, decision.delay_ms, now_ms)
+        return decision
     exc_delay = config.pull_time_delay_mills_when_exception
     mq = req.message_queue
     if orderly and not req.previously_locked:
