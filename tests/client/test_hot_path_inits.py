@@ -2,8 +2,8 @@
 
 The per-message records (Message, PullResult, PullOutcome, ConcurrentConsumeOutcome)
 have hand-written ``__init__`` methods instead of the generated ones; ProcessQueue
-checks a list of exact Messages inline; the concurrent consume result no longer copies the caller's list. These
-tests pass on the code before those changes too.
+checks a list of exact Messages inline; the concurrent consume result no longer
+copies the caller's list. These tests pass on the code before those changes too.
 """
 
 from __future__ import annotations
