@@ -66,11 +66,22 @@ class _Environment(simpy.Environment):
         self.open_batch = None
         super().schedule(event, priority, delay)
 
+    def later(self, delay_ms, action, *args) -> None:
+        """Run ``action(*args)`` after ``delay_ms`` of simulated time (no process; see :class:`_Calls`)."""
+        if delay_ms < 0:
+            raise ValueError(f"delay_ms must be >= 0, got {delay_ms}")
+        at = self.now + delay_ms
+        batch = self.open_batch
+        if batch is not None and batch.at == at:
+            batch.calls.append((action, args))
+        else:
+            _Calls(self, at, delay_ms, (action, args))
+
 
 class _Calls(simpy.Event):
     """One simpy event that runs a list of calls ``(action, args)``, in order, when the clock reaches ``at``.
 
-    :meth:`Simulation.later` appends to the batch scheduled last while nothing else has
+    :meth:`_Environment.later` appends to the batch scheduled last while nothing else has
     been scheduled since and the time is the same. simpy orders events by (time,
     priority, sequence number), so calls scheduled back to back for one instant would
     run back to back anyway, in the same order: batching them changes no outcome, it
@@ -669,6 +680,7 @@ class Simulation:
         self.scenario, self.seed = scenario, seed
         self.rng = random.Random(seed)
         self.env = _Environment()
+        self.later = self.env.later  # later(delay_ms, action, *args): run action(*args) delay_ms from now
         self.body_size = 1024
         self.broker_names = list(scenario.brokers)
         self.brokers = {name: SimBroker(self, name) for name in scenario.brokers}
@@ -741,18 +753,6 @@ class Simulation:
         self.log(note.time_ms, "notify", note.client_id, f"from {broker.name}")
         if consumer is not None and consumer.connected:
             self.later(self.scenario.rpc_latency_ms, consumer.on_notify)
-
-    def later(self, delay_ms, action, *args):
-        """Run ``action(*args)`` after ``delay_ms`` of simulated time (no process; see :class:`_Calls`)."""
-        if delay_ms < 0:
-            raise ValueError(f"delay_ms must be >= 0, got {delay_ms}")
-        env = self.env
-        at = env.now + delay_ms
-        batch = env.open_batch
-        if batch is not None and batch.at == at:
-            batch.calls.append((action, args))
-        else:
-            _Calls(env, at, delay_ms, (action, args))
 
     def send_pull(self, consumer: SimConsumer, request, command, now_ms):
         mq, sc = command.message_queue, self.scenario

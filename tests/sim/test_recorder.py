@@ -2,6 +2,9 @@
 
 import pickle
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from rmqlib.model import MessageQueue
 from rmqlib.sim import ConsumeBatch, Event, scenarios, simulate
 from rmqlib.sim.engine import Simulation, _OffsetTally
@@ -52,3 +55,58 @@ def test_result_records_match_the_logs():
     assert sum(len(b) for b in result.consumption.values()) == len(result.consumption_log)
     consumed = sorted(o for batches in result.consumption.values() for b in batches for o in b.offsets)
     assert len(consumed) == result.produced  # steady state: every message consumed exactly once
+
+
+def _run_program(env, later, seed: int) -> list[str]:
+    """A random program of calls and plain simpy timeouts, each of which schedules more; returns the run order."""
+    import random
+
+    order: list[str] = []
+    budget = [60]
+
+    def step(label: str) -> None:
+        order.append(f"{label}@{env.now}")
+        rng = random.Random(f"{seed}/{label}")
+        for i in range(rng.randint(0, 3)):
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            child, delay = f"{label}.{i}", rng.choice((0, 0, 1, 1, 2))
+            if rng.random() < 0.7:
+                later(delay, step, child)
+            else:  # an ordinary simpy event in between
+                env.timeout(delay).callbacks.append(lambda _event, child=child: step(child))
+
+    later(0, step, "root")
+    env.run()
+    return order
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_batched_calls_run_in_the_order_plain_simpy_events_would(seed):
+    import simpy
+
+    from rmqlib.sim.engine import _Environment
+
+    plain = simpy.Environment()
+
+    def plain_later(delay, action, *args):
+        plain.timeout(delay).callbacks.append(lambda _event: action(*args))
+
+    batched = _Environment()
+    assert _run_program(batched, batched.later, seed) == _run_program(plain, plain_later, seed)
+
+
+def test_calls_back_to_back_at_one_instant_share_one_simpy_event():
+    from rmqlib.sim.engine import _Environment
+
+    env, order = _Environment(), []
+    for name in "abc":
+        env.later(5, order.append, name)
+    env.later(6, order.append, "d")
+    env.timeout(5)  # an event scheduled in between closes the batch: "e" goes in a new one
+    env.later(6, order.append, "e")
+    env.run()
+    assert order == ["a", "b", "c", "d", "e"]
+    assert next(env._eid) == 4  # batch a-b-c, batch d, the timeout, batch e
