@@ -158,13 +158,7 @@ class ProcessQueue:
         different body size, or of an offset that is in flight in orderly
         consumption, would corrupt the counters in Java and is a ValueError here.
         """
-        if type(msgs) is not list:
-            msgs = _require_messages(msgs)
-        else:  # _require_messages, inlined for a list of exact Messages (hot path)
-            for m in msgs:
-                if type(m) is not Message:
-                    _require_messages(msgs)  # raises unless every element is a Message (or subclass)
-                    break
+        msgs = _require_messages(msgs)
         tree = self.msg_tree
         held_by_offset = tree._d  # straight on the map's dict and key list (hot path)
         in_flight = self.consuming_msg_orderly._d
@@ -217,13 +211,7 @@ class ProcessQueue:
         that are not held are ignored (as in Java). ``now_ms`` stamps
         ``last_consume_timestamp`` (left alone when None).
         """
-        if type(msgs) is not list:
-            msgs = _require_messages(msgs)
-        else:  # _require_messages, inlined for a list of exact Messages (hot path)
-            for m in msgs:
-                if type(m) is not Message:
-                    _require_messages(msgs)  # raises unless every element is a Message (or subclass)
-                    break
+        msgs = _require_messages(msgs)
         if now_ms is not None:
             self.last_consume_timestamp = now_ms
         tree = self.msg_tree

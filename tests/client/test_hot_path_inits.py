@@ -1,9 +1,9 @@
 """Second round of hot-path shortcuts: what they must keep exactly as before.
 
 The per-message records (Message, PullResult, PullOutcome, ConcurrentConsumeOutcome)
-have hand-written ``__init__`` methods instead of the generated ones; ProcessQueue
-checks a list of exact Messages inline; the concurrent consume result no longer
-copies the caller's list. These tests pass on the code before those changes too.
+have hand-written ``__init__`` methods instead of the generated ones; the
+concurrent consume result no longer copies the caller's list. These tests pass on
+the code before those changes too.
 """
 
 from __future__ import annotations
