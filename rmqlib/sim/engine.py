@@ -942,7 +942,7 @@ def simulate(scenario: Scenario, seed: int = 0) -> SimResult:
     >>> from rmqlib.sim import scenarios, simulate
     >>> result = simulate(scenarios.steady_state(duration_ms=30_000, drain_ms=30_000), seed=1)
     >>> result.produced, len(result.lost), result.duplicates
-    (2400, 0, 0)
+    (1440, 0, 0)
     """
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a Scenario, got {type(scenario).__name__}")
