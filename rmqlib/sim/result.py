@@ -73,6 +73,9 @@ class EventLog:
     def __len__(self) -> int:
         return len(self.time_ms)
 
+    def __repr__(self) -> str:
+        return f"EventLog({len(self)} lines)"
+
     def __eq__(self, other) -> bool:
         if not isinstance(other, EventLog):
             return NotImplemented
@@ -113,6 +116,9 @@ class ConsumptionLog:
 
     def __len__(self) -> int:
         return len(self.queue)
+
+    def __repr__(self) -> str:
+        return f"ConsumptionLog({len(self)} listener calls)"
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, ConsumptionLog):

@@ -47,6 +47,7 @@ def test_logs_build_records_in_time_order_and_survive_pickling():
     assert batches.by_queue() == {"q0": [ConsumeBatch("q0", "c1", 0, 2, (0, 1)), ConsumeBatch("q0", "c1", 2, 3, (2,))],
                                   "q1": [ConsumeBatch("q1", "c2", 1, 2, (7,))]}
     assert pickle.loads(pickle.dumps(log)) == log and pickle.loads(pickle.dumps(batches)) == batches
+    assert (repr(log), repr(batches)) == ("EventLog(3 lines)", "ConsumptionLog(3 listener calls)")
 
 
 def test_result_records_match_the_logs():
