@@ -740,11 +740,7 @@ class Simulation:
         return math.ceil(count * mean)
 
     def log(self, time_ms, kind, who, detail=""):
-        log = self.event_log
-        log.time_ms.append(int(time_ms))
-        log.kind.append(kind)
-        log.who.append(who)
-        log.detail.append(detail)
+        self.event_log.append(int(time_ms), kind, who, detail)
 
     # --- messages on the wire -----------------------------------------------------
     def notify(self, broker: SimBroker, note):

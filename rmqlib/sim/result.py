@@ -79,7 +79,7 @@ class EventLog:
     def __eq__(self, other) -> bool:
         if not isinstance(other, EventLog):
             return NotImplemented
-        return (self.time_ms, self.kind, self.who, self.detail) == (other.time_ms, other.kind, other.who, other.detail)
+        return self.__getstate__() == other.__getstate__()
 
     def __getstate__(self):
         return self.time_ms, self.kind, self.who, self.detail
