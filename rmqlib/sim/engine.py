@@ -7,7 +7,8 @@ owns a real MessageStore, ConsumerManager, PullMessageProcessor with its
 PullRequestHoldService, RebalanceLockManager and Pop processors. The engine
 moves time forward, carries requests and answers between them with a network
 delay, runs the listener (a consume time per message) and records what
-happened.
+happened. Calls due at one instant that are scheduled back to back share one
+simpy event (:class:`_Calls`), in the order simpy would have run them.
 
 Modelling choices:
 
