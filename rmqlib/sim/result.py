@@ -48,7 +48,36 @@ class ConsumeBatch(NamedTuple):
     offsets: tuple[int, ...]
 
 
-class EventLog:
+class _Columns:
+    """Records kept as columns: one list per field (named in ``__slots__``, the first one per record)."""
+
+    __slots__ = ()
+    unit = "records"
+
+    def __init__(self):
+        for name in self.__slots__:
+            setattr(self, name, [])
+
+    def __len__(self) -> int:
+        return len(getattr(self, self.__slots__[0]))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} {self.unit})"
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__getstate__() == other.__getstate__()
+
+    def __getstate__(self):
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setstate__(self, state):
+        for name, column in zip(self.__slots__, state):
+            setattr(self, name, column)
+
+
+class EventLog(_Columns):
     """The run's log, kept as columns while the run appends to it.
 
     One list per field instead of one record per line: appending is cheap and the
@@ -57,12 +86,7 @@ class EventLog:
     """
 
     __slots__ = ("time_ms", "kind", "who", "detail")
-
-    def __init__(self):
-        self.time_ms: list[int] = []
-        self.kind: list[str] = []
-        self.who: list[str] = []
-        self.detail: list[str] = []
+    unit = "lines"
 
     def append(self, time_ms: int, kind: str, who: str, detail: str = "") -> None:
         self.time_ms.append(time_ms)
@@ -70,41 +94,18 @@ class EventLog:
         self.who.append(who)
         self.detail.append(detail)
 
-    def __len__(self) -> int:
-        return len(self.time_ms)
-
-    def __repr__(self) -> str:
-        return f"EventLog({len(self)} lines)"
-
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, EventLog):
-            return NotImplemented
-        return self.__getstate__() == other.__getstate__()
-
-    def __getstate__(self):
-        return self.time_ms, self.kind, self.who, self.detail
-
-    def __setstate__(self, state):
-        self.time_ms, self.kind, self.who, self.detail = state
-
     def events(self) -> list[Event]:
         """Every line as an :class:`Event`, sorted by time (stable: same-time lines keep their order)."""
         order = sorted(range(len(self.time_ms)), key=self.time_ms.__getitem__)
         return [Event(self.time_ms[i], self.kind[i], self.who[i], self.detail[i]) for i in order]
 
 
-class ConsumptionLog:
-    """Every listener call of a run, kept as columns (see :class:`EventLog`); the offsets are one flat list."""
+class ConsumptionLog(_Columns):
+    """Every listener call of a run, kept as columns (see :class:`EventLog`); the offsets are one flat list:
+    call i's are ``offsets[offsets_end[i-1]:offsets_end[i]]``."""
 
     __slots__ = ("queue", "consumer", "start_ms", "end_ms", "offsets", "offsets_end")
-
-    def __init__(self):
-        self.queue: list[str] = []
-        self.consumer: list[str] = []
-        self.start_ms: list[int] = []
-        self.end_ms: list[int] = []
-        self.offsets: list[int] = []
-        self.offsets_end: list[int] = []  # batch i's offsets are offsets[offsets_end[i-1]:offsets_end[i]]
+    unit = "listener calls"
 
     def append(self, queue: str, consumer: str, start_ms: int, end_ms: int, offsets) -> None:
         self.queue.append(queue)
@@ -113,23 +114,6 @@ class ConsumptionLog:
         self.end_ms.append(end_ms)
         self.offsets.extend(offsets)
         self.offsets_end.append(len(self.offsets))
-
-    def __len__(self) -> int:
-        return len(self.queue)
-
-    def __repr__(self) -> str:
-        return f"ConsumptionLog({len(self)} listener calls)"
-
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, ConsumptionLog):
-            return NotImplemented
-        return self.__getstate__() == other.__getstate__()
-
-    def __getstate__(self):
-        return self.queue, self.consumer, self.start_ms, self.end_ms, self.offsets, self.offsets_end
-
-    def __setstate__(self, state):
-        self.queue, self.consumer, self.start_ms, self.end_ms, self.offsets, self.offsets_end = state
 
     def by_queue(self) -> dict[str, list[ConsumeBatch]]:
         """The calls per queue as :class:`ConsumeBatch` records, in the order they were made."""
