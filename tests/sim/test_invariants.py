@@ -99,7 +99,7 @@ def test_crash_pause_is_bounded_by_the_notify_and_min_interval(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_crash_duplicates_are_bounded_by_unpersisted_progress(seed):
     result = run("crash", seed)
-    sc, (dead, lost) = result.scenario, victim_and_queues(result)
+    sc, (_, lost) = result.scenario, victim_and_queues(result)
     # The broker has the victim's offset from its last pull (piggy-backed) or last 5 s persist, whichever
     # is later; re-delivered at most: what it consumed since, plus one pull batch in flight per queue.
     per_queue = sc.produce_rate_per_queue * sc.offset_persist_interval_ms / 1000 + sc.pull_batch_size
