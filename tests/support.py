@@ -7,6 +7,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def conformance_dir() -> Path:
-    """``../shared/conformance`` beside the checkout (override with RMQLIB_CONFORMANCE_DIR)."""
+    """``tests/data/conformance`` in the checkout (override with RMQLIB_CONFORMANCE_DIR)."""
     override = os.environ.get("RMQLIB_CONFORMANCE_DIR")
-    return Path(override) if override else ROOT.parent / "shared" / "conformance"
+    return Path(override) if override else ROOT / "tests" / "data" / "conformance"

@@ -1,6 +1,6 @@
 """Every recorded run of the real Java strategies must reproduce exactly.
 
-The vectors are in ../shared/conformance (schema in its README). A missing
+The vectors are in tests/data/conformance (layout in its README). A missing
 file fails the suite: the conformance check is never silently skipped.
 """
 
