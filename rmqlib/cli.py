@@ -1,4 +1,5 @@
-"""Command line: ``rmqlib allocate`` (like ``mqadmin allocateMQ``, for every strategy), ``rmqlib simulate``.
+"""Command line: ``rmqlib allocate`` (like ``mqadmin allocateMQ``, for every strategy), ``rmqlib simulate``,
+``rmqlib book`` (open the book in JupyterLab).
 
 Bad arguments print one line on stderr and exit with code 2, never a traceback.
 """
@@ -78,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     commands.add_parser("strategies", help="list the allocation strategies")
+    book = commands.add_parser("book", help="open the book in JupyterLab (arguments after it go to jupyter lab)")
+    book.add_argument("lab_args", nargs=argparse.REMAINDER, help="passed to jupyter lab, e.g. --allow-root")
 
     sim = commands.add_parser("simulate", help="run a ready-made scenario in simulated time and summarise it")
     sim.add_argument("scenario", help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, "
@@ -194,6 +197,10 @@ def _strategies() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["book"] and argv[1:2] not in (["-h"], ["--help"]):
+        from rmqlib.book import main as open_book  # starts JupyterLab: loaded only when asked for
+        return open_book(argv[1:])  # everything after `book` goes to jupyter lab (argparse would eat options)
     try:
         args = build_parser().parse_args(argv)
         if args.command == "allocate":

@@ -28,7 +28,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
-KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+# what JupyterLab writes on opening with the ipykernel kernel, so that opening a notebook does not mark it dirty
+KERNEL = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
           "language_info": {"name": "python"}}
 
 
