@@ -26,6 +26,7 @@ from rmqlib.strategies import (
     strategy_from_name,
 )
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+from rmqlib.viz.style import house_style, plain_title
 
 RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
 
@@ -43,10 +44,10 @@ def _message_figure(title: str, message: str, meta: dict | None = None) -> go.Fi
     """A figure with no data and one line of text: for inputs with nothing to draw."""
     fig = go.Figure()
     fig.update_layout(title=title, xaxis_visible=False, yaxis_visible=False, height=300,
-                      meta=meta or {}, template="plotly_white",
+                      meta=meta or {},
                       annotations=[dict(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
                                         showarrow=False, font=dict(size=16))])
-    return fig
+    return house_style(fig)
 
 
 def _names(cids: Sequence[str]) -> list[str]:
@@ -116,7 +117,7 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
         tickvals.append(len(rows))
         ticktext.append("nobody")
     fig.update_layout(
-        title=title, template="plotly_white", height=max(260, 60 + 28 * len(tickvals)),
+        title=title, height=max(260, 60 + 28 * len(tickvals)),
         xaxis=dict(title="queues (Java sort order)", tickvals=list(range(len(queues))),
                    ticktext=[queue_label(mq, queues) for mq in queues], range=[-0.7, max(len(queues), 1) - 0.3]),
         yaxis=dict(title=None, tickvals=tickvals, ticktext=ticktext, autorange="reversed",
@@ -126,7 +127,7 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
               "allocation": {cid: [str(mq) for mq in allocation.get(cid, ())] for cid in rows},
               "queues": [str(mq) for mq in queues], "idle": idle,
               "unassigned": [str(mq) for mq in gaps], "overlapping": [str(mq) for mq in overlaps]})
-    return fig
+    return house_style(fig)
 
 
 def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
@@ -144,10 +145,10 @@ def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
     fig = go.Figure(go.Bar(x=rows, y=[counts[c] for c in rows], marker_color=[colors[c] for c in rows],
                            name="queues", hovertemplate="%{x}: %{y} queues<extra></extra>"))
     fig.add_hline(y=fair, line_dash="dash", line_color="#555", annotation_text=f"fair share {fair:.2f}")
-    fig.update_layout(title=title, template="plotly_white", height=360, yaxis_title="queues held",
+    fig.update_layout(title=title, height=360, yaxis_title="queues held",
                       xaxis=dict(title="consumers (Java sort order)", type="category"),
                       meta={"view": "queues_per_consumer", "counts": counts, "fair_share": fair})
-    return fig
+    return house_style(fig)
 
 
 def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, virtual_nodes: int = 10,
@@ -163,10 +164,10 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     allocation = allocate_group(strat, mq_all, cids)
     label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
     fig = allocation_figure(allocation, cids, mq_all)
-    fig.update_layout(title=f"{label}: {fig.layout.title.text}")
+    fig.update_layout(title=f"{label}: {plain_title(fig.layout.title.text)}")
     fig.layout.meta = {**fig.layout.meta, "strategy": strategy, "queue_count": queues, "consumer_count": consumers,
                        "virtual_nodes": virtual_nodes}
-    return fig
+    return house_style(fig)
 
 
 # --------------------------------------------------------------------------- consistent hash
@@ -236,11 +237,11 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
                     line=dict(color="black", width=1)),
         customdata=[[str(mq), o or "nobody"] for mq, o in zip(queues, owners_of)],
         hovertemplate="%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>"))
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=560,
+    fig.update_layout(title=title, height=560,
                       polar=dict(radialaxis=dict(visible=False, range=[0, 1.12]),
                                  angularaxis=dict(rotation=90, direction="clockwise", showticklabels=False)),
                       legend=dict(title="consumer"), meta=meta)
-    return fig
+    return house_style(fig)
 
 
 def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
@@ -276,12 +277,12 @@ def imbalance_vs_vnodes_figure(consumers: int = 8, queues: int = 64,
     fig.add_trace(go.Scatter(x=xs, y=[rnd] * len(xs), mode="lines", name="each queue to a random consumer",
                              line=dict(dash="dot", color="#1CA71C")))
     fig.add_trace(go.Scatter(x=xs, y=[avg] * len(xs), mode="lines", name="AVG", line=dict(dash="dash", color="#555")))
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=420,
+    fig.update_layout(title=title, height=420,
                       xaxis=dict(title="virtual nodes per consumer", type="log" if min(xs) > 0 else "linear"),
                       yaxis=dict(title="max - min queues per consumer", rangemode="tozero"),
                       meta={"view": "imbalance_vs_vnodes", "spread": {str(k): v for k, v in spread.items()},
                             "median": med, "avg": avg, "random_assignment": rnd})
-    return fig
+    return house_style(fig)
 
 
 def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes: int = 10,
@@ -306,13 +307,16 @@ def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, line=dict(color=color)))
     fig.add_trace(go.Scatter(x=xs, y=least, mode="lines", name="newcomer's fair share",
                              line=dict(dash="dot", color="#555")))
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=420,
+    fig.update_layout(title=title, height=420,
                       xaxis_title="consumers before one more joins", yaxis_title="queues that change owner",
                       meta={"view": "moved_queues", "consumers": xs, "series": series, "least": least})
-    return fig
+    return house_style(fig)
 
 
 # --------------------------------------------------------------------------- many topics
+
+TOPIC_PATTERNS = ("", "/", ".", "x", "-", "|", "+", "\\")
+
 
 def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[str, Iterable[MessageQueue]],
                        cids: Sequence[str], title: str | None = None) -> go.Figure:
@@ -327,15 +331,19 @@ def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
         title = (f"{strategy.name} over {len(topics)} topics: {_describe_counts(totals)} queues in total "
                  f"(max - min = {max(totals.values()) - min(totals.values())})")
     fig = go.Figure()
-    for topic, allocation in per_topic.items():
+    colors = consumer_colors(cids)  # each bar in its consumer's colour; topics told apart by hatching
+    for k, (topic, allocation) in enumerate(per_topic.items()):
         fig.add_trace(go.Bar(x=rows, y=[len(allocation.get(c, ())) for c in rows], name=topic,
+                             marker=dict(color=[colors[c] for c in rows], line=dict(color="white", width=1),
+                                         pattern=dict(shape=TOPIC_PATTERNS[k % len(TOPIC_PATTERNS)],
+                                                      fgcolor="white", solidity=0.35)),
                              hovertemplate=f"{topic}<br>%{{x}}: %{{y}} queues<extra></extra>"))
-    fig.update_layout(barmode="stack", title=dict(text=title, font=dict(size=14)), template="plotly_white",
+    fig.update_layout(barmode="stack", title=title,
                       height=400, xaxis=dict(title="consumers (Java sort order)", type="category"),
                       yaxis_title="queues held", legend=dict(title="topic"),
                       meta={"view": "multi_topic", "totals": totals,
                             "per_topic": {t: queues_per_consumer(a) for t, a in per_topic.items()}})
-    return fig
+    return house_style(fig)
 
 
 # --------------------------------------------------------------------------- machine rooms
@@ -405,14 +413,14 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
         annotations.append(dict(x=x0 + 1.3, y=4.3, text=f"<b>{room}</b>", showarrow=False))
     annotations += [dict(x=-0.9, y=2.0, text="queues", textangle=-90, showarrow=False),
                     dict(x=-0.9, y=-1.5, text="consumers", textangle=-90, showarrow=False)]
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=460,
+    fig.update_layout(title=title, height=460,
                       shapes=shapes, annotations=annotations,
                       xaxis=dict(visible=False, range=[-1.2, 3.0 * max(len(rooms), 1)]),
                       yaxis=dict(visible=False, range=[-3.3, 4.7]), legend=dict(title="consumer (queues)"),
                       meta={"view": "machine_room", "allocation": {c: [str(mq) for mq in allocation.get(c, ())]
                                                                     for c in java_sorted_cids(cids)},
                             "cross_room": len(cross), "unassigned": [str(mq) for mq in gaps], "rooms": rooms})
-    return fig
+    return house_style(fig)
 
 
 ROOMS = ("IDC1", "IDC2", "IDC3")
@@ -466,8 +474,8 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     allocation = allocate_group(strat, mq_all, cids)
     fig = machine_room_figure(allocation, mq_all, cids, broker_rooms, consumer_rooms)
     suffix = f" (consumeridcs={sorted(consumer_idcs)})" if strategy == "MACHINE_ROOM" else ""
-    fig.update_layout(title_text=f"{strategy}{suffix}: {fig.layout.title.text}")
-    return fig
+    fig.update_layout(title_text=f"{strategy}{suffix}: {plain_title(fig.layout.title.text)}")
+    return house_style(fig)
 
 
 __all__ = [

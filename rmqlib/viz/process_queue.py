@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from rmqlib.client import Message, ProcessQueue
 from rmqlib.viz.panels import Panel
+from rmqlib.viz.style import house_style
 
 ACKED_COLOR, HELD_COLOR, LAST_COLOR = "#BBBBBB", "#2E91E5", "#FB0D0D"
 
@@ -101,14 +102,14 @@ def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: i
         title = (f"step {step}: offset {last} acknowledged; {len(tree)} left in the tree; "
                  f"removeMessage returned {commit} (lowest unacknowledged"
                  f"{'' if tree else ': none left, so queueOffsetMax + 1'})")
-    fig.update_layout(title=dict(text=title, font=dict(size=13)), template="plotly_white", height=230,
+    fig.update_layout(title=title, height=230,
                       xaxis=dict(title="queue offset", range=[first_offset - 1.5, first_offset + messages + 0.5],
                                  dtick=1, showgrid=False),
                       yaxis=dict(visible=False, range=[-0.8, 1.2]), margin=dict(t=60, b=40),
                       meta={"view": "process_queue", "step": step, "acked": [s.acked for s in done],
                             "tree": tree, "commit_offset": commit,
                             "span": (tree[-1] - tree[0]) if tree else 0})
-    return fig
+    return house_style(fig)
 
 
 def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_messages: int = 24) -> Panel:

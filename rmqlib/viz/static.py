@@ -128,9 +128,10 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
     fig.update_layout({k: v for k, v in first.items() if k in ("template", "margin")})
     fig.update_layout(layouts[index])
     fig.update_layout(
+        # the slider goes between the x axis and the legend strip the house style keeps at the bottom
         height=(height or max(heights, default=450)) + 90,
-        margin=dict(b=130),
-        sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top", pad=dict(t=70),
+        margin=dict(b=(first.get("margin", {}).get("b") or 40) + 90),
+        sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top", pad=dict(t=60),
                       currentvalue=dict(prefix=f"{slider_label}: ", visible=True, xanchor="left"))],
     )
     return fig

@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from rmqlib.sim.sweep import sweep_stats, sweep_values
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+from rmqlib.viz.style import house_style
 
 #: Event kinds drawn as markers on the ownership timeline, with their marker symbol.
 TIMELINE_EVENTS: dict[str, str] = {
@@ -135,7 +136,7 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
                  f"total pause {result.total_pause_ms(min_pause_ms) / 1000:.1f} s, longest "
                  f"{result.longest_pause_ms() / 1000:.1f} s, {sum(map(len, overlaps.values()))} overlap(s)")
     fig.update_layout(
-        barmode="overlay", title=dict(text=title, font=dict(size=14)), template="plotly_white",
+        barmode="overlay", title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title="simulated time (s)", range=[0, _s(result.scenario.end_ms)]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
@@ -145,7 +146,7 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
               "pauses": {q: [list(p) for p in pauses.get(q, ())] for q in result.queues},
               "events": {k: len(result.events_of(k)) for k in events},
               "overlaps": {q: [list(o) for o in v] for q, v in overlaps.items()}})
-    return fig
+    return house_style(fig)
 
 
 # --------------------------------------------------------------------------- locks
@@ -183,13 +184,13 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
         title = (f"{result.scenario.name} (seed {result.seed}): broker lock table (bars) and listener calls (ticks); "
                  f"broker lock expiry {result.scenario.broker_lock_expiry_ms / 1000:.0f} s")
     fig.update_layout(
-        barmode="overlay", title=dict(text=title, font=dict(size=14)), template="plotly_white",
+        barmode="overlay", title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title="simulated time (s)", range=[0, _s(result.scenario.end_ms)]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1]),
         meta={"view": "lock_timeline", "locks": _intervals_meta(result.lock_ownership),
               "consume_batches": batches_total})
-    return fig
+    return house_style(fig)
 
 
 # --------------------------------------------------------------------------- load and latency
@@ -212,12 +213,12 @@ def load_figure(result, title: str | None = None) -> go.Figure:
     if title is None:
         title = (f"{result.scenario.name} (seed {result.seed}): messages consumed per {bucket // 1000 or bucket} "
                  f"{'s' if bucket >= 1000 else 'ms'} per consumer; idle: {len(result.idle_consumers())}")
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=380,
+    fig.update_layout(title=title, height=380,
                       xaxis=dict(title="simulated time (s)"), yaxis=dict(title="messages / s", rangemode="tozero"),
                       legend=dict(title="consumer"),
                       meta={"view": "load", "totals": totals, "bucket_ms": bucket,
                             "idle": result.idle_consumers()})
-    return fig
+    return house_style(fig)
 
 
 def latency_figure(results, max_points: int = 1500, title: str | None = None) -> go.Figure:
@@ -244,12 +245,12 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     if title is None:
         title = "Latency, store to consume: " + "; ".join(
             f"{label} p50 {m[50]:.0f} ms, p99 {m[99]:.0f} ms" for label, m in meta.items())
-    fig.update_layout(title=dict(text=title, font=dict(size=13)), template="plotly_white", height=400,
+    fig.update_layout(title=title, height=400,
                       xaxis=dict(title="latency (ms, log)", type="log"),
                       yaxis=dict(title="fraction of messages", range=[0, 1.02]),
                       meta={"view": "latency", "percentiles": {k: {str(q): v for q, v in m.items()}
                                                                for k, m in meta.items()}})
-    return fig
+    return house_style(fig)
 
 
 # --------------------------------------------------------------------------- sweeps
@@ -294,12 +295,12 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
     if title is None:
         title = f"{y_title or y} vs {x_title or x} ({seeds} seed{'s' if seeds != 1 else ''} per value" + \
                 (", box = spread over seeds)" if kind == "box" else ", bar = min..max over seeds)")
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), template="plotly_white", height=420,
+    fig.update_layout(title=title, height=420,
                       boxmode="group", xaxis=dict(title=x_title or x, type="category"),
                       yaxis=dict(title=y_title or y, type="log" if log_y else "linear"),
                       meta={"view": "sweep", "x": x, "y": y, "group": group, "seeds": seeds,
                             "values": {str(g): {str(v): ys for v, ys in by_x.items()} for g, by_x in values.items()}})
-    return fig
+    return house_style(fig)
 
 
 __all__ = ["TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure",

@@ -173,28 +173,32 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="session")
 def jupyter_lab(tmp_path_factory):
-    """A JupyterLab server on 127.0.0.1 over a temporary COPY of chapters/ (running a notebook may save it).
+    """JupyterLab started as ``rmqlib book`` starts it, over a temporary COPY of the repository's
+    chapters/ and exercises/ (running a notebook may save it); yields ``(base_url, token, root)``.
 
-    Yields ``(base_url, token)``. The server runs in its own process group, which is terminated
-    (then killed) when the session ends, whatever happened.
+    Only what a test needs is added: no browser, a port and token, ``--allow-root``, the app exposed
+    in the page (``window.jupyterapp``) so that a test can run a chapter cell by cell, and a fresh
+    user-settings dir whose one setting starts the kernel without asking. The news pop-up is not
+    switched off here: the book's own settings must do that. The server runs in its own process
+    group, terminated (then killed) when the session ends, whatever happened.
     """
+    from rmqlib.book import lab_command
+
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
-    shutil.copytree(ROOT / "chapters", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for folder in ("chapters", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     port, token = free_port(), secrets.token_hex(24)
-    # start the notebook's kernel without the "Select Kernel" dialog; no news fetching
-    settings = base / "settings" / "@jupyterlab"
-    for ext, name, text in (("notebook-extension", "tracker", '{"autoStartDefaultKernel": true}'),
-                            ("apputils-extension", "notification", '{"fetchNews": "false"}')):
-        (settings / ext).mkdir(parents=True, exist_ok=True)
-        (settings / ext / f"{name}.jupyterlab-settings").write_text(text)
+    tracker = base / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"autoStartDefaultKernel": true}')
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"))
     env.pop("RMQLIB_STATIC", None)
     log = open(base / "jupyterlab.log", "w")
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           f"--ServerApp.token={token}", "--allow-root", f"--ServerApp.root_dir={root}",
-           "--ServerApp.port_retries=0", f"--LabApp.user_settings_dir={base / 'settings'}",
-           f"--LabApp.workspaces_dir={base / 'workspaces'}"]
+    cmd = lab_command(root, ["--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
+                             "--allow-root", "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True",
+                             f"--LabApp.user_settings_dir={base / 'settings'}",
+                             f"--LabApp.workspaces_dir={base / 'workspaces'}"])
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, env=env)
     try:
@@ -210,7 +214,7 @@ def jupyter_lab(tmp_path_factory):
                 if time.monotonic() > deadline:
                     pytest.fail(f"jupyter lab did not answer within 90 s:\n{(base / 'jupyterlab.log').read_text()}")
                 time.sleep(0.5)
-        yield url, token
+        yield url, token, root
     finally:
         _stop(proc)
         log.close()

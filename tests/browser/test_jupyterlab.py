@@ -39,12 +39,12 @@ def open_and_run_all(local_page, jupyter_lab, notebook: str):
     """Open ``notebook`` in a fresh workspace, Run -> Run All Cells, and wait until every code cell has run."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # not imported by the default run
 
-    url, token = jupyter_lab
+    url, token, _ = jupyter_lab
     page = local_page.page
     # should the kernel dialog still appear (the fixture's settings auto-start the kernel), accept the default
     page.add_locator_handler(page.locator(".jp-Dialog", has_text="Select Kernel"),
                              lambda dialog: dialog.locator("button.jp-mod-accept").click())
-    workspace = notebook.split("_")[0]
+    workspace = notebook.replace("/", "-").split("_")[0]
     page.goto(f"{url}/lab/workspaces/w{workspace}/tree/{notebook}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
@@ -90,7 +90,7 @@ def check_plot(state, want: dict[str, list[str]]):
 
 
 def test_chapter_02_consumer_slider_redraws_the_avg_allocation(local_page, jupyter_lab, artifacts):
-    page = open_and_run_all(local_page, jupyter_lab, "02_sharing_evenly.ipynb")
+    page = open_and_run_all(local_page, jupyter_lab, "chapters/02_sharing_evenly.ipynb")
     slider, plot = panel_parts(page, "consumers")
     start = plot.evaluate(PLOT_STATE_JS)
     assert start["meta"]["strategy"] == "AVG" and start["meta"]["queue_count"] == 10
@@ -111,7 +111,7 @@ def test_chapter_02_consumer_slider_redraws_the_avg_allocation(local_page, jupyt
 
 
 def test_chapter_03_virtual_node_slider_redraws_the_ring(local_page, jupyter_lab, artifacts):
-    page = open_and_run_all(local_page, jupyter_lab, "03_consistent_hashing.ipynb")
+    page = open_and_run_all(local_page, jupyter_lab, "chapters/03_consistent_hashing.ipynb")
     slider, plot = panel_parts(page, "virtual nodes")
     start = plot.evaluate(PLOT_STATE_JS)
     assert start["meta"]["virtual_nodes"] == 1

@@ -1,0 +1,133 @@
+"""The book's one house style for every figure: a plotly template and the finishing touches a reader needs.
+
+* ``TEMPLATE`` (registered with plotly as ``"rmqlib"``): white background, one font, the consumer
+  palette of :mod:`rmqlib.viz.colors` as the colour sequence.
+* :func:`house_style` is the last call of every figure builder. It fits the title to the plot (a
+  short headline; the detail goes on smaller lines under it) and lays the legend out in rows *under*
+  the plot, in a strip of the figure kept for it, so that every entry shows (a legend on the side
+  scrolls and hides entries once it is taller than the plot).
+
+Widths are estimates for a plot about :data:`PLOT_WIDTH_PX` wide, the width of a JupyterLab notebook
+output; the browser tests measure the real ones.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from rmqlib.viz.colors import PALETTE
+
+TEMPLATE_NAME = "rmqlib"
+PLOT_WIDTH_PX = 700
+FONT = "Helvetica, Arial, sans-serif"
+TITLE_SIZE, DETAIL_SIZE, FONT_SIZE = 15, 12, 12
+CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph width, measured in Chromium
+LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
+DETAIL_OPEN, DETAIL_CLOSE = f"<br><span style='font-size:{DETAIL_SIZE}px;color:#555'>", "</span>"
+
+TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
+TEMPLATE.layout.update(
+    font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
+    title=dict(font=dict(size=TITLE_SIZE), x=0.01, xanchor="left", y=0.98, yref="container", yanchor="top"),
+    hoverlabel=dict(font_family=FONT),
+)
+pio.templates[TEMPLATE_NAME] = TEMPLATE
+
+
+def _wrap(text: str, limit: int) -> list[str]:
+    """Lines of at most ``limit`` characters, broken between words (a longer word gets a line of its own)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= limit:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def plain_title(text: str | None) -> str:
+    """The one-line title that :func:`fit_title` laid out (text without the layout's markup)."""
+    if not text or DETAIL_OPEN not in text:
+        return (text or "").replace("<br>", " ")
+    head, detail = text.split(DETAIL_OPEN, 1)
+    return f"{head}: {detail.removesuffix(DETAIL_CLOSE).replace('<br>', ' ')}"
+
+
+def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, int]:
+    """``(title markup, lines)``: ``text`` as one headline that fits ``width_px``, the rest as smaller lines.
+
+    The headline ends at the first ``": "`` that leaves it between 12 characters and the width;
+    a title that fits stays as it is.
+    """
+    text = plain_title(text)
+    head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
+    if len(text) <= head_limit:
+        return text, 1
+    cuts = [m.start() for m in re.finditer(": ", text) if 12 <= m.start() <= head_limit]
+    if cuts:
+        head, detail = text[:cuts[0]], text[cuts[0] + 2:]
+    else:
+        head_lines = _wrap(text, head_limit)
+        head, detail = head_lines[0], " ".join(head_lines[1:])
+    lines = _wrap(detail, int(width_px / CHAR_PX[DETAIL_SIZE]))
+    return head + DETAIL_OPEN + "<br>".join(lines) + DETAIL_CLOSE, 1 + len(lines)
+
+
+def _legend_entries(fig: go.Figure) -> list[str]:
+    """The names the legend will show, with each legend group's title once."""
+    names: list[str] = []
+    seen_groups: set[str] = set()
+    for trace in fig.data:
+        if trace.showlegend is False or trace.visible is False or not trace.name:
+            continue
+        group_title = getattr(getattr(trace, "legendgrouptitle", None), "text", None)
+        if group_title and trace.legendgroup not in seen_groups:
+            seen_groups.add(trace.legendgroup)
+            names.append(group_title)
+        names.append(html.unescape(re.sub("<[^>]+>", "", trace.name)))
+    return names
+
+
+def legend_rows(names: list[str], title: str = "", width_px: int = PLOT_WIDTH_PX) -> int:
+    """How many rows a horizontal legend of ``names`` takes in ``width_px`` (greedy, like plotly's)."""
+    rows, used = 1, len(title) * CHAR_PX[FONT_SIZE] + 10 if title else 0.0
+    for name in names:
+        entry = LEGEND_ENTRY_PX + len(name) * CHAR_PX[FONT_SIZE]
+        if used and used + entry > width_px:
+            rows, used = rows + 1, 0.0
+        used += entry
+    return rows
+
+
+def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
+    """Apply the house style to ``fig`` in place and return it (see the module docstring).
+
+    Applying it again (a builder that restyles another builder's figure) starts from the size the
+    figure had before the first time, kept in ``layout.meta["style"]``.
+    """
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    margin = fig.layout.margin
+    base = meta.get("style") or {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
+    fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
+    title, title_lines = fit_title(fig.layout.title.text or "", width_px)
+    top = base["t"] or 0
+    if title:
+        fig.update_layout(title_text=title)
+        top = max(top, 24 + 19 * title_lines)
+    height, bottom = base["height"], base["b"] if base["b"] is not None else 50
+    names = _legend_entries(fig)
+    if len(names) > 1 and fig.layout.showlegend is not False:
+        legend_title = fig.layout.legend.title.text or ""
+        strip = 10 + LEGEND_ROW_PX * legend_rows(names, legend_title, width_px)
+        axis_visible = fig.layout.xaxis.visible is not False
+        axis_px = (58 if fig.layout.xaxis.title.text else 38) if axis_visible else 8
+        bottom = max(bottom, axis_px + strip)
+        height += strip
+        fig.update_layout(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
+                                      xanchor="left", x=0, title_side="top left" if legend_title else None))
+    fig.update_layout(height=height, margin=dict(t=top, b=bottom))
+    return fig

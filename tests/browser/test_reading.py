@@ -1,0 +1,167 @@
+"""A reader's first hour, in JupyterLab in a real Chromium, started as ``rmqlib book`` starts it.
+
+* Opening any notebook (chapters and exercises) does not mark it dirty, and no news pop-up covers it.
+* Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
+  the cell that drew it, and after the last cell every figure must still be what it was (a check cell
+  must use its own panel, never the displayed one); no figure's title is wider than its plot; no legend
+  hides entries. A full-page screenshot of each chapter goes to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "chapters").glob("*.ipynb"))
+NOTEBOOKS = CHAPTERS + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "exercises").glob("*/*.ipynb"))
+CELL_TIMEOUT_S = 120
+SETTLE_S = 0.6
+
+# every plotly figure in the current notebook: {"<cell>.<n>": what it shows}, read from the graph divs
+FIGURES_JS = """() => {
+    const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
+    const out = {};
+    cells.forEach((cell, i) => {
+        cell.querySelectorAll('.js-plotly-plot').forEach((gd, n) => {
+            if (!gd.data || !gd.layout) return;
+            const title = gd.layout.title && (gd.layout.title.text !== undefined ? gd.layout.title.text : gd.layout.title);
+            out[`${i}.${n}`] = JSON.stringify({
+                title: title || '', meta: gd.layout.meta || null,
+                data: gd.data.map(t => [t.type || '', t.name || '', t.x || null, t.y || null, t.customdata || null,
+                                        t.text || null, t.visible === undefined ? true : t.visible]),
+            });
+        });
+    });
+    return out;
+}"""
+
+# layout problems a reader sees: a title wider than its plot, a legend that scrolls or clips entries
+LAYOUT_PROBLEMS_JS = """() => {
+    const problems = [];
+    const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
+    cells.forEach((cell, i) => {
+        cell.querySelectorAll('.js-plotly-plot').forEach((gd, n) => {
+            const svg = gd.querySelector('.main-svg');
+            if (!svg) return;
+            const box = svg.getBoundingClientRect();
+            gd.querySelectorAll('.gtitle').forEach(t => {
+                const r = t.getBoundingClientRect();
+                if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
+                    problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." is ${Math.round(r.width)} px`
+                                  + ` wide in a ${Math.round(box.width)} px plot`);
+            });
+            gd.querySelectorAll('.legend').forEach(legend => {
+                const bar = legend.querySelector('.scrollbar');
+                if (bar && parseFloat(bar.getAttribute('height') || '0') > 0)
+                    problems.push(`figure ${i}.${n}: the legend scrolls (entries hidden)`);
+                const bg = legend.querySelector('.bg');
+                if (!bg) return;
+                const lb = bg.getBoundingClientRect();
+                legend.querySelectorAll('.traces').forEach(tr => {
+                    const r = tr.getBoundingClientRect();
+                    if (r.height > 0 && (r.top < lb.top - 1 || r.bottom > lb.bottom + 1 || r.right > box.right + 1))
+                        problems.push(`figure ${i}.${n}: legend entry "${tr.textContent}" is cut off`);
+                });
+            });
+        });
+    });
+    return problems;
+}"""
+
+ERROR_OUTPUTS_JS = """() => [...document.querySelectorAll(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"],'
+        + '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map(e => e.textContent.slice(0, 400))"""
+
+RUN_CELL_JS = """async (index) => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const notebook = panel.content;
+    notebook.activeCellIndex = index;
+    notebook.deselectAll();
+    await window.jupyterapp.commands.execute('notebook:run-cell');
+    const cell = notebook.widgets[index];
+    return cell.model.type === 'code' ? cell.model.executionCount : -1;
+}"""
+
+
+def open_notebook(page, jupyter_lab, notebook: str):
+    """Open ``notebook`` alone in a fresh workspace; wait for its cells and an idle kernel."""
+    url, token, _ = jupyter_lab
+    page.add_locator_handler(page.locator(".jp-Dialog", has_text="Select Kernel"),
+                             lambda dialog: dialog.locator("button.jp-mod-accept").click())
+    workspace = notebook.replace("/", "-").removesuffix(".ipynb")
+    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session", timeout=60_000)
+
+
+def dirty_tabs(page) -> int:
+    return page.evaluate("() => document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty').length")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.replace("/", "-"))
+def test_opening_a_notebook_leaves_it_clean(local_page, jupyter_lab, notebook):
+    page = local_page.page
+    open_notebook(page, jupyter_lab, notebook)
+    deadline = time.monotonic() + 4  # the kernel's metadata arrives after "idle"; give it time to (not) change
+    while time.monotonic() < deadline:
+        assert dirty_tabs(page) == 0, f"{notebook} is marked dirty on opening, before anything ran"
+        time.sleep(0.25)
+    toasts = page.locator(".Toastify__toast").all_inner_texts()
+    assert not any("news" in text.lower() for text in toasts), toasts
+    on_disk = (jupyter_lab[2] / notebook).read_bytes()
+    assert on_disk == (ROOT / notebook).read_bytes(), f"{notebook} changed on disk by opening it"
+    assert not local_page.errors, local_page.errors
+
+
+def _settled_figures(page, timeout_s: float = 20.0) -> dict[str, str]:
+    """The figures once two readings ``SETTLE_S`` apart agree (widgets and plotly render after the cell)."""
+    deadline = time.monotonic() + timeout_s
+    last = page.evaluate(FIGURES_JS)
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_S)
+        now = page.evaluate(FIGURES_JS)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda n: n.replace("/", "-"))
+def test_chapter_runs_cell_by_cell_and_its_figures_stay_put(local_page, jupyter_lab, artifacts, notebook):
+    page = local_page.page
+    open_notebook(page, jupyter_lab, notebook)
+    count = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length")
+    assert count > 5
+    drawn: dict[str, str] = {}
+    for index in range(count):
+        before = set(page.evaluate(FIGURES_JS))
+        page.evaluate(RUN_CELL_JS, index)
+        figures = _settled_figures(page)
+        drawn.update({key: shown for key, shown in figures.items() if key not in before})
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=CELL_TIMEOUT_S * 1000)
+    final = _settled_figures(page)
+    errors = page.evaluate(ERROR_OUTPUTS_JS)
+    widget_errors = page.locator(".jp-OutputArea-output", has_text="Error displaying widget").count()
+    # lay out every figure before measuring it (cells off screen may not be rendered)
+    for plot in page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .js-plotly-plot").all():
+        plot.scroll_into_view_if_needed()
+    layout_problems = page.evaluate(LAYOUT_PROBLEMS_JS)
+    name = Path(notebook).stem
+    page.screenshot(path=str(artifacts / f"jupyterlab-{name}.png"), full_page=True)
+    assert not errors, f"{notebook}: error output after running it:\n" + "\n---\n".join(errors)
+    assert widget_errors == 0, f"{notebook}: a widget failed to display"
+    if not Path(notebook).name.startswith("00_"):
+        assert drawn, f"{notebook} drew no figure"
+    changed = sorted(key for key, shown in drawn.items() if final.get(key) != shown)
+    assert not changed, f"{notebook}: figures {changed} changed after later cells ran (a check cell moved a panel?)"
+    assert not layout_problems, f"{notebook}:\n" + "\n".join(layout_problems)
+    assert not local_page.errors, local_page.errors
