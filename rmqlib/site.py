@@ -26,6 +26,7 @@ import copy
 import os
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,7 @@ def execute_notebook(src: Path, dest: Path, timeout: int = 600, kernel_name: str
     counted in the notebook's cell list, markdown included) and the exception.
     """
     import nbformat
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
@@ -76,7 +78,10 @@ def execute_notebook(src: Path, dest: Path, timeout: int = 600, kernel_name: str
     nb = nbformat.read(src, as_version=4)
     run = copy.deepcopy(nb)
     run.cells.insert(0, nbformat.v4.new_code_cell(_SETUP_SOURCE))
-    client = NotebookClient(run, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
+    # the kernel talks over local sockets (IPC), not TCP: ipykernel then has no plain-text transport to warn about
+    ipc_dir = tempfile.TemporaryDirectory(prefix="rmqlib-kernel-")
+    km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(ipc_dir.name) / "kernel"))
+    client = NotebookClient(run, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
                             store_widget_state=False, resources={"metadata": {"path": str(dest.parent)}})
     error = None
     try:
@@ -98,6 +103,10 @@ def execute_notebook(src: Path, dest: Path, timeout: int = 600, kernel_name: str
         if isinstance(evalue, list):
             evalue = evalue[0]
         error = f"{src.relative_to(ROOT) if src.is_relative_to(ROOT) else src}: {where} failed: {summary}: {evalue}"
+    finally:  # the kernel manager is ours, not nbclient's: stop the kernel ourselves
+        if km.has_kernel:
+            km.shutdown_kernel()
+        ipc_dir.cleanup()
     run.cells.pop(0)
     for cell in run.cells:
         for out in cell.get("outputs", ()):

@@ -32,7 +32,8 @@ DETAIL_OPEN, DETAIL_CLOSE = f"<br><span style='font-size:{DETAIL_SIZE}px;color:#
 TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
 TEMPLATE.layout.update(
     font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
-    title=dict(font=dict(size=TITLE_SIZE), x=0.01, xanchor="left", y=0.98, yref="container", yanchor="top"),
+    title=dict(font=dict(size=TITLE_SIZE), x=0.01, xanchor="left", y=1, yref="container", yanchor="top",
+               pad=dict(t=10)),
     hoverlabel=dict(font_family=FONT),
 )
 pio.templates[TEMPLATE_NAME] = TEMPLATE
@@ -117,7 +118,7 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
     top = base["t"] or 0
     if title:
         fig.update_layout(title_text=title)
-        top = max(top, 24 + 19 * title_lines)
+        top = max(top, 34 + 19 * title_lines)
     height, bottom = base["height"], base["b"] if base["b"] is not None else 50
     names = _legend_entries(fig)
     if len(names) > 1 and fig.layout.showlegend is not False:

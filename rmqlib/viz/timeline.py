@@ -87,7 +87,7 @@ def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
             continue
         traces.append(go.Scatter(
             x=[_s(e.time_ms) for e in events], y=[row] * len(events), mode="markers", name=kind,
-            legendgroup="events", legendgrouptitle_text="events",
+            legendgroup=f"event {kind}",  # one group per kind: a shared group would stack in a column
             marker=dict(symbol=TIMELINE_EVENTS.get(kind, "circle"), size=9, color="#444",
                         line=dict(width=1, color="#fff")),
             customdata=[[e.time_ms, e.who, e.detail] for e in events],
@@ -195,29 +195,42 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
 
 # --------------------------------------------------------------------------- load and latency
 
-def load_figure(result, title: str | None = None) -> go.Figure:
-    """Messages consumed per second by each consumer; dotted lines at joins and leaves."""
+def load_per_window(series, bucket_ms: int, window_ms: int) -> list[float]:
+    """Messages per second in consecutive windows of ``window_ms`` (a whole number of ``bucket_ms`` buckets)."""
+    per = max(1, window_ms // bucket_ms)
+    seconds = per * bucket_ms / 1000
+    return [round(sum(series[i:i + per]) / seconds, 3) for i in range(0, len(series), per)]
+
+
+def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.Figure:
+    """Messages consumed per second by each consumer, one row each, averaged over ``window_ms``.
+
+    A heatmap rather than lines: consumers with the same load would hide each other, and an idle
+    consumer is an empty row. Averaging over a few seconds removes the aliasing of bursts against
+    one-second buckets.
+    """
+    if isinstance(window_ms, bool) or not isinstance(window_ms, int) or window_ms <= 0:
+        raise ValueError(f"window_ms must be a positive int, got {window_ms!r}")
     order = _consumer_order(result)
-    colors = consumer_colors(order)
     bucket = result.load_bucket_ms
-    fig = go.Figure()
-    for cid in order:
-        series = result.load.get(cid, [])
-        fig.add_trace(go.Scatter(x=[_s(i * bucket) for i in range(len(series))], y=list(series), mode="lines",
-                                 name=cid, line=dict(color=colors[cid], width=1.5),
-                                 hovertemplate=f"{cid}<br>%{{x}} s: %{{y}} msgs<extra></extra>"))
-    for e in result.events_of("join", "leave"):
-        if e.time_ms > 0:
-            fig.add_vline(x=_s(e.time_ms), line_dash="dot", line_color="#888")
+    per = max(1, window_ms // bucket)
+    rows = [load_per_window(result.load.get(cid, []), bucket, window_ms) for cid in order]
+    width = max((len(r) for r in rows), default=0)
+    rows = [r + [0.0] * (width - len(r)) for r in rows]
+    idle = result.idle_consumers()
+    fig = go.Figure(go.Heatmap(
+        z=rows, x=[_s(i * per * bucket) for i in range(width)], y=order, xgap=1, ygap=2,
+        colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]], zmin=0, colorbar=dict(title="msg/s", thickness=12),
+        hovertemplate="%{y}<br>from %{x} s: %{z} msg/s<extra></extra>", name="load", showscale=True))
     totals = result.consumed_by()
     if title is None:
-        title = (f"{result.scenario.name} (seed {result.seed}): messages consumed per {bucket // 1000 or bucket} "
-                 f"{'s' if bucket >= 1000 else 'ms'} per consumer; idle: {len(result.idle_consumers())}")
-    fig.update_layout(title=title, height=380,
-                      xaxis=dict(title="simulated time (s)"), yaxis=dict(title="messages / s", rangemode="tozero"),
-                      legend=dict(title="consumer"),
-                      meta={"view": "load", "totals": totals, "bucket_ms": bucket,
-                            "idle": result.idle_consumers()})
+        title = (f"{result.scenario.name} (seed {result.seed}): messages consumed per second, "
+                 f"{per * bucket / 1000:g} s averages; idle: {len(idle)}")
+    fig.update_layout(title=title, height=max(260, 120 + 34 * len(order)),
+                      xaxis=dict(title="simulated time (s)"),
+                      yaxis=dict(type="category", categoryorder="array", categoryarray=order[::-1], title=None),
+                      meta={"view": "load", "totals": totals, "bucket_ms": bucket, "window_ms": per * bucket,
+                            "idle": idle})
     return house_style(fig)
 
 
@@ -240,13 +253,21 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
         idx = np.unique(np.linspace(0, len(lat) - 1, min(max_points, len(lat))).astype(int))
         xs = np.maximum(lat[idx], 0.5)  # log axis: clamp 0 ms to 0.5 ms
         fig.add_trace(go.Scatter(x=xs.tolist(), y=((idx + 1) / len(lat)).tolist(), mode="lines", name=label,
-                                 line=dict(color=color), hovertemplate="%{x} ms: %{y:.3f}<extra></extra>"))
+                                 line=dict(color=color, width=2.5, shape="hv"),
+                                 hovertemplate="%{x} ms: %{y:.3f}<extra></extra>"))
         meta[label] = {q: r.latency_percentile(q) for q in (50, 90, 99, 100)}
     if title is None:
         title = "Latency, store to consume: " + "; ".join(
             f"{label} p50 {m[50]:.0f} ms, p99 {m[99]:.0f} ms" for label, m in meta.items())
-    fig.update_layout(title=title, height=400,
-                      xaxis=dict(title="latency (ms, log)", type="log"),
+    # log axis only when latencies span more than 20x; the range is padded so no line lies on an axis
+    xs_all = [x for trace in fig.data for x in trace.x]
+    low, high = (min(xs_all), max(xs_all)) if xs_all else (1.0, 10.0)
+    if high / low > 20:
+        xaxis = dict(title="latency (ms, log scale)", type="log",
+                     range=[float(np.log10(low / 1.5)), float(np.log10(high * 1.5))])
+    else:
+        xaxis = dict(title="latency (ms)", type="linear", range=[0, high * 1.15 + 0.5])
+    fig.update_layout(title=title, height=400, xaxis=xaxis,
                       yaxis=dict(title="fraction of messages", range=[0, 1.02]),
                       meta={"view": "latency", "percentiles": {k: {str(q): v for q, v in m.items()}
                                                                for k, m in meta.items()}})

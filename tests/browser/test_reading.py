@@ -4,7 +4,7 @@
 * Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
   the cell that drew it, and after the last cell every figure must still be what it was (a check cell
   must use its own panel, never the displayed one); no figure's title is wider than its plot; no legend
-  hides entries. A full-page screenshot of each chapter goes to ``test-artifacts/``.
+  hides entries. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -156,7 +156,10 @@ def test_chapter_runs_cell_by_cell_and_its_figures_stay_put(local_page, jupyter_
         plot.scroll_into_view_if_needed()
     layout_problems = page.evaluate(LAYOUT_PROBLEMS_JS)
     name = Path(notebook).stem
-    page.screenshot(path=str(artifacts / f"jupyterlab-{name}.png"), full_page=True)
+    for k, plot in enumerate(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .js-plotly-plot").all()):
+        plot.scroll_into_view_if_needed()
+        plot.screenshot(path=str(artifacts / f"jupyterlab-{name}-figure-{k + 1}.png"))
+    page.screenshot(path=str(artifacts / f"jupyterlab-{name}.png"))
     assert not errors, f"{notebook}: error output after running it:\n" + "\n---\n".join(errors)
     assert widget_errors == 0, f"{notebook}: a widget failed to display"
     if not Path(notebook).name.startswith("00_"):

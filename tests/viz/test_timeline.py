@@ -85,11 +85,19 @@ def test_lock_timeline_plots_the_broker_lock_table_and_every_listener_call(order
     assert ticks == sum(len(orderly.consumption.get(q, [])) for q in queues) == fig.layout.meta["consume_batches"]
 
 
-def test_load_figure_series_are_the_per_second_counts(crash):
-    fig = load_figure(crash)
-    lines = {t.name: list(t.y) for t in fig.data}
-    assert lines == {cid: list(series) for cid, series in crash.load.items()}
+def test_load_figure_rows_are_the_per_second_counts_averaged_over_the_window(crash):
+    fig = load_figure(crash, window_ms=5_000)
+    (heat,) = fig.data
+    rows = dict(zip(heat.y, (list(z) for z in heat.z)))
+    assert set(rows) == set(crash.load)
+    for cid, series in crash.load.items():
+        per = 5_000 // crash.load_bucket_ms
+        want = [sum(series[i:i + per]) / (per * crash.load_bucket_ms / 1000) for i in range(0, len(series), per)]
+        assert rows[cid][:len(want)] == pytest.approx(want, abs=1e-3)
+        assert sum(rows[cid]) * per * crash.load_bucket_ms / 1000 == pytest.approx(sum(series), abs=0.05)
     assert fig.layout.meta["totals"] == crash.consumed_by()
+    with pytest.raises(ValueError, match="window_ms"):
+        load_figure(crash, window_ms=0)
 
 
 def test_latency_figure_reports_the_runs_percentiles(crash, orderly):
@@ -129,3 +137,16 @@ def test_run_variants_groups_rows_and_adds_extra_columns():
     assert all(r["handovers"] == 0 for r in rows[:2]) and all(r["handovers"] > 0 for r in rows[2:])
     fig = sweep_figure(rows, "variant", "handovers")
     assert len(fig.data[0].y) == 4
+
+
+def test_latency_axis_is_log_only_when_latencies_span_more_than_20x(crash):
+    lat = sorted(crash.latencies_ms)
+    fig = latency_figure(crash)
+    assert fig.layout.xaxis.type == ("log" if max(lat[-1], 0.5) / max(lat[0], 0.5) > 20 else "linear")
+    low = min(x for t in fig.data for x in t.x)
+    high = max(x for t in fig.data for x in t.x)
+    lo, hi = fig.layout.xaxis.range
+    if fig.layout.xaxis.type == "log":
+        assert 10 ** lo < low and 10 ** hi > high  # no line lies on an edge of the plot
+    else:
+        assert lo == 0 and hi > high
