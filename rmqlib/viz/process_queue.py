@@ -94,6 +94,11 @@ def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: i
         marker=dict(symbol="square", size=30, color=colors, line=dict(color=outline, width=3)),
         customdata=["acknowledged" if o in acked else "in msgTreeMap" for o in offsets],
         hovertemplate="offset %{x}: %{customdata}<extra></extra>", name="offsets", showlegend=False))
+    key = (("in msgTreeMap (pulled, not acknowledged)", HELD_COLOR, "#FFFFFF"),
+           ("acknowledged", ACKED_COLOR, "#FFFFFF"), ("acknowledged at this step", ACKED_COLOR, LAST_COLOR))
+    for name, fill, edge in key:  # the colours' key, shown in the legend only
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=14, color=fill, line=dict(color=edge, width=2))))
     fig.add_annotation(x=commit - 0.5, y=0.5, ax=0, ay=-40, text=f"commit offset {commit}", showarrow=True,
                        arrowhead=2, arrowcolor="#1CA71C", font=dict(color="#1CA71C"))
     if step == 0:
