@@ -79,8 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     commands.add_parser("strategies", help="list the allocation strategies")
-    book = commands.add_parser("book", help="open the book in JupyterLab (arguments after it go to jupyter lab)")
-    book.add_argument("lab_args", nargs=argparse.REMAINDER, help="passed to jupyter lab, e.g. --allow-root")
+    # listed for --help only: main() hands `book` and everything after it to rmqlib.book before argparse runs
+    commands.add_parser("book", help="open the book in JupyterLab (arguments after it go to jupyter lab)",
+                        description="Start JupyterLab on the book; arguments after `book` (e.g. --allow-root) "
+                                    "go to jupyter lab.")
 
     sim = commands.add_parser("simulate", help="run a ready-made scenario in simulated time and summarise it")
     sim.add_argument("scenario", help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, "

@@ -32,8 +32,9 @@ DETAIL_OPEN, DETAIL_CLOSE = f"<br><span style='font-size:{DETAIL_SIZE}px;color:#
 TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
 TEMPLATE.layout.update(
     font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
+    # automargin: a title of several lines pushes the plot down instead of running off the top edge
     title=dict(font=dict(size=TITLE_SIZE), x=0.01, xanchor="left", y=1, yref="container", yanchor="top",
-               pad=dict(t=10)),
+               pad=dict(t=10), automargin=True),
     hoverlabel=dict(font_family=FONT),
 )
 pio.templates[TEMPLATE_NAME] = TEMPLATE
@@ -61,8 +62,8 @@ def plain_title(text: str | None) -> str:
 def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, int]:
     """``(title markup, lines)``: ``text`` as one headline that fits ``width_px``, the rest as smaller lines.
 
-    The headline ends at the first ``": "`` that leaves it between 12 characters and the width;
-    a title that fits stays as it is.
+    The headline ends at the last ``": "`` that leaves it between 12 characters and the width
+    (else at a word break); a title that fits stays as it is.
     """
     text = plain_title(text)
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
@@ -70,7 +71,7 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, int]:
         return text, 1
     cuts = [m.start() for m in re.finditer(": ", text) if 12 <= m.start() <= head_limit]
     if cuts:
-        head, detail = text[:cuts[0]], text[cuts[0] + 2:]
+        head, detail = text[:cuts[-1]], text[cuts[-1] + 2:]
     else:
         head_lines = _wrap(text, head_limit)
         head, detail = head_lines[0], " ".join(head_lines[1:])

@@ -195,11 +195,10 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
 
 # --------------------------------------------------------------------------- load and latency
 
-def load_per_window(series, bucket_ms: int, window_ms: int) -> list[float]:
-    """Messages per second in consecutive windows of ``window_ms`` (a whole number of ``bucket_ms`` buckets)."""
-    per = max(1, window_ms // bucket_ms)
-    seconds = per * bucket_ms / 1000
-    return [round(sum(series[i:i + per]) / seconds, 3) for i in range(0, len(series), per)]
+def _per_second(series: Sequence[int], buckets: int, bucket_ms: int) -> list[float]:
+    """Messages per second in consecutive windows of ``buckets`` buckets of ``bucket_ms`` each."""
+    seconds = buckets * bucket_ms / 1000
+    return [round(sum(series[i:i + buckets]) / seconds, 3) for i in range(0, len(series), buckets)]
 
 
 def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.Figure:
@@ -214,7 +213,7 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.
     order = _consumer_order(result)
     bucket = result.load_bucket_ms
     per = max(1, window_ms // bucket)
-    rows = [load_per_window(result.load.get(cid, []), bucket, window_ms) for cid in order]
+    rows = [_per_second(result.load.get(cid, []), per, bucket) for cid in order]
     width = max((len(r) for r in rows), default=0)
     rows = [r + [0.0] * (width - len(r)) for r in rows]
     idle = result.idle_consumers()

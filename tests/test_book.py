@@ -1,0 +1,69 @@
+"""``rmqlib book``: the JupyterLab command line and the contents manager that keeps a notebook unchanged on opening.
+
+The real browser check (open every notebook, nothing marked dirty) is in tests/browser/test_reading.py.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rmqlib import book, cli
+
+ROOT = Path(__file__).resolve().parent.parent
+STORED = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+          "language_info": {"name": "python", "version": "3.0.1"}}
+
+
+@pytest.fixture
+def manager(tmp_path):
+    nb = {"cells": [], "metadata": STORED, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "a.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    return book.BookContentsManager(root_dir=str(tmp_path))
+
+
+def test_opening_shows_the_running_kernels_metadata(manager):
+    shown = manager.get("a.ipynb")["content"]["metadata"]
+    assert shown == book.kernel_metadata()
+    assert shown["language_info"]["version"] != "3.0.1"  # what JupyterLab would otherwise write, marking it dirty
+
+
+def test_saving_puts_back_the_metadata_on_disk(manager, tmp_path):
+    model = manager.get("a.ipynb")
+    model["content"]["cells"] = [{"cell_type": "markdown", "id": "m0", "metadata": {}, "source": "note"}]
+    manager.save(model, "a.ipynb")
+    saved = json.loads((tmp_path / "a.ipynb").read_text(encoding="utf-8"))
+    assert saved["metadata"] == STORED
+    assert "".join(saved["cells"][0]["source"]) == "note"  # the reader's change is kept
+
+
+def test_other_kernels_and_files_are_left_as_jupyter_handles_them(manager, tmp_path):
+    other = {"cells": [], "metadata": {"kernelspec": {"name": "ir", "display_name": "R", "language": "R"}},
+             "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "r.ipynb").write_text(json.dumps(other), encoding="utf-8")
+    assert manager.get("r.ipynb")["content"]["metadata"] == other["metadata"]
+    (tmp_path / "x.txt").write_text("x", encoding="utf-8")
+    assert manager.get("x.txt")["content"] == "x"
+
+
+def test_lab_command_serves_the_whole_repository_and_opens_the_preface():
+    command = book.lab_command(ROOT, ["--no-browser"])
+    assert f"--ServerApp.root_dir={ROOT}" in command and "--no-browser" in command
+    assert "--ServerApp.contents_manager_class=rmqlib.book.BookContentsManager" in command
+    assert command[-1] == str(ROOT / "chapters" / "00_preface.ipynb")
+    overrides = json.loads((book.SETTINGS_DIR / "overrides.json").read_text(encoding="utf-8"))
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+
+
+def test_find_book_root_names_what_is_missing(tmp_path, monkeypatch):
+    assert book.find_book_root() == ROOT
+    monkeypatch.setattr(book, "PACKAGE", tmp_path / "rmqlib")
+    with pytest.raises(ValueError, match="chapters/00_preface.ipynb"):
+        book.find_book_root(tmp_path)
+
+
+def test_book_without_a_checkout_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(book, "PACKAGE", tmp_path / "rmqlib")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["book", "--allow-root"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

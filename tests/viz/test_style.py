@@ -1,0 +1,34 @@
+"""The house style: titles fitted to the plot, legends in rows under it, applying it twice changes nothing."""
+
+import plotly.graph_objects as go
+
+from rmqlib.viz.style import PLOT_WIDTH_PX, TEMPLATE_NAME, fit_title, house_style, legend_rows, plain_title
+
+
+def test_a_short_title_stays_as_it_is():
+    assert fit_title("AVG: 8 queues") == ("AVG: 8 queues", 1)
+
+
+def test_a_long_title_keeps_a_headline_and_loses_no_word():
+    text = ("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: 4 consumed from their own room, 8 from another room "
+            "because no consumer runs there, and the fallback shares them room by room")
+    markup, lines = fit_title(text)
+    assert lines >= 2 and markup.startswith("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms<br>")
+    assert plain_title(markup) == text
+
+
+def test_legend_rows_grow_with_the_entries():
+    assert legend_rows(["a", "b"]) == 1
+    assert legend_rows([f"10.0.0.{i}@10{i:02d}" for i in range(24)]) > 2
+
+
+def test_house_style_lays_the_legend_under_the_plot_and_is_idempotent():
+    fig = go.Figure([go.Scatter(x=[1], y=[1], name=f"consumer {i}") for i in range(12)])
+    fig.update_layout(title="t", height=300, xaxis_title="time")
+    once = house_style(fig).to_plotly_json()["layout"]
+    twice = house_style(go.Figure(fig)).to_plotly_json()["layout"]
+    assert once == twice
+    assert once["template"] == TEMPLATE_NAME or once["template"]["layout"]  # the registered template
+    assert once["legend"]["orientation"] == "h" and once["legend"]["yref"] == "container"
+    assert once["height"] > 300 and once["margin"]["b"] >= 58 + 21 * legend_rows(
+        [f"consumer {i}" for i in range(12)], width_px=PLOT_WIDTH_PX)
