@@ -40,13 +40,14 @@ __all__ += [
 
 # Kernel-free slider figures for the static site (python -m rmqlib.site build sets RMQLIB_STATIC=1).
 from rmqlib.viz.static import (  # noqa: E402
-    allocation_frames_figure, frames_figure, is_static, ring_frames_figure, show_panel, use_static_renderer,
+    allocation_frames_figure, frames_figure, is_static, machine_room_frames_figure, process_queue_frames_figure,
+    ring_frames_figure, show_panel, use_static_renderer,
 )
 
 if is_static():
     use_static_renderer()
 
 __all__ += [
-    "allocation_frames_figure", "frames_figure", "is_static", "ring_frames_figure", "show_panel",
-    "use_static_renderer",
+    "allocation_frames_figure", "frames_figure", "is_static", "machine_room_frames_figure",
+    "process_queue_frames_figure", "ring_frames_figure", "show_panel", "use_static_renderer",
 ]

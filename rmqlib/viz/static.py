@@ -34,7 +34,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-from rmqlib.viz.figures import allocation_view, ring_view
+from rmqlib.viz.figures import MACHINE_ROOM_STRATEGIES, allocation_view, machine_room_view, ring_view
+from rmqlib.viz.process_queue import process_queue_view
 
 STATIC_ENV = "RMQLIB_STATIC"
 STATIC_RENDERER = "rmqlib_static"
@@ -175,6 +176,26 @@ def ring_frames_figure(consumers: int = 4, queues: int = 16,
     return frames_figure(steps, "virtual nodes", initial)
 
 
+def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES,
+                               brokers: Sequence[int] = (1, 1, 1), consumers: Sequence[int] = (2, 1, 0),
+                               initial: str | None = None, **view_kwargs: Any) -> go.Figure:
+    """The machine-room panel (:func:`rmqlib.viz.machine_room_view`) with a plotly "strategy" slider.
+
+    One step per strategy, all on the same rooms, brokers and consumers; each carries its ``layout.meta``.
+    """
+    strategies = list(strategies)
+    if not strategies:
+        raise ValueError("strategies must name at least one strategy")
+    steps = [(name, machine_room_view(name, brokers, consumers, **view_kwargs)) for name in strategies]
+    return frames_figure(steps, "strategy", initial)
+
+
+def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -1) -> go.Figure:
+    """The ProcessQueue stepper (:func:`rmqlib.viz.process_queue_view`) with a plotly "step" slider (0..messages)."""
+    steps = [(k, process_queue_view(messages, seed, k, slow)) for k in range(messages + 1)]
+    return frames_figure(steps, "step", 0)
+
+
 # --------------------------------------------------------------------------- notebook helper
 
 def show_panel(panel, static_figure: go.Figure | Callable[[], go.Figure]):
@@ -214,5 +235,6 @@ def use_static_renderer() -> None:
 
 __all__ = [
     "STATIC_ENV", "STATIC_RENDERER", "StaticHtmlRenderer", "allocation_frames_figure", "frames_figure",
-    "is_static", "ring_frames_figure", "show_panel", "use_static_renderer",
+    "is_static", "machine_room_frames_figure", "process_queue_frames_figure", "ring_frames_figure", "show_panel",
+    "use_static_renderer",
 ]

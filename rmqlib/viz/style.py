@@ -3,7 +3,7 @@
 * ``TEMPLATE`` (registered with plotly as ``"rmqlib"``): white background, one font, the consumer
   palette of :mod:`rmqlib.viz.colors` as the colour sequence.
 * :func:`house_style` is the last call of every figure builder. It fits the title to the plot (a
-  short headline; the detail goes on smaller lines under it) and lays the legend out in rows *under*
+  short headline; the detail goes in a smaller subtitle under it) and lays the legend out in rows *under*
   the plot, in a strip of the figure kept for it, so that every entry shows (a legend on the side
   scrolls and hides entries once it is taller than the plot).
 
@@ -27,14 +27,14 @@ FONT = "Helvetica, Arial, sans-serif"
 TITLE_SIZE, DETAIL_SIZE, FONT_SIZE = 15, 12, 12
 CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph width, measured in Chromium
 LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
-DETAIL_OPEN, DETAIL_CLOSE = f"<br><span style='font-size:{DETAIL_SIZE}px;color:#555'>", "</span>"
 
 TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
 TEMPLATE.layout.update(
     font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
-    # automargin: a title of several lines pushes the plot down instead of running off the top edge
+    # a one-line headline at the top edge; the detail in the subtitle under it (several lines of one
+    # title would run off the top edge)
     title=dict(font=dict(size=TITLE_SIZE), x=0.01, xanchor="left", y=1, yref="container", yanchor="top",
-               pad=dict(t=10), automargin=True),
+               pad=dict(t=10), subtitle=dict(font=dict(size=DETAIL_SIZE, color="#555"))),
     hoverlabel=dict(font_family=FONT),
 )
 pio.templates[TEMPLATE_NAME] = TEMPLATE
@@ -51,24 +51,25 @@ def _wrap(text: str, limit: int) -> list[str]:
     return lines
 
 
-def plain_title(text: str | None) -> str:
-    """The one-line title that :func:`fit_title` laid out (text without the layout's markup)."""
-    if not text or DETAIL_OPEN not in text:
-        return (text or "").replace("<br>", " ")
-    head, detail = text.split(DETAIL_OPEN, 1)
-    return f"{head}: {detail.removesuffix(DETAIL_CLOSE).replace('<br>', ' ')}"
+def plain_title(title: go.layout.Title | str | None) -> str:
+    """The one-line title that :func:`house_style` split into a headline and a subtitle."""
+    if title is None or isinstance(title, str):
+        return (title or "").replace("<br>", " ")
+    text = (title.text or "").replace("<br>", " ")
+    detail = (title.subtitle.text or "").replace("<br>", " ")
+    return f"{text}: {detail}" if detail else text
 
 
-def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, int]:
-    """``(title markup, lines)``: ``text`` as one headline that fits ``width_px``, the rest as smaller lines.
+def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, int]:
+    """``(headline, subtitle, lines)``: ``text`` as one headline that fits ``width_px``, the rest as
+    a smaller subtitle broken into lines (``<br>``); ``lines`` counts the subtitle's lines.
 
     The headline ends at the last ``": "`` that leaves it between 12 characters and the width
-    (else at a word break); a title that fits stays as it is.
+    (else at a word break); a title that fits stays as it is, with no subtitle.
     """
-    text = plain_title(text)
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
     if len(text) <= head_limit:
-        return text, 1
+        return text, "", 0
     cuts = [m.start() for m in re.finditer(": ", text) if 12 <= m.start() <= head_limit]
     if cuts:
         head, detail = text[:cuts[-1]], text[cuts[-1] + 2:]
@@ -76,7 +77,7 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, int]:
         head_lines = _wrap(text, head_limit)
         head, detail = head_lines[0], " ".join(head_lines[1:])
     lines = _wrap(detail, int(width_px / CHAR_PX[DETAIL_SIZE]))
-    return head + DETAIL_OPEN + "<br>".join(lines) + DETAIL_CLOSE, 1 + len(lines)
+    return head, "<br>".join(lines), len(lines)
 
 
 def _legend_entries(fig: go.Figure) -> list[str]:
@@ -115,11 +116,11 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
     margin = fig.layout.margin
     base = meta.get("style") or {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
     fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
-    title, title_lines = fit_title(fig.layout.title.text or "", width_px)
+    head, detail, detail_lines = fit_title(plain_title(fig.layout.title), width_px)
     top = base["t"] or 0
-    if title:
-        fig.update_layout(title_text=title)
-        top = max(top, 34 + 19 * title_lines)
+    if head:
+        fig.update_layout(title=dict(text=head, subtitle=dict(text=detail or None)))
+        top = max(top, 40 + (12 + 15 * detail_lines if detail_lines else 0))
     height, bottom = base["height"], base["b"] if base["b"] is not None else 50
     names = _legend_entries(fig)
     if len(names) > 1 and fig.layout.showlegend is not False:

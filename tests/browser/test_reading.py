@@ -3,7 +3,7 @@
 * Opening any notebook (chapters and exercises) does not mark it dirty, and no news pop-up covers it.
 * Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
   the cell that drew it, and after the last cell every figure must still be what it was (a check cell
-  must use its own panel, never the displayed one); no figure's title is wider than its plot; no legend
+  must use its own panel, never the displayed one); no figure's title is wider than its plot or runs off its top; no legend
   hides entries. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
 """
 
@@ -49,11 +49,13 @@ LAYOUT_PROBLEMS_JS = """() => {
             const svg = gd.querySelector('.main-svg');
             if (!svg) return;
             const box = svg.getBoundingClientRect();
-            gd.querySelectorAll('.gtitle').forEach(t => {
+            gd.querySelectorAll('.gtitle, .gtitle-subtitle').forEach(t => {
                 const r = t.getBoundingClientRect();
                 if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
                     problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." is ${Math.round(r.width)} px`
                                   + ` wide in a ${Math.round(box.width)} px plot`);
+                if (r.height > 0 && r.top < box.top - 1)
+                    problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." runs off the top edge`);
             });
             gd.querySelectorAll('.legend').forEach(legend => {
                 const bar = legend.querySelector('.scrollbar');

@@ -68,6 +68,8 @@ def test_every_chapter_renders_its_plotly_figures_offline(built_site, site_url, 
         counts = page.evaluate("""() => [document.querySelectorAll('div.plotly-graph-div').length,
                                          document.querySelectorAll('.js-plotly-plot .main-svg').length > 0]""")
         total += counts[0]
+        # every live panel has a kernel-free stand-in: no "needs a running kernel" note on the site
+        assert page.locator(".rmqlib-widget-note").count() == 0, f"{rel} shows a widget that needs a kernel"
         page.screenshot(path=str(artifacts / f"site-{rel.replace('/', '-')[:-5]}.png"), full_page=True)
     assert total >= 5, f"only {total} plotly figures on the whole site"
     assert not local_page.blocked, f"pages tried to reach other hosts: {local_page.blocked}"

@@ -118,3 +118,23 @@ def test_static_renderer_emits_html_without_plotlyjs_requirejs_mathjax_or_any_ur
     assert len(html) < 200_000  # the figure, not the 4.8 MB library
     for banned in ("<script src", "plotly.js v", "require(", "requirejs", "mathjax", "cdn", "https://"):
         assert banned not in html.lower(), banned
+
+
+def test_machine_room_frames_figure_has_one_step_per_strategy_matching_the_view():
+    from rmqlib.viz import MACHINE_ROOM_STRATEGIES, machine_room_frames_figure, machine_room_view
+    fig = machine_room_frames_figure(brokers=(1, 1, 1), consumers=(2, 1, 0))
+    assert [f.name for f in fig.frames] == list(MACHINE_ROOM_STRATEGIES)
+    for name, frame in zip(MACHINE_ROOM_STRATEGIES, fig.frames):
+        assert frame.layout.meta["allocation"] == machine_room_view(name, (1, 1, 1), (2, 1, 0)).layout.meta["allocation"]
+    assert fig.layout.sliders[0].currentvalue.prefix == "strategy: "
+    with pytest.raises(ValueError, match="strategies"):
+        machine_room_frames_figure(strategies=[])
+
+
+def test_process_queue_frames_figure_steps_through_every_acknowledgement():
+    from rmqlib.viz import process_queue_frames_figure, process_queue_view
+    fig = process_queue_frames_figure(messages=12, seed=3, slow=0)
+    assert [f.name for f in fig.frames] == [str(k) for k in range(13)]
+    for k, frame in enumerate(fig.frames):
+        assert frame.layout.meta["commit_offset"] == process_queue_view(12, 3, k, 0).layout.meta["commit_offset"]
+    assert fig.layout.sliders[0].active == 0

@@ -6,15 +6,17 @@ from rmqlib.viz.style import PLOT_WIDTH_PX, TEMPLATE_NAME, fit_title, house_styl
 
 
 def test_a_short_title_stays_as_it_is():
-    assert fit_title("AVG: 8 queues") == ("AVG: 8 queues", 1)
+    assert fit_title("AVG: 8 queues") == ("AVG: 8 queues", "", 0)
 
 
 def test_a_long_title_keeps_a_headline_and_loses_no_word():
     text = ("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: 4 consumed from their own room, 8 from another room "
             "because no consumer runs there, and the fallback shares them room by room")
-    markup, lines = fit_title(text)
-    assert lines >= 2 and markup.startswith("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms<br>")
-    assert plain_title(markup) == text
+    head, detail, lines = fit_title(text)
+    assert head == "MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms" and lines == detail.count("<br>") + 1 >= 2
+    fig = house_style(go.Figure(layout=dict(title=text)))
+    assert fig.layout.title.text == head and fig.layout.title.subtitle.text == detail
+    assert plain_title(fig.layout.title) == text
 
 
 def test_legend_rows_grow_with_the_entries():
