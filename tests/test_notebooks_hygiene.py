@@ -8,6 +8,7 @@ Here we only test that the checker catches each problem.
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,21 @@ def test_the_storage_check_flags_a_stale_student_notebook():
                                            "run python -m rmqlib.exercises"]
     nbs["exercises/student/02_sharing_evenly.ipynb"] = source  # solutions left in: not what the generator makes
     assert len(checker.stale_students(nbs)) == 1
+
+
+CAPTION = re.compile(r"^\*Figure (\d+)\.(\d+) — [^\n]+\.\*$")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_figure_captions_are_numbered_in_order_right_after_their_figure(path):
+    cells = _load(path)["cells"]
+    numbers = []
+    for i, cell in enumerate(cells):
+        text = _source(cell)
+        if cell["cell_type"] == "markdown" and text.startswith("*Figure "):
+            match = CAPTION.match(text)
+            assert match, f"cell {i}: a caption is one line, '*Figure N.k — what it shows.*', got {text!r}"
+            assert cells[i - 1]["cell_type"] == "code", f"cell {i}: a caption follows the cell that draws the figure"
+            numbers.append((int(match[1]), int(match[2])))
+    chapter = int(path.name[:2])
+    assert numbers == [(chapter, k) for k in range(1, len(numbers) + 1)], numbers

@@ -4,11 +4,12 @@
 * Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
   the cell that drew it, and after the last cell every figure must still be what it was (a check cell
   must use its own panel, never the displayed one); no figure's title is wider than its plot or runs off its top; no legend
-  hides entries. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
+  hides entries; every figure has a caption cell right after it. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -166,6 +167,10 @@ def test_chapter_runs_cell_by_cell_and_its_figures_stay_put(local_page, jupyter_
     assert widget_errors == 0, f"{notebook}: a widget failed to display"
     if not Path(notebook).name.startswith("00_"):
         assert drawn, f"{notebook} drew no figure"
+    cells = json.loads((ROOT / notebook).read_text(encoding="utf-8"))["cells"]
+    uncaptioned = sorted({int(key.split(".")[0]) for key in drawn} - {
+        i for i in range(len(cells) - 1) if "".join(cells[i + 1]["source"]).startswith("*Figure ")})
+    assert not uncaptioned, f"{notebook}: cells {uncaptioned} draw a figure with no caption cell after them"
     changed = sorted(key for key, shown in drawn.items() if final.get(key) != shown)
     assert not changed, f"{notebook}: figures {changed} changed after later cells ran (a check cell moved a panel?)"
     assert not layout_problems, f"{notebook}:\n" + "\n".join(layout_problems)
