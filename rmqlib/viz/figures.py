@@ -164,7 +164,7 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     allocation = allocate_group(strat, mq_all, cids)
     label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
     fig = allocation_figure(allocation, cids, mq_all)
-    fig.update_layout(title=f"{label}: {plain_title(fig.layout.title)}")
+    fig.update_layout(title=f"{label}: {plain_title(fig.layout)}")
     fig.layout.meta = {**fig.layout.meta, "strategy": strategy, "queue_count": queues, "consumer_count": consumers,
                        "virtual_nodes": virtual_nodes}
     return house_style(fig)
@@ -474,7 +474,7 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     allocation = allocate_group(strat, mq_all, cids)
     fig = machine_room_figure(allocation, mq_all, cids, broker_rooms, consumer_rooms)
     suffix = f" (consumeridcs={sorted(consumer_idcs)})" if strategy == "MACHINE_ROOM" else ""
-    fig.update_layout(title_text=f"{strategy}{suffix}: {plain_title(fig.layout.title)}")
+    fig.update_layout(title_text=f"{strategy}{suffix}: {plain_title(fig.layout)}")
     return house_style(fig)
 
 

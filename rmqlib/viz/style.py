@@ -3,7 +3,7 @@
 * ``TEMPLATE`` (registered with plotly as ``"rmqlib"``): white background, one font, the consumer
   palette of :mod:`rmqlib.viz.colors` as the colour sequence.
 * :func:`house_style` is the last call of every figure builder. It fits the title to the plot (a
-  short headline; the detail goes in a smaller subtitle under it) and lays the legend out in rows *under*
+  short headline; the detail goes in smaller lines under it) and lays the legend out in rows *under*
   the plot, in a strip of the figure kept for it, so that every entry shows (a legend on the side
   scrolls and hides entries once it is taller than the plot).
 
@@ -27,14 +27,16 @@ FONT = "Helvetica, Arial, sans-serif"
 TITLE_SIZE, DETAIL_SIZE, FONT_SIZE = 15, 12, 12
 CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph width, measured in Chromium
 LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
+DETAIL_NAME, DETAIL_LINE_PX = "title detail", 15  # the annotation under the headline; its line height
 
 TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
 TEMPLATE.layout.update(
     font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
-    # a one-line headline at the top edge; the detail in the subtitle under it (several lines of one
-    # title would run off the top edge)
-    title=dict(font=dict(size=TITLE_SIZE), x=0.01, xanchor="left", y=1, yref="container", yanchor="top",
-               pad=dict(t=10), subtitle=dict(font=dict(size=DETAIL_SIZE, color="#555"))),
+    # a one-line headline at the top edge, aligned with the plot area; the detail goes in an annotation
+    # under it (a title of several lines runs off the top edge, and plotly's own subtitle lands on the
+    # title in a FigureWidget)
+    title=dict(font=dict(size=TITLE_SIZE), xref="paper", x=0, xanchor="left", y=1, yref="container",
+               yanchor="top", pad=dict(t=10)),
     hoverlabel=dict(font_family=FONT),
 )
 pio.templates[TEMPLATE_NAME] = TEMPLATE
@@ -51,21 +53,26 @@ def _wrap(text: str, limit: int) -> list[str]:
     return lines
 
 
-def plain_title(title: go.layout.Title | str | None) -> str:
-    """The one-line title that :func:`house_style` split into a headline and a subtitle."""
-    if title is None or isinstance(title, str):
-        return (title or "").replace("<br>", " ")
-    text = (title.text or "").replace("<br>", " ")
-    detail = (title.subtitle.text or "").replace("<br>", " ")
-    return f"{text}: {detail}" if detail else text
+def _detail(layout: go.Layout):
+    """The annotation that holds the title's detail, or None."""
+    return next((a for a in layout.annotations if a.name == DETAIL_NAME), None)
+
+
+def plain_title(layout: go.Layout | str | None) -> str:
+    """The one-line title that :func:`house_style` split into a headline and a detail line."""
+    if layout is None or isinstance(layout, str):
+        return (layout or "").replace("<br>", " ")
+    text = (layout.title.text or "").replace("<br>", " ")
+    detail = _detail(layout)
+    return f"{text}: {detail.text.replace('<br>', ' ')}" if detail is not None else text
 
 
 def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, int]:
-    """``(headline, subtitle, lines)``: ``text`` as one headline that fits ``width_px``, the rest as
-    a smaller subtitle broken into lines (``<br>``); ``lines`` counts the subtitle's lines.
+    """``(headline, detail, lines)``: ``text`` as one headline that fits ``width_px``, the rest as
+    smaller text broken into lines (``<br>``); ``lines`` counts the detail's lines.
 
     The headline ends at the last ``": "`` that leaves it between 12 characters and the width
-    (else at a word break); a title that fits stays as it is, with no subtitle.
+    (else at a word break); a title that fits stays as it is, with no detail.
     """
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
     if len(text) <= head_limit:
@@ -116,11 +123,16 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
     margin = fig.layout.margin
     base = meta.get("style") or {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
     fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
-    head, detail, detail_lines = fit_title(plain_title(fig.layout.title), width_px)
+    head, detail, detail_lines = fit_title(plain_title(fig.layout), width_px)
+    fig.layout.annotations = [a for a in fig.layout.annotations if a.name != DETAIL_NAME]
     top = base["t"] or 0
     if head:
-        fig.update_layout(title=dict(text=head, subtitle=dict(text=detail or None)))
-        top = max(top, 40 + (12 + 15 * detail_lines if detail_lines else 0))
+        fig.update_layout(title_text=head)
+        top = max(top, 40 + (8 + DETAIL_LINE_PX * detail_lines if detail_lines else 0))
+    if detail:
+        fig.add_annotation(name=DETAIL_NAME, text=detail, xref="paper", x=0, xanchor="left", yref="paper", y=1,
+                           yanchor="bottom", yshift=6, showarrow=False, align="left",
+                           font=dict(size=DETAIL_SIZE, color="#555"))
     height, bottom = base["height"], base["b"] if base["b"] is not None else 50
     names = _legend_entries(fig)
     if len(names) > 1 and fig.layout.showlegend is not False:

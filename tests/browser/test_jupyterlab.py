@@ -128,3 +128,86 @@ def test_chapter_03_virtual_node_slider_redraws_the_ring(local_page, jupyter_lab
     plot.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "jupyterlab-03-vnodes-slider.png"))
     assert not local_page.errors, local_page.errors
+
+
+# --------------------------------------------------------------------------- slider latency (issue 10, part 5)
+
+BASELINE_SOURCE = '''import ipywidgets as widgets
+import plotly.graph_objects as go
+
+figure = go.FigureWidget(go.Scatter(x=[0, 1], y=[0, 0]), layout=dict(meta={"value": 0}, height=300))
+slider = widgets.IntSlider(value=0, min=0, max=100, description="baseline", continuous_update=False)
+
+def redraw(change):
+    with figure.batch_update():
+        figure.data[0].y = [0, change["new"]]
+        figure.layout.meta = {"value": change["new"]}
+
+slider.observe(redraw, names="value")
+widgets.VBox([slider, figure])'''
+
+PRESSES = 12
+
+
+def _press_times(page, slider, plot, meta_key: str, values: list[int]) -> list[float]:
+    """Milliseconds from each key press to the plot showing the new value (arrow keys, one step each)."""
+    import time
+
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    gd = plot.element_handle()
+    current = plot.evaluate(f"gd => gd.layout.meta[{meta_key!r}]")
+    times = []
+    for value in values:
+        key = "ArrowRight" if value > current else "ArrowLeft"
+        start = time.perf_counter()
+        page.keyboard.press(key)
+        page.wait_for_function(f"gd => gd.layout.meta && gd.layout.meta[{meta_key!r}] === {value}", arg=gd,
+                               timeout=30_000, polling="raf")
+        times.append((time.perf_counter() - start) * 1000)
+        current = value
+    return times
+
+
+def test_slider_redraw_latency_against_a_bare_figurewidget(local_page, jupyter_lab, artifacts):
+    """Key press -> plot redrawn, for the chapter 02 and 03 panels and a bare IntSlider + FigureWidget, in one run.
+
+    Prints the table (medians, worst, ratios to the baseline's median) and writes it to
+    ``test-artifacts/slider-latency.md``; the numbers are reported, not asserted (no timed tests).
+    """
+    import statistics
+
+    import nbformat
+
+    root = jupyter_lab[2]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BASELINE_SOURCE)],
+                                  metadata={"kernelspec": {"display_name": "Python 3 (ipykernel)",
+                                                           "language": "python", "name": "python3"}})
+    nbformat.write(nb, root / "latency_baseline.ipynb")
+    rows = {}
+    page = open_and_run_all(local_page, jupyter_lab, "latency_baseline.ipynb")
+    slider, plot = panel_parts(page, "baseline")
+    rows["bare IntSlider + one-trace FigureWidget"] = _press_times(page, slider, plot, "value",
+                                                                   list(range(1, PRESSES + 1)))
+    page = open_and_run_all(local_page, jupyter_lab, "chapters/02_sharing_evenly.ipynb")
+    slider, plot = panel_parts(page, "consumers")
+    up = list(range(5, 5 + PRESSES // 2))
+    rows["chapter 02: consumers (AVG, 10 queues)"] = _press_times(page, slider, plot, "consumer_count",
+                                                                  up + up[-2::-1] + [4])
+    page = open_and_run_all(local_page, jupyter_lab, "chapters/03_consistent_hashing.ipynb")
+    slider, plot = panel_parts(page, "virtual nodes")
+    up = list(range(2, 2 + PRESSES // 2))
+    rows["chapter 03: virtual nodes (ring, 16 queues)"] = _press_times(page, slider, plot, "virtual_nodes",
+                                                                       up + up[-2::-1] + [1])
+    base = statistics.median(next(iter(rows.values())))
+    lines = ["| slider | presses | median ms | worst ms | median / baseline | worst / baseline |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for name, times in rows.items():
+        med = statistics.median(times)
+        lines.append(f"| {name} | {len(times)} | {med:.0f} | {max(times):.0f} | {med / base:.2f}x | "
+                     f"{max(times) / base:.2f}x |")
+    table = "\n".join(lines)
+    print("\nslider latency, key press -> plot redrawn (one run):\n" + table)
+    (artifacts / "slider-latency.md").write_text(table + "\n", encoding="utf-8")
+    assert all(len(times) >= PRESSES for times in rows.values())
+    assert not local_page.errors, local_page.errors

@@ -50,7 +50,7 @@ LAYOUT_PROBLEMS_JS = """() => {
             const svg = gd.querySelector('.main-svg');
             if (!svg) return;
             const box = svg.getBoundingClientRect();
-            gd.querySelectorAll('.gtitle, .gtitle-subtitle').forEach(t => {
+            gd.querySelectorAll('.gtitle, .annotation').forEach(t => {
                 const r = t.getBoundingClientRect();
                 if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
                     problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." is ${Math.round(r.width)} px`

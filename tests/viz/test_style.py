@@ -15,8 +15,10 @@ def test_a_long_title_keeps_a_headline_and_loses_no_word():
     head, detail, lines = fit_title(text)
     assert head == "MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms" and lines == detail.count("<br>") + 1 >= 2
     fig = house_style(go.Figure(layout=dict(title=text)))
-    assert fig.layout.title.text == head and fig.layout.title.subtitle.text == detail
-    assert plain_title(fig.layout.title) == text
+    (note,) = fig.layout.annotations
+    assert fig.layout.title.text == head and note.text == detail
+    assert plain_title(fig.layout) == text
+    assert len(house_style(fig).layout.annotations) == 1 and plain_title(fig.layout) == text  # idempotent
 
 
 def test_legend_rows_grow_with_the_entries():

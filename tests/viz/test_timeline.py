@@ -71,7 +71,7 @@ def test_host_loss_pause_is_shaded_on_the_lost_consumers_queues():
     [shaded] = [t for t in fig.data if t.name == "no owner (pause)"]
     longest = max(x for x in shaded.x)
     assert longest * 1000 == pytest.approx(r.longest_pause_ms()) and longest > 60
-    assert "longest" in plain_title(fig.layout.title)  # headline and subtitle
+    assert "longest" in plain_title(fig.layout)  # headline and detail
 
 
 def test_lock_timeline_plots_the_broker_lock_table_and_every_listener_call(orderly):
