@@ -64,22 +64,26 @@ def plain_title(layout: go.Layout | str | None) -> str:
         return (layout or "").replace("<br>", " ")
     text = (layout.title.text or "").replace("<br>", " ")
     detail = _detail(layout)
-    return f"{text}: {detail.text.replace('<br>', ' ')}" if detail is not None else text
+    if detail is None:
+        return text
+    rest = detail.text.replace("<br>", " ")
+    return f"{text} {rest}" if rest.startswith("(") else f"{text}: {rest}"
 
 
 def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, int]:
     """``(headline, detail, lines)``: ``text`` as one headline that fits ``width_px``, the rest as
     smaller text broken into lines (``<br>``); ``lines`` counts the detail's lines.
 
-    The headline ends at the last ``": "`` that leaves it between 12 characters and the width
-    (else at a word break); a title that fits stays as it is, with no detail.
+    The headline ends at the last ``": "`` or ``" ("`` that leaves it between 12 characters and the
+    width (else at a word break); a title that fits stays as it is, with no detail.
     """
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
     if len(text) <= head_limit:
         return text, "", 0
-    cuts = [m.start() for m in re.finditer(": ", text) if 12 <= m.start() <= head_limit]
-    if cuts:
-        head, detail = text[:cuts[-1]], text[cuts[-1] + 2:]
+    cuts = [m for m in re.finditer(r": | \(", text) if 12 <= m.start() <= head_limit]
+    if cuts:  # at ": " the colon goes; at " (" the parenthesis stays with the detail
+        cut = cuts[-1]
+        head, detail = text[:cut.start()], text[cut.end() - (cut.group() == " ("):]
     else:
         head_lines = _wrap(text, head_limit)
         head, detail = head_lines[0], " ".join(head_lines[1:])

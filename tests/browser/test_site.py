@@ -9,11 +9,16 @@ ipywidgets panels must redraw their figure to what ``allocate_group`` computes.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from rmqlib.allocation import allocate_group, make_cids, spread_queues
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.browser
 
@@ -158,3 +163,13 @@ def test_site_build_fails_naming_the_notebook_and_cell_when_a_chapter_errors(tmp
     message = str(info.value)
     assert "99_broken.ipynb" in message and "cell 3 of 3 " in message and "AssertionError" in message, message
     assert not (tmp_path / "html" / "index.html").exists()
+
+
+def test_the_gallery_command_draws_every_picture(tmp_path):
+    """``python tools/gallery.py --out DIR`` (the README's gallery) still runs and writes small PNGs."""
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "gallery.py"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    pictures = sorted(tmp_path.glob("*.png"))
+    assert [p.stem for p in pictures] == sorted(p.stem for p in (ROOT / "docs" / "gallery").glob("*.png"))
+    assert all(1_000 < p.stat().st_size < 200_000 for p in pictures)

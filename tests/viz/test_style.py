@@ -36,3 +36,10 @@ def test_house_style_lays_the_legend_under_the_plot_and_is_idempotent():
     assert once["legend"]["orientation"] == "h" and once["legend"]["yref"] == "container"
     assert once["height"] > 300 and once["margin"]["b"] >= 58 + 21 * legend_rows(
         [f"consumer {i}" for i in range(12)], width_px=PLOT_WIDTH_PX)
+
+
+def test_a_parenthesis_goes_with_the_detail_and_the_title_reads_back_whole():
+    text = "CONSISTENT_HASH: median max - min goes from 21 at 1 vnode(s) to 8 at 200 (8 consumers, 64 queues, 8 sets)"
+    head, detail, _ = fit_title(text)
+    assert head.endswith("to 8 at 200") and detail == "(8 consumers, 64 queues, 8 sets)"
+    assert plain_title(house_style(go.Figure(layout=dict(title=text))).layout) == text
