@@ -2,9 +2,9 @@
 
 A panel wraps a pure function ``view(**params) -> go.Figure`` (from
 :mod:`rmqlib.viz.figures`). When a control moves, the panel calls the
-function and copies the new figure into its existing ``FigureWidget`` inside
-``batch_update()``: the widget object on the page stays the same, only its
-traces and layout change.
+function and copies what changed into its existing ``FigureWidget`` inside
+``batch_update()``: the widget object on the page stays the same, only the
+trace and layout properties that differ are sent.
 
 For tests (with or without a browser) every panel exposes:
 
@@ -19,10 +19,12 @@ For tests (with or without a browser) every panel exposes:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+from plotly.utils import PlotlyJSONEncoder
 
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES, ROOMS, allocation_view, machine_room_view, ring_view,
@@ -31,24 +33,47 @@ from rmqlib.viz.figures import (
 View = Callable[..., go.Figure]
 
 
+def blank_trace(kind: str) -> dict:
+    """An invisible, empty trace of type ``kind`` (plotly JSON): a placeholder that keeps a trace count."""
+    empty = {"r": [], "theta": []} if kind == "scatterpolar" else {"x": [], "y": []}
+    return {"type": kind, "name": "", "visible": False, "showlegend": False, **empty}
+
+
+def _changes(old: dict, new: dict) -> dict:
+    """The properties of ``new`` that differ from ``old`` (plotly JSON), and ``None`` for those it drops."""
+    def same(a, b) -> bool:
+        return json.dumps(a, cls=PlotlyJSONEncoder, sort_keys=True) == json.dumps(b, cls=PlotlyJSONEncoder,
+                                                                                  sort_keys=True)
+    changes = {k: v for k, v in new.items() if k not in ("type", "uid") and (k not in old or not same(old[k], v))}
+    changes.update({k: None for k in old if k not in new and k not in ("type", "uid")})
+    return changes
+
+
 def update_in_place(target: go.FigureWidget, new: go.Figure) -> None:
-    """Make ``target`` show ``new`` without replacing the widget: traces and layout change in one batch."""
-    new_data = list(new.data)
+    """Make ``target`` show ``new`` without replacing the widget, sending only what changed, in one batch.
+
+    A trace keeps its slot while its type stays the same; traces ``new`` no longer needs are blanked
+    (made invisible and empty) rather than deleted, so moving a slider back and forth never adds or
+    deletes traces once the widget has held the most it needs (adding or deleting redraws everything).
+    """
+    new_data = [t.to_plotly_json() for t in new.data]
     with target.batch_update():
         keep = 0
         while (keep < len(target.data) and keep < len(new_data)
-               and target.data[keep].type == new_data[keep].type):
+               and target.data[keep].type == new_data[keep].get("type", "scatter")):
             keep += 1
-        if keep < len(target.data):
+        if keep < min(len(target.data), len(new_data)):  # a slot changes type: it cannot be restyled
             target.data = target.data[:keep]
-        for old, fresh in zip(target.data, new_data):
-            fresh_json = fresh.to_plotly_json()
-            stale = {k: None for k in old.to_plotly_json() if k not in fresh_json and k not in ("type", "uid")}
-            old.update(stale)
-            old.update(fresh_json, overwrite=True)
-        if keep < len(new_data):
-            target.add_traces(new_data[keep:])
-        target.layout = new.layout
+        wanted = new_data + [blank_trace(t.type) for t in target.data[len(new_data):]]
+        for old, fresh in zip(target.data, wanted):
+            changes = _changes(old.to_plotly_json(), fresh)
+            if changes:
+                old.update(changes, overwrite=True)
+        if len(target.data) < len(new_data):
+            target.add_traces(new.data[len(target.data):])
+        changes = _changes(target.layout.to_plotly_json(), new.layout.to_plotly_json())
+        if changes:
+            target.layout.update(changes, overwrite=True)
 
 
 class Panel:
@@ -168,4 +193,4 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
     return Panel(machine_room_view, controls, combine)
 
 
-__all__ = ["Panel", "allocation_panel", "machine_room_panel", "ring_panel", "update_in_place"]
+__all__ = ["Panel", "allocation_panel", "blank_trace", "machine_room_panel", "ring_panel", "update_in_place"]

@@ -35,6 +35,7 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
 from rmqlib.viz.figures import MACHINE_ROOM_STRATEGIES, allocation_view, machine_room_view, ring_view
+from rmqlib.viz.panels import blank_trace
 from rmqlib.viz.process_queue import process_queue_view
 
 STATIC_ENV = "RMQLIB_STATIC"
@@ -50,16 +51,6 @@ def is_static() -> bool:
 
 
 # --------------------------------------------------------------------------- generic builder
-
-def _blank_trace(like: dict) -> dict:
-    """An invisible placeholder of the same trace type, so every step has the same number of traces."""
-    blank: dict[str, Any] = {"type": like.get("type", "scatter"), "name": "", "visible": False, "showlegend": False}
-    if blank["type"] == "scatterpolar":
-        blank.update(r=[], theta=[])
-    else:
-        blank.update(x=[], y=[])
-    return blank
-
 
 def _padded_traces(figures: Sequence[go.Figure]) -> list[list[dict]]:
     """Each figure's traces as plotly JSON, padded with blank traces to the longest figure's length.
@@ -79,7 +70,7 @@ def _padded_traces(figures: Sequence[go.Figure]) -> list[list[dict]]:
                 raise ValueError(f"trace {i} is a {types[i]} in one step and a {kind} in another: "
                                  "steps must keep trace types in the same order")
     for traces in per_step:
-        traces.extend(_blank_trace({"type": types[i]}) for i in range(len(traces), width))
+        traces.extend(blank_trace(types[i]) for i in range(len(traces), width))
     return per_step
 
 

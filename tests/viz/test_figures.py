@@ -161,8 +161,24 @@ def test_update_in_place_keeps_the_widget_and_matches_the_new_figure():
         assert fw is same
         def strip(fig):
             return [{k: v for k, v in t.to_plotly_json().items() if k != "uid"} for t in fig.data]
-        assert strip(fw) == strip(new)
+        assert strip(fw)[:len(new.data)] == strip(new)
+        assert all(t.visible is False and not t.showlegend for t in fw.data[len(new.data):])  # blanked slots
         assert fw.layout.meta == new.layout.meta
+
+
+def test_update_in_place_sends_only_what_changed_and_never_adds_or_deletes_traces_going_back():
+    fw = go.FigureWidget(allocation_view("AVG", 10, 4))
+    update_in_place(fw, allocation_view("AVG", 10, 12))  # the most traces this slider range needs
+    sent = []
+    for kind in ("restyle", "relayout", "update", "addTraces", "deleteTraces"):
+        setattr(fw, f"_send_{kind}_msg", lambda *args, _kind=kind, **kwargs: sent.append((_kind, args, kwargs)))
+    for consumers in (5, 4, 11, 12):
+        update_in_place(fw, allocation_view("AVG", 10, consumers))
+    kinds = {kind for kind, _, _ in sent}
+    assert kinds and kinds <= {"restyle", "relayout", "update"}, kinds
+    layouts = [kwargs.get("relayout_data") or {} for kind, _, kwargs in sent if kind == "update"]
+    assert layouts and all(not any(key.startswith("template") for key in layout) for layout in layouts), \
+        "the unchanged template was sent again"
 
 
 def test_allocation_panel_updates_its_figure_in_place_on_slider_change():
