@@ -29,7 +29,9 @@ CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph w
 LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
 DETAIL_NAME, DETAIL_LINE_PX = "title detail", 15  # the annotation under the headline; its line height
 
-TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
+# plotly_white's layout only: its per-trace defaults, which the book does not use, made every figure
+# (and every slider move) pay for copying them
+TEMPLATE = go.layout.Template(layout=pio.templates["plotly_white"].layout)
 TEMPLATE.layout.update(
     font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
     # a one-line headline at the top edge, aligned with the plot area; the detail goes in an annotation
@@ -125,8 +127,10 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
     """
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
     margin = fig.layout.margin
-    base = meta.get("style") or {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
-    fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
+    base = meta.get("style")
+    if base is None:  # the first time: set the template (setting it copies it, so only once)
+        base = {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
+        fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
     head, detail, detail_lines = fit_title(plain_title(fig.layout), width_px)
     fig.layout.annotations = [a for a in fig.layout.annotations if a.name != DETAIL_NAME]
     top = base["t"] or 0
