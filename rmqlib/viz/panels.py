@@ -77,18 +77,31 @@ def update_in_place(target: go.FigureWidget, new: go.Figure) -> None:
 
 
 class Panel:
-    """Controls that drive one FigureWidget through a pure view function."""
+    """Controls that drive one FigureWidget through a pure view function.
+
+    ``largest``, when given, is the largest figure the controls can make. Every figure the panel
+    draws then keeps its height and at least its top and bottom margins, so neither the page nor the
+    plot area jumps while a slider moves, and the widget
+    starts with as many trace slots (blank ones at first), so a move never has to add traces
+    (adding traces redraws the plot from scratch).
+    """
 
     def __init__(self, view: View, controls: Mapping[str, widgets.ValueWidget],
-                 combine: Callable[[dict], dict] | None = None, title: str | None = None):
+                 combine: Callable[[dict], dict] | None = None, title: str | None = None,
+                 largest: go.Figure | None = None):
         self.view = view
+        self.height = None if largest is None else largest.layout.height
+        self._margins = {} if largest is None else {"t": largest.layout.margin.t or 0, "b": largest.layout.margin.b or 0}
         self.controls = dict(controls)
         self.sliders = {w.description: w for w in self.controls.values() if isinstance(w, widgets.IntSlider)}
         self._combine = combine or (lambda params: params)
         self.error: str | None = None
         self.updates = 0
         self.status = widgets.HTML(value="")
-        self.figure = go.FigureWidget(self._figure())
+        first = self._figure()
+        if largest is not None and len(largest.data) > len(first.data):
+            first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data):]])
+        self.figure = go.FigureWidget(first)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
@@ -102,6 +115,10 @@ class Panel:
     def _figure(self) -> go.Figure:
         try:
             fig = self.view(**self.params())
+            if self.height is not None:  # same height and at least the same margins: the plot area stays put
+                margins = {side: max(getattr(fig.layout.margin, side) or 0, least)
+                           for side, least in self._margins.items()}
+                fig.update_layout(height=self.height, margin=margins)
             self.error = None
             self.status.value = ""
             return fig
@@ -150,7 +167,8 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
     }
     if "CONSISTENT_HASH" in strategies:
         controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100)
-    return Panel(allocation_view, controls)
+    # the most consumer rows, traces and legend entries these sliders allow
+    return Panel(allocation_view, controls, largest=allocation_view(strategies[0], max_queues, max_consumers))
 
 
 def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max_consumers: int = 12,

@@ -146,7 +146,7 @@ def redraw(change):
 slider.observe(redraw, names="value")
 widgets.VBox([slider, figure])'''
 
-PRESSES = 12
+PRESSES = 20
 
 
 def _press_times(page, slider, plot, meta_key: str, values: list[int]) -> list[float]:

@@ -252,3 +252,24 @@ def test_panel_reports_errors_instead_of_raising():
     assert panel.error == "ValueError: too many" and "too many" in panel.status.value
     panel.sliders["n"].value = 1
     assert panel.error is None
+
+
+def test_allocation_panel_keeps_one_height_whatever_the_sliders_say():
+    panel = allocation_panel(["AVG"], queues=10, consumers=4, max_queues=32, max_consumers=16)
+    heights = set()
+    for consumers in (1, 4, 16):
+        panel.sliders["consumers"].value = consumers
+        heights.add(panel.figure.layout.height)
+    assert heights == {allocation_view("AVG", 32, 16).layout.height}
+    assert allocation_view("AVG", 10, 1).layout.height < heights.pop()  # the view alone would change height
+
+
+def test_allocation_panel_starts_with_every_trace_slot_it_can_need():
+    panel = allocation_panel(["AVG"], queues=10, consumers=4, max_queues=32, max_consumers=16)
+    slots = len(panel.figure.data)
+    assert slots == len(allocation_view("AVG", 32, 16).data)
+    added = []
+    panel.figure._send_addTraces_msg = lambda *args, **kwargs: added.append(args)
+    for consumers in (16, 1, 9):
+        panel.sliders["consumers"].value = consumers
+    assert not added and len(panel.figure.data) == slots
