@@ -39,13 +39,16 @@ def blank_trace(kind: str) -> dict:
     return {"type": kind, "name": "", "visible": False, "showlegend": False, **empty}
 
 
+def _canonical(value) -> str:
+    return json.dumps(value, cls=PlotlyJSONEncoder, sort_keys=True)
+
+
 def _changes(old: dict, new: dict) -> dict:
     """The properties of ``new`` that differ from ``old`` (plotly JSON), and ``None`` for those it drops."""
-    def same(a, b) -> bool:
-        return json.dumps(a, cls=PlotlyJSONEncoder, sort_keys=True) == json.dumps(b, cls=PlotlyJSONEncoder,
-                                                                                  sort_keys=True)
-    changes = {k: v for k, v in new.items() if k not in ("type", "uid") and (k not in old or not same(old[k], v))}
-    changes.update({k: None for k in old if k not in new and k not in ("type", "uid")})
+    fixed = ("type", "uid")
+    changes = {k: v for k, v in new.items()
+               if k not in fixed and (k not in old or _canonical(old[k]) != _canonical(v))}
+    changes.update({k: None for k in old if k not in new and k not in fixed})
     return changes
 
 
@@ -80,10 +83,9 @@ class Panel:
     """Controls that drive one FigureWidget through a pure view function.
 
     ``largest``, when given, is the largest figure the controls can make. Every figure the panel
-    draws then keeps its height and at least its top and bottom margins, so neither the page nor the
-    plot area jumps while a slider moves, and the widget
-    starts with as many trace slots (blank ones at first), so a move never has to add traces
-    (adding traces redraws the plot from scratch).
+    draws then keeps its height and at least its top and bottom margins, so neither the page nor
+    the plot area jumps while a slider moves; and the widget starts with as many trace slots (blank
+    at first), so a move never has to add traces (adding traces redraws the plot from scratch).
     """
 
     def __init__(self, view: View, controls: Mapping[str, widgets.ValueWidget],
@@ -91,7 +93,8 @@ class Panel:
                  largest: go.Figure | None = None):
         self.view = view
         self.height = None if largest is None else largest.layout.height
-        self._margins = {} if largest is None else {"t": largest.layout.margin.t or 0, "b": largest.layout.margin.b or 0}
+        self._margins = {} if largest is None else {side: getattr(largest.layout.margin, side) or 0
+                                                    for side in ("t", "b")}
         self.controls = dict(controls)
         self.sliders = {w.description: w for w in self.controls.values() if isinstance(w, widgets.IntSlider)}
         self._combine = combine or (lambda params: params)

@@ -56,41 +56,47 @@ def _wrap(text: str, limit: int) -> list[str]:
 
 
 def _detail(layout: go.Layout):
-    """The annotation that holds the title's detail, or None."""
-    return next((a for a in layout.annotations if a.name == DETAIL_NAME), None)
+    """The annotation that holds the title's detail, or None (its name ends with the joiner it replaced)."""
+    return next((a for a in layout.annotations if (a.name or "").startswith(DETAIL_NAME)), None)
 
 
 def plain_title(layout: go.Layout | str | None) -> str:
-    """The one-line title that :func:`house_style` split into a headline and a detail line."""
+    """The one-line title that :func:`house_style` split into a headline and a detail."""
     if layout is None or isinstance(layout, str):
         return (layout or "").replace("<br>", " ")
     text = (layout.title.text or "").replace("<br>", " ")
     detail = _detail(layout)
     if detail is None:
         return text
-    rest = detail.text.replace("<br>", " ")
-    return f"{text} {rest}" if rest.startswith("(") else f"{text}: {rest}"
+    return text + detail.name[len(DETAIL_NAME):] + detail.text.replace("<br>", " ")
 
 
-def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, int]:
-    """``(headline, detail, lines)``: ``text`` as one headline that fits ``width_px``, the rest as
-    smaller text broken into lines (``<br>``); ``lines`` counts the detail's lines.
+def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, int]:
+    """``(headline, joiner, detail, lines)``: ``text`` as one headline that fits ``width_px`` and the rest
+    as smaller text broken into ``lines`` lines (``<br>``); ``headline + joiner + detail`` (without the
+    breaks) is ``text``. A title that fits stays whole, with no detail.
 
-    The headline ends at the last ``": "`` or ``" ("`` that leaves it between 12 characters and the
-    width (else at a word break); a title that fits stays as it is, with no detail.
+    Where the headline ends, in order of preference (each leaving it 12 characters or more, and
+    within the width): at the last ``": "``, unless a ``"; "`` comes before it (then at that ``"; "``:
+    a ``"; name: value"`` clause stays whole); else before the last ``" ("``; else at a word break.
     """
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
     if len(text) <= head_limit:
-        return text, "", 0
-    cuts = [m for m in re.finditer(r": | \(", text) if 12 <= m.start() <= head_limit]
-    if cuts:  # at ": " the colon goes; at " (" the parenthesis stays with the detail
-        cut = cuts[-1]
-        head, detail = text[:cut.start()], text[cut.end() - (cut.group() == " ("):]
+        return text, "", "", 0
+
+    def cuts(pattern: str, before: int = head_limit) -> list[int]:
+        return [m.start() for m in re.finditer(pattern, text) if 12 <= m.start() <= before]
+
+    colons = cuts(": ")
+    if colons:
+        clauses = cuts("; ", colons[-1])
+        cut, joiner = (clauses[-1], "; ") if clauses else (colons[-1], ": ")
+    elif cuts(r" \("):
+        cut, joiner = cuts(r" \(")[-1], " "
     else:
-        head_lines = _wrap(text, head_limit)
-        head, detail = head_lines[0], " ".join(head_lines[1:])
-    lines = _wrap(detail, int(width_px / CHAR_PX[DETAIL_SIZE]))
-    return head, "<br>".join(lines), len(lines)
+        cut, joiner = len(_wrap(text, head_limit)[0]), " "
+    lines = _wrap(text[cut + len(joiner):], int(width_px / CHAR_PX[DETAIL_SIZE]))
+    return text[:cut], joiner, "<br>".join(lines), len(lines)
 
 
 def _legend_entries(fig: go.Figure) -> list[str]:
@@ -131,14 +137,14 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
     if base is None:  # the first time: set the template (setting it copies it, so only once)
         base = {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
         fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
-    head, detail, detail_lines = fit_title(plain_title(fig.layout), width_px)
-    fig.layout.annotations = [a for a in fig.layout.annotations if a.name != DETAIL_NAME]
+    head, joiner, detail, detail_lines = fit_title(plain_title(fig.layout), width_px)
+    fig.layout.annotations = [a for a in fig.layout.annotations if not (a.name or "").startswith(DETAIL_NAME)]
     top = base["t"] or 0
     if head:
         fig.update_layout(title_text=head)
         top = max(top, 40 + (8 + DETAIL_LINE_PX * detail_lines if detail_lines else 0))
     if detail:
-        fig.add_annotation(name=DETAIL_NAME, text=detail, xref="paper", x=0, xanchor="left", yref="paper", y=1,
+        fig.add_annotation(name=DETAIL_NAME + joiner, text=detail, xref="paper", x=0, xanchor="left", yref="paper", y=1,
                            yanchor="bottom", yshift=6, showarrow=False, align="left",
                            font=dict(size=DETAIL_SIZE, color="#555"))
     height, bottom = base["height"], base["b"] if base["b"] is not None else 50

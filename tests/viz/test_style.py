@@ -6,14 +6,15 @@ from rmqlib.viz.style import PLOT_WIDTH_PX, TEMPLATE_NAME, fit_title, house_styl
 
 
 def test_a_short_title_stays_as_it_is():
-    assert fit_title("AVG: 8 queues") == ("AVG: 8 queues", "", 0)
+    assert fit_title("AVG: 8 queues") == ("AVG: 8 queues", "", "", 0)
 
 
 def test_a_long_title_keeps_a_headline_and_loses_no_word():
     text = ("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: 4 consumed from their own room, 8 from another room "
             "because no consumer runs there, and the fallback shares them room by room")
-    head, detail, lines = fit_title(text)
+    head, joiner, detail, lines = fit_title(text)
     assert head == "MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms" and lines == detail.count("<br>") + 1 >= 2
+    assert head + joiner + detail.replace("<br>", " ") == text
     fig = house_style(go.Figure(layout=dict(title=text)))
     (note,) = fig.layout.annotations
     assert fig.layout.title.text == head and note.text == detail
@@ -40,6 +41,17 @@ def test_house_style_lays_the_legend_under_the_plot_and_is_idempotent():
 
 def test_a_parenthesis_goes_with_the_detail_and_the_title_reads_back_whole():
     text = "CONSISTENT_HASH: median max - min goes from 21 at 1 vnode(s) to 8 at 200 (8 consumers, 64 queues, 8 sets)"
-    head, detail, _ = fit_title(text)
-    assert head.endswith("to 8 at 200") and detail == "(8 consumers, 64 queues, 8 sets)"
+    head, joiner, detail, _ = fit_title(text)
+    assert head == "CONSISTENT_HASH" and joiner == ": "  # a colon is preferred to a parenthesis
+    text = "orderly_crash seed 1 broker lock table, bars, and listener calls, ticks (lock expiry 60 s, seed 1)"
+    head, joiner, detail, _ = fit_title(text)
+    assert head.endswith("calls, ticks") and detail == "(lock expiry 60 s, seed 1)" and joiner == " "
+    assert plain_title(house_style(go.Figure(layout=dict(title=text))).layout) == text
+
+
+def test_a_name_value_clause_after_a_semicolon_stays_whole():
+    text = "12 queues in 3 rooms: 4 consumed from another room, 4 consumed by nobody; consumers: 2 hold 3, 1 holds 2"
+    head, joiner, detail, _ = fit_title(text)
+    assert (head, joiner, detail) == ("12 queues in 3 rooms: 4 consumed from another room, 4 consumed by nobody",
+                                      "; ", "consumers: 2 hold 3, 1 holds 2")
     assert plain_title(house_style(go.Figure(layout=dict(title=text))).layout) == text
