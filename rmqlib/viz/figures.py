@@ -26,7 +26,7 @@ from rmqlib.strategies import (
     strategy_from_name,
 )
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
-from rmqlib.viz.style import house_style, plain_title
+from rmqlib.viz.style import house_style, plain_title, retitle
 
 RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
 
@@ -164,7 +164,7 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     allocation = allocate_group(strat, mq_all, cids)
     label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
     fig = allocation_figure(allocation, cids, mq_all)
-    fig.update_layout(title=f"{label}: {plain_title(fig.layout)}")
+    retitle(fig, f"{label}: {plain_title(fig.layout)}")
     fig.layout.meta = {**fig.layout.meta, "strategy": strategy, "queue_count": queues, "consumer_count": consumers,
                        "virtual_nodes": virtual_nodes}
     return house_style(fig)
@@ -474,7 +474,7 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     allocation = allocate_group(strat, mq_all, cids)
     fig = machine_room_figure(allocation, mq_all, cids, broker_rooms, consumer_rooms)
     suffix = f" (consumeridcs={sorted(consumer_idcs)})" if strategy == "MACHINE_ROOM" else ""
-    fig.update_layout(title_text=f"{strategy}{suffix}: {plain_title(fig.layout)}")
+    retitle(fig, f"{strategy}{suffix}: {plain_title(fig.layout)}")
     return house_style(fig)
 
 

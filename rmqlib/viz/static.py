@@ -123,7 +123,8 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
         # the slider goes between the x axis and the legend strip the house style keeps at the bottom
         height=(height or max(heights, default=450)) + 90,
         margin=dict(b=(first.get("margin", {}).get("b") or 40) + 90),
-        sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top", pad=dict(t=60),
+        sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top",
+                      pad=dict(t=60, l=40, r=40),  # room for the first and last labels
                       currentvalue=dict(prefix=f"{slider_label}: ", visible=True, xanchor="left"))],
     )
     return fig
@@ -173,12 +174,16 @@ def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGI
     """The machine-room panel (:func:`rmqlib.viz.machine_room_view`) with a plotly "strategy" slider.
 
     One step per strategy, all on the same rooms, brokers and consumers; each carries its ``layout.meta``.
+    Steps are labelled without the ``MACHINE_ROOM_NEARBY-`` prefix (``NEARBY-AVG``), so the labels fit.
     """
     strategies = list(strategies)
     if not strategies:
         raise ValueError("strategies must name at least one strategy")
-    steps = [(name, machine_room_view(name, brokers, consumers, **view_kwargs)) for name in strategies]
-    return frames_figure(steps, "strategy", initial)
+    steps = [(name.replace("MACHINE_ROOM_NEARBY-", "NEARBY-"), machine_room_view(name, brokers, consumers,
+                                                                                **view_kwargs))
+             for name in strategies]
+    return frames_figure(steps, "strategy", None if initial is None else initial.replace("MACHINE_ROOM_NEARBY-",
+                                                                                          "NEARBY-"))
 
 
 def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -1) -> go.Figure:

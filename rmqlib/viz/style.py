@@ -71,6 +71,13 @@ def plain_title(layout: go.Layout | str | None) -> str:
     return text + detail.name[len(DETAIL_NAME):] + detail.text.replace("<br>", " ")
 
 
+def retitle(fig: go.Figure, text: str) -> go.Figure:
+    """Give ``fig`` the one-line title ``text`` (dropping the detail :func:`house_style` split off before)."""
+    fig.layout.annotations = [a for a in fig.layout.annotations if not (a.name or "").startswith(DETAIL_NAME)]
+    fig.update_layout(title_text=text)
+    return fig
+
+
 def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, int]:
     """``(headline, joiner, detail, lines)``: ``text`` as one headline that fits ``width_px`` and the rest
     as smaller text broken into ``lines`` lines (``<br>``); ``headline + joiner + detail`` (without the
@@ -138,10 +145,9 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
         base = {"height": fig.layout.height or 450, "t": margin.t, "b": margin.b}
         fig.update_layout(template=TEMPLATE_NAME, meta={**meta, "style": base})
     head, joiner, detail, detail_lines = fit_title(plain_title(fig.layout), width_px)
-    fig.layout.annotations = [a for a in fig.layout.annotations if not (a.name or "").startswith(DETAIL_NAME)]
+    retitle(fig, head)
     top = base["t"] or 0
     if head:
-        fig.update_layout(title_text=head)
         top = max(top, 40 + (8 + DETAIL_LINE_PX * detail_lines if detail_lines else 0))
     if detail:
         fig.add_annotation(name=DETAIL_NAME + joiner, text=detail, xref="paper", x=0, xanchor="left", yref="paper", y=1,

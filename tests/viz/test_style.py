@@ -55,3 +55,9 @@ def test_a_name_value_clause_after_a_semicolon_stays_whole():
     assert (head, joiner, detail) == ("12 queues in 3 rooms: 4 consumed from another room, 4 consumed by nobody",
                                       "; ", "consumers: 2 hold 3, 1 holds 2")
     assert plain_title(house_style(go.Figure(layout=dict(title=text))).layout) == text
+
+
+def test_a_builder_that_retitles_a_styled_figure_keeps_each_word_once():
+    from rmqlib.viz import machine_room_view
+    view = plain_title(machine_room_view("MACHINE_ROOM_NEARBY-AVG", (1, 1, 1), (2, 1, 0)).layout)
+    assert view.startswith("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: ") and view.count("consumers:") == 1
