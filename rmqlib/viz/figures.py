@@ -117,7 +117,8 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
         tickvals.append(len(rows))
         ticktext.append("nobody")
     fig.update_layout(
-        title=title, height=max(260, 60 + 28 * len(tickvals)),
+        # 28 px a consumer row, plus the title and the queue labels (turned on their side past 8 queues)
+        title=title, height=max(260, 60 + (110 if len(queues) > 8 else 70) + 28 * len(tickvals)),
         xaxis=dict(title="queues (Java sort order)", tickvals=list(range(len(queues))),
                    ticktext=[queue_label(mq, queues) for mq in queues], range=[-0.7, max(len(queues), 1) - 0.3]),
         yaxis=dict(title=None, tickvals=tickvals, ticktext=ticktext, autorange="reversed",
