@@ -72,13 +72,15 @@ def _describe_counts(counts: Mapping[str, int]) -> str:
 # --------------------------------------------------------------------------- allocation
 
 def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Sequence[str] | None = None,
-                      mq_all: Iterable[MessageQueue] | None = None, title: str | None = None) -> go.Figure:
+                      mq_all: Iterable[MessageQueue] | None = None, title: str | None = None,
+                      label: str = "") -> go.Figure:
     """Who owns which queue: queues along x (Java order), one row per consumer (Java order).
 
     Works for any strategy's ``allocate_group`` result. Idle consumers keep an
     empty row labelled "idle"; a queue owned twice shows two markers in its
     column; queues of ``mq_all`` that nobody holds sit on a grey "nobody" row.
-    ``cids`` (creation order) fixes the colours; default: the allocation's keys.
+    ``cids`` (creation order) fixes the colours; default: the allocation's keys. ``label`` (a strategy's
+    name, say) goes before the title, as ``"label: title"``.
     """
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
@@ -98,6 +100,8 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
             title += f"; {len(gaps)} queue{'s' if len(gaps) != 1 else ''} unowned"
         if overlaps:
             title += f"; {len(overlaps)} owned twice"
+    if label:
+        title = f"{label}: {title}"
 
     fig = go.Figure()
     for y, cid in enumerate(rows):
@@ -164,11 +168,10 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     strat = strategy_from_name(strategy, virtual_node_cnt=virtual_nodes)
     allocation = allocate_group(strat, mq_all, cids)
     label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
-    fig = allocation_figure(allocation, cids, mq_all)
-    retitle(fig, f"{label}: {plain_title(fig.layout)}")
+    fig = allocation_figure(allocation, cids, mq_all, label=label)
     fig.layout.meta = {**fig.layout.meta, "strategy": strategy, "queue_count": queues, "consumer_count": consumers,
                        "virtual_nodes": virtual_nodes}
-    return house_style(fig)
+    return fig
 
 
 # --------------------------------------------------------------------------- consistent hash
