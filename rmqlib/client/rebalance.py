@@ -13,6 +13,7 @@ consumers are fenced, by broker locks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from rmqlib.client.api import (
     RETRY_GROUP_TOPIC_PREFIX,
@@ -44,6 +45,31 @@ DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS = 30 * 60 * 1000
 MessageQueueListener = Callable[[str, set, set], None]
 
 
+class RebalanceStep(NamedTuple):
+    """One thing a rebalance did to one queue, reported to ``RebalanceImpl.step_listener``.
+
+    Not a Java type: Java writes these moments to its log (``doRebalance, ... remove unnecessary
+    mq``, ``add a new mq``); the book replays them (:mod:`rmqlib.client.handover`). ``action`` is
+    one of :data:`STEP_ACTIONS`; ``detail`` says the why or the number in words.
+    """
+
+    client_id: str
+    action: str
+    mq: MessageQueue | None
+    detail: str = ""
+    offset: int | None = None  # the offset persisted, or the one the new queue starts from
+
+
+#: What :class:`RebalanceStep` can report, in the order a round does them.
+DROP, PERSIST_OFFSET, REMOVE_OFFSET, UNLOCK, KEEP_DROPPED, REMOVE_FROM_TABLE = (
+    "drop", "persist offset", "remove offset", "unlock", "keep dropped", "remove from table")
+LOCK_REFUSED, REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER = (
+    "lock refused", "remove dirty offset", "start offset", "no start offset", "new pull request",
+    "rebalance later")
+STEP_ACTIONS = (DROP, PERSIST_OFFSET, REMOVE_OFFSET, UNLOCK, KEEP_DROPPED, REMOVE_FROM_TABLE, LOCK_REFUSED,
+                REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER)
+
+
 class RebalanceImpl:
     """One push consumer's rebalance state and logic.
 
@@ -62,13 +88,16 @@ class RebalanceImpl:
     Pop mode (``client_rebalance=False`` for a concurrent clustering consumer)
     is not modelled: rebalancing such a topic raises NotImplementedError
     (which ``do_rebalance`` turns into "not balanced", as it does any error).
+    ``step_listener`` (optional) is called with a :class:`RebalanceStep` for each thing the
+    queue-table update does to a queue (what Java logs), in order.
     """
 
     def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy, *,
                  config: PushConsumerConfig | None = None, consume_orderly: bool = False,
                  offset_store: OffsetStore | LocalFileOffsetStore | None = None,
                  pull_service: PullMessageService | None = None, rebalance_service=None,
-                 message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0):
+                 message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0,
+                 step_listener: Callable[[RebalanceStep], None] | None = None):
         if not isinstance(consumer_group, str) or not consumer_group:
             raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
         if not isinstance(client_id, str) or not client_id:
@@ -90,6 +119,7 @@ class RebalanceImpl:
         self.pull_service = pull_service if pull_service is not None else PullMessageService()
         self.rebalance_service = rebalance_service
         self.message_queue_listener = message_queue_listener
+        self.step_listener = step_listener
         self.paused = False
         self.start_timestamp = now_ms
         self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
@@ -122,6 +152,10 @@ class RebalanceImpl:
                 if not isinstance(mq, MessageQueue) or mq.topic != topic:
                     raise ValueError(f"mqs: {mq!r} is not a MessageQueue of topic {topic!r}")
             self.topic_subscribe_info_table[topic] = mqs
+
+    def _step(self, action: str, mq: MessageQueue | None, detail: str = "", offset: int | None = None) -> None:
+        if self.step_listener is not None:
+            self.step_listener(RebalanceStep(self.client_id, action, mq, detail, offset))
 
     # ----------------------------------------------------- rebalance service hooks
     def rebalance_later(self, delay_ms: int, now_ms: int) -> None:
@@ -246,13 +280,18 @@ class RebalanceImpl:
             if mq not in mq_set:
                 pq.dropped = True
                 to_remove.append((mq, pq))
+                self._step(DROP, mq, "not in the new allocation")
             elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
                 pq.dropped = True
                 to_remove.append((mq, pq))
+                self._step(DROP, mq, "pull expired: no pull for more than 120 s")
         for mq, pq in to_remove:
             if self.remove_unnecessary_message_queue(mq, pq, now_ms):
                 del self.process_queue_table[mq]
                 changed = True
+                self._step(REMOVE_FROM_TABLE, mq)
+            else:
+                self._step(KEEP_DROPPED, mq, "still consuming: kept, dropped, until a later round")
 
         all_locked = True
         pull_requests: list[PullRequest] = []
@@ -261,6 +300,7 @@ class RebalanceImpl:
                 continue
             if need_lock and not self.lock(mq, now_ms):
                 all_locked = False
+                self._step(LOCK_REFUSED, mq, "another consumer holds the broker lock")
                 continue
             self.remove_dirty_offset(mq)
             pq = ProcessQueue(now_ms)
@@ -270,8 +310,14 @@ class RebalanceImpl:
                 self.process_queue_table[mq] = pq
                 pull_requests.append(PullRequest(self.consumer_group, mq, pq, next_offset))
                 changed = True
+                self._step(NEW_PULL_REQUEST, mq, f"first pull from offset {next_offset}, "
+                                                 f"{DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later", next_offset)
+            else:
+                self._step(NO_START_OFFSET, mq, "no start offset: the queue is skipped this round")
         if not all_locked:
             self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
+            self._step(REBALANCE_LATER, None, f"a lock was refused: another round in "
+                                              f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
         self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
         return changed
 
@@ -296,12 +342,20 @@ class RebalanceImpl:
         queue is still being consumed and the 20 s force-unlock delay since its
         last lock has not passed.
         """
+        self._step_persist(mq)
         if self.consume_orderly and self.message_model is MessageModel.CLUSTERING:
             self.offset_store.persist(mq)
             return self._try_remove_order_message_queue(mq, pq, now_ms)
         self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
+        self._step(REMOVE_OFFSET, mq)
         return True
+
+    def _step_persist(self, mq: MessageQueue) -> None:
+        if self.step_listener is not None:
+            held = self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_MEMORY)
+            self._step(PERSIST_OFFSET, mq, f"offset {held} sent to the broker" if held >= 0
+                       else "no offset in memory: nothing sent", held if held >= 0 else None)
 
     def _try_remove_order_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
         """Mirrors: RebalancePushImpl.java#tryRemoveOrderMessageQueue"""
@@ -310,8 +364,11 @@ class RebalanceImpl:
             if force_unlock or pq.try_consume_write_lock():
                 self.offset_store.persist(mq)
                 self.offset_store.remove_offset(mq)
+                self._step(REMOVE_OFFSET, mq)
                 pq.locked = False
                 self.unlock(mq, True, now_ms)
+                self._step(UNLOCK, mq, f"forced: more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
+                           if force_unlock else "no listener call in progress")
                 return True
             pq.inc_try_unlock_times()
         except Exception:
@@ -331,6 +388,7 @@ class RebalanceImpl:
     def remove_dirty_offset(self, mq: MessageQueue) -> None:
         """Mirrors: RebalancePushImpl.java#removeDirtyOffset"""
         self.offset_store.remove_offset(mq)
+        self._step(REMOVE_DIRTY_OFFSET, mq, "forget any offset held in memory from an earlier ownership")
 
     def destroy(self) -> None:
         """Drop every queue and clear the table (RebalanceImpl.java#destroy, at shutdown)."""
@@ -356,32 +414,33 @@ class RebalanceImpl:
         last = self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
         is_retry = mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
         if last >= 0:
-            result = last
+            result, rule = last, "the offset committed at the broker"
         elif last != -1:
             raise MQClientError(f"failed to query the consume offset of {mq} from the offset store")
         elif cfw is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-            result = 0
+            result, rule = 0, f"none committed; {cfw.value}: the first offset"
         elif cfw is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
             try:
                 if is_retry:
-                    result = self.api.get_max_offset(mq)
+                    result, rule = self.api.get_max_offset(mq), f"none committed; {cfw.value} on a retry topic: max"
                 else:
                     ts = self.config.consume_timestamp_ms
                     if ts is None:
                         ts = self.start_timestamp - DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS
-                    result = self.api.search_offset(mq, ts)
+                    result, rule = self.api.search_offset(mq, ts), f"none committed; {cfw.value}: stored at {ts} ms"
             except Exception as e:
                 raise MQClientError(f"search/max offset of {mq} failed: {e}") from e
         else:  # LAST_OFFSET and the deprecated LAST/MIN/MAX variants
             if is_retry:
-                result = 0
+                result, rule = 0, f"none committed; {cfw.value} on a retry topic: 0"
             else:
                 try:
-                    result = self.api.get_max_offset(mq)
+                    result, rule = self.api.get_max_offset(mq), f"none committed; {cfw.value}: the max offset"
                 except Exception as e:
                     raise MQClientError(f"max offset of {mq} failed: {e}") from e
         if result < 0:
             raise MQClientError(f"unexpected start offset {result} for {mq}")
+        self._step(START_OFFSET, mq, f"{result}: {rule}", result)
         return result
 
     def compute_pull_from_where(self, mq: MessageQueue) -> int:
