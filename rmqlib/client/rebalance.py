@@ -284,14 +284,14 @@ class RebalanceImpl:
             elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
                 pq.dropped = True
                 to_remove.append((mq, pq))
-                self._step(DROP, mq, "pull expired: no pull for more than 120 s")
+                self._step(DROP, mq, "pull expired (no pull for more than 120 s)")
         for mq, pq in to_remove:
             if self.remove_unnecessary_message_queue(mq, pq, now_ms):
                 del self.process_queue_table[mq]
                 changed = True
                 self._step(REMOVE_FROM_TABLE, mq)
             else:
-                self._step(KEEP_DROPPED, mq, "still consuming: kept, dropped, until a later round")
+                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until a later round")
 
         all_locked = True
         pull_requests: list[PullRequest] = []
@@ -313,10 +313,10 @@ class RebalanceImpl:
                 self._step(NEW_PULL_REQUEST, mq, f"first pull from offset {next_offset}, "
                                                  f"{DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later", next_offset)
             else:
-                self._step(NO_START_OFFSET, mq, "no start offset: the queue is skipped this round")
+                self._step(NO_START_OFFSET, mq, "no start offset, so the queue waits for a later round")
         if not all_locked:
             self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
-            self._step(REBALANCE_LATER, None, f"a lock was refused: another round in "
+            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round in "
                                               f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
         self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
         return changed
@@ -342,11 +342,12 @@ class RebalanceImpl:
         queue is still being consumed and the 20 s force-unlock delay since its
         last lock has not passed.
         """
-        self._step_persist(mq)
         if self.consume_orderly and self.message_model is MessageModel.CLUSTERING:
             self.offset_store.persist(mq)
+            self._step_persist(mq)
             return self._try_remove_order_message_queue(mq, pq, now_ms)
         self.offset_store.persist(mq)
+        self._step_persist(mq)
         self.offset_store.remove_offset(mq)
         self._step(REMOVE_OFFSET, mq)
         return True
@@ -367,7 +368,7 @@ class RebalanceImpl:
                 self._step(REMOVE_OFFSET, mq)
                 pq.locked = False
                 self.unlock(mq, True, now_ms)
-                self._step(UNLOCK, mq, f"forced: more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
+                self._step(UNLOCK, mq, f"forced, more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
                            if force_unlock else "no listener call in progress")
                 return True
             pq.inc_try_unlock_times()
@@ -418,29 +419,29 @@ class RebalanceImpl:
         elif last != -1:
             raise MQClientError(f"failed to query the consume offset of {mq} from the offset store")
         elif cfw is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-            result, rule = 0, f"none committed; {cfw.value}: the first offset"
+            result, rule = 0, f"none committed, {cfw.value} -> the first offset"
         elif cfw is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
             try:
                 if is_retry:
-                    result, rule = self.api.get_max_offset(mq), f"none committed; {cfw.value} on a retry topic: max"
+                    result, rule = self.api.get_max_offset(mq), f"none committed, {cfw.value} on a retry topic -> the max offset"
                 else:
                     ts = self.config.consume_timestamp_ms
                     if ts is None:
                         ts = self.start_timestamp - DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS
-                    result, rule = self.api.search_offset(mq, ts), f"none committed; {cfw.value}: stored at {ts} ms"
+                    result, rule = self.api.search_offset(mq, ts), f"none committed, {cfw.value} -> the first stored at {ts} ms"
             except Exception as e:
                 raise MQClientError(f"search/max offset of {mq} failed: {e}") from e
         else:  # LAST_OFFSET and the deprecated LAST/MIN/MAX variants
             if is_retry:
-                result, rule = 0, f"none committed; {cfw.value} on a retry topic: 0"
+                result, rule = 0, f"none committed, {cfw.value} on a retry topic -> 0"
             else:
                 try:
-                    result, rule = self.api.get_max_offset(mq), f"none committed; {cfw.value}: the max offset"
+                    result, rule = self.api.get_max_offset(mq), f"none committed, {cfw.value} -> the max offset"
                 except Exception as e:
                     raise MQClientError(f"max offset of {mq} failed: {e}") from e
         if result < 0:
             raise MQClientError(f"unexpected start offset {result} for {mq}")
-        self._step(START_OFFSET, mq, f"{result}: {rule}", result)
+        self._step(START_OFFSET, mq, f"{result} ({rule})", result)
         return result
 
     def compute_pull_from_where(self, mq: MessageQueue) -> int:

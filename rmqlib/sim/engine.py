@@ -498,9 +498,13 @@ class SimConsumer:
                 if self.orderly:
                     if outcome.dispatch_to_consume:
                         sim.env.process(self.consume_orderly(request.message_queue, request.process_queue))
-                else:
-                    self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue,
-                                                    outcome.msgs))
+                else:  # ConsumeMessageConcurrentlyService#submitConsumeRequest: one request per
+                    # consumeMessageBatchMaxSize messages (default 1), each on its own pool thread
+                    size = self.impl.config.consume_message_batch_max_size
+                    msgs = outcome.msgs
+                    for start in range(0, len(msgs), size):
+                        self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue,
+                                                        msgs[start:start + size] if len(msgs) > size else msgs))
         self.drain_pulls()
 
     def consume_orderly(self, mq, pq):
@@ -584,7 +588,11 @@ class SimConsumer:
             ppq.last_pop_timestamp = int(env.now)
             ppq.inc_found_msg(len(result.messages))
             sim.log(int(env.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
-            self.pool.submit(PopConsumeRequest(self, broker, ppq, result.messages))
+            size = self.impl.config.consume_message_batch_max_size  # submitPopConsumeRequest splits the same way
+            popped = result.messages
+            for start in range(0, len(popped), size):
+                self.pool.submit(PopConsumeRequest(self, broker, ppq,
+                                                   popped[start:start + size] if len(popped) > size else popped))
 
 
 class ConsumeRequest:

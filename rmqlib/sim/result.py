@@ -230,6 +230,26 @@ class SimResult:
             count += sum(1 for a, b in zip(spans, spans[1:]) if a.holder != b.holder and b.start_ms >= after_ms)
         return count
 
+    def redelivered_offsets(self) -> dict[str, list[int]]:
+        """Per queue (only those with any), the offsets consumed more than once, in order.
+
+        When broadcasting, "more than once" means by the same consumer (each consumer gets every message).
+        """
+        broadcasting = self.scenario.message_model == "BROADCASTING"
+        result = {}
+        for queue, batches in self.consumption.items():
+            seen: set = set()
+            again: set[int] = set()
+            for batch in batches:
+                for offset in batch.offsets:
+                    key = (batch.consumer, offset) if broadcasting else offset
+                    if key in seen:
+                        again.add(offset)
+                    seen.add(key)
+            if again:
+                result[queue] = sorted(again)
+        return result
+
     def consumed_by(self) -> dict[str, int]:
         """Messages consumed (deliveries) per consumer over the whole run."""
         return {cid: sum(series) for cid, series in self.load.items()}
