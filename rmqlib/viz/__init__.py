@@ -38,16 +38,23 @@ __all__ += [
     "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
 ]
 
+# The hand-over: one rebalance round step by step, and one queue changing owner in a run.
+from rmqlib.viz.handover import (  # noqa: E402
+    handover_figure, handover_panel, handover_view, moved_queues, queue_handover_figure,
+)
+
+__all__ += ["handover_figure", "handover_panel", "handover_view", "moved_queues", "queue_handover_figure"]
+
 # Kernel-free slider figures for the static site (python -m rmqlib.site build sets RMQLIB_STATIC=1).
 from rmqlib.viz.static import (  # noqa: E402
-    allocation_frames_figure, frames_figure, is_static, machine_room_frames_figure, process_queue_frames_figure,
-    ring_frames_figure, show_panel, use_static_renderer,
+    allocation_frames_figure, frames_figure, handover_frames_figure, is_static, machine_room_frames_figure,
+    process_queue_frames_figure, ring_frames_figure, show_panel, use_static_renderer,
 )
 
 if is_static():
     use_static_renderer()
 
 __all__ += [
-    "allocation_frames_figure", "frames_figure", "is_static", "machine_room_frames_figure",
+    "allocation_frames_figure", "frames_figure", "handover_frames_figure", "is_static", "machine_room_frames_figure",
     "process_queue_frames_figure", "ring_frames_figure", "show_panel", "use_static_renderer",
 ]

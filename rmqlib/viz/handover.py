@@ -184,10 +184,14 @@ def queue_handover_figure(result, queue: str | None = None, after_ms: int | None
                              marker=dict(symbol="circle-open", size=15, color=HIGHLIGHT, line=dict(width=2)),
                              hovertemplate="offset %{y} again at %{x:.3f} s<extra></extra>"))
     lo, hi = old.end_ms - window_ms[0], new.start_ms + window_ms[1]
-    for t, text in ((old.end_ms, f"{old.holder} drops it"), (new.start_ms, f"{new.holder} takes it")):
+    # labelled at the foot of the line, on its right: offsets grow with time, so that corner is empty
+    marks = ([(old.end_ms, f" {old.holder} drops it, {new.holder} takes it", "left")]
+             if new.start_ms - old.end_ms < 300 else
+             [(old.end_ms, f"{old.holder} drops it ", "right"), (new.start_ms, f" {new.holder} takes it", "left")])
+    for t, text, side in marks:
         fig.add_vline(x=_s(t), line_dash="dot", line_color="#555")
-        fig.add_annotation(x=_s(t), y=1, yref="paper", text=text, showarrow=False, yanchor="bottom",
-                           xanchor="right" if t == old.end_ms else "left", font=dict(size=11))
+        fig.add_annotation(x=_s(t), y=0, yref="paper", text=text, showarrow=False, yanchor="bottom",
+                           xanchor=side, font=dict(size=11, color="#444"))
     shown = [o for b in batches if lo <= b.end_ms <= hi for o in b.offsets]
     if title is None:
         title = (f"{short_queue(queue)} moves from {old.holder} to {new.holder}: "

@@ -15,6 +15,7 @@ panel's figure carries, so a browser test can read
   left would stay in ``meta.allocation``) and cannot hide traces a frame lacks.
 * :func:`allocation_frames_figure` -- the allocation panel with a "consumers" slider.
 * :func:`ring_frames_figure` -- the ring panel with a "virtual nodes" slider.
+* :func:`handover_frames_figure` -- the hand-over stepper with a "step" slider.
 * :func:`show_panel` -- what a notebook cell returns: the live panel in Jupyter,
   the frames figure when ``RMQLIB_STATIC=1`` (set by ``python -m rmqlib.site build``).
 * :func:`use_static_renderer` -- plotly figures render as HTML that does NOT
@@ -190,6 +191,13 @@ def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -
     """The ProcessQueue stepper (:func:`rmqlib.viz.process_queue_view`) with a plotly "step" slider (0..messages)."""
     steps = [(k, process_queue_view(messages, seed, k, slow)) for k in range(messages + 1)]
     return frames_figure(steps, "step", 0)
+
+
+def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
+    """The hand-over stepper (:func:`rmqlib.viz.handover.handover_view`) with a plotly "step" slider."""
+    from rmqlib.viz.handover import _cached_replay, handover_steps
+
+    return frames_figure(handover_steps(_cached_replay(replay_kwargs)), "step", 0)
 
 
 # --------------------------------------------------------------------------- notebook helper
