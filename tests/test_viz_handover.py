@@ -20,7 +20,8 @@ def test_each_frame_draws_the_tables_and_offsets_of_its_moment():
     replay = replay_handover(order=NEWCOMERS_FIRST)
     for k in (0, 5, len(replay.frames) - 1):
         frame, fig = replay.frames[k], handover_figure(replay, k)
-        assert fig.layout.meta["tables"] == {cid: {str(mq): s for mq, s in t.items()} for cid, t in frame.tables.items()}
+        tables = {cid: {str(mq): state for mq, state in t.items()} for cid, t in frame.tables.items()}
+        assert fig.layout.meta["tables"] == tables
         assert fig.layout.meta["broker_offsets"] == {str(mq): o for mq, o in frame.broker_offsets.items()}
         assert plain_title(fig.layout).startswith(f"Step {k}/{len(replay.frames) - 1}")
     # the step's own cell is circled: one ring on the consumer that acted

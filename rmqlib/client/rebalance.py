@@ -153,7 +153,8 @@ class RebalanceImpl:
                     raise ValueError(f"mqs: {mq!r} is not a MessageQueue of topic {topic!r}")
             self.topic_subscribe_info_table[topic] = mqs
 
-    def _step(self, action: str, mq: MessageQueue | None, detail: str = "", offset: int | None = None) -> None:
+    def _step(self, action: str, mq: MessageQueue | None, detail: str = "",
+              offset: int | None = None) -> None:
         if self.step_listener is not None:
             self.step_listener(RebalanceStep(self.client_id, action, mq, detail, offset))
 
@@ -423,12 +424,14 @@ class RebalanceImpl:
         elif cfw is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
             try:
                 if is_retry:
-                    result, rule = self.api.get_max_offset(mq), f"none committed, {cfw.value} on a retry topic -> the max offset"
+                    result = self.api.get_max_offset(mq)
+                    rule = f"none committed, {cfw.value} on a retry topic -> the max offset"
                 else:
                     ts = self.config.consume_timestamp_ms
                     if ts is None:
                         ts = self.start_timestamp - DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS
-                    result, rule = self.api.search_offset(mq, ts), f"none committed, {cfw.value} -> the first stored at {ts} ms"
+                    result = self.api.search_offset(mq, ts)
+                    rule = f"none committed, {cfw.value} -> the first stored at {ts} ms"
             except Exception as e:
                 raise MQClientError(f"search/max offset of {mq} failed: {e}") from e
         else:  # LAST_OFFSET and the deprecated LAST/MIN/MAX variants

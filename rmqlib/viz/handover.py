@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from rmqlib.client.handover import DROPPED, HandoverReplay, replay_handover
@@ -33,7 +32,8 @@ def _step_title(replay: HandoverReplay, index: int) -> str:
                 f"they run it in the order {', '.join(replay.order)}")
     step = frame.step
     where = f" · {short_queue(str(step.mq)).split('/', 1)[-1]}" if step.mq is not None else ""
-    return f"Step {index}/{last} · {step.client_id}{where} · {step.action}" + (f": {step.detail}" if step.detail else "")
+    head = f"Step {index}/{last} · {step.client_id}{where} · {step.action}"
+    return f"{head}: {step.detail}" if step.detail else head
 
 
 def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
