@@ -292,7 +292,7 @@ class RebalanceImpl:
                 changed = True
                 self._step(REMOVE_FROM_TABLE, mq)
             else:
-                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until a later round")
+                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
 
         all_locked = True
         pull_requests: list[PullRequest] = []

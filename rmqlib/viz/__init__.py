@@ -45,6 +45,11 @@ from rmqlib.viz.handover import (  # noqa: E402
 
 __all__ += ["handover_figure", "handover_panel", "handover_view", "moved_queues", "queue_handover_figure"]
 
+# Predict, then see: the reader commits to an answer, the model gives it.
+from rmqlib.viz.predict import Prediction  # noqa: E402
+
+__all__ += ["Prediction"]
+
 # Kernel-free slider figures for the static site (python -m rmqlib.site build sets RMQLIB_STATIC=1).
 from rmqlib.viz.static import (  # noqa: E402
     allocation_frames_figure, frames_figure, handover_frames_figure, is_static, machine_room_frames_figure,

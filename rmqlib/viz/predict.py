@@ -1,0 +1,109 @@
+"""Predict, then see: a question the reader answers before the book shows what the model says.
+
+:class:`Prediction` shows a question with choices (or a number box). The right answer is not in
+the cell: it is a function the book passes, called only once the reader has committed, so the
+answer always comes from the model (``lambda: replay_handover(...).redelivered[q]``). The feedback
+says whether the reader was right, what the model gives, and why.
+
+On the static site (no kernel) the same cell renders as a question with a collapsed answer.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+
+import ipywidgets as widgets
+
+from rmqlib.viz.static import is_static
+
+
+class Prediction:
+    """A question, the reader's answer, and the model's verdict.
+
+    ``choices``: the options (shown as given; the model's answer must be one of them), or None for
+    a number box. ``answer``: a zero-argument function computing the right answer with ``rmqlib``.
+    ``why``: one or two sentences shown with the verdict, right or wrong. A number box accepts an
+    answer within ``tolerance`` (relative) of the model's.
+    """
+
+    def __init__(self, question: str, answer: Callable[[], object], why: str,
+                 choices: Sequence | None = None, tolerance: float = 0.0):
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("question must be a non-empty str")
+        if not callable(answer):
+            raise TypeError("answer must be a zero-argument function that computes the right answer")
+        if not isinstance(why, str):
+            raise TypeError(f"why must be a str, got {type(why).__name__}")
+        if choices is not None:
+            choices = list(choices)
+            if len(choices) < 2 or len(set(map(str, choices))) != len(choices):
+                raise ValueError("choices must hold at least two distinct options")
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
+            raise ValueError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
+        self.question, self.why, self.choices, self.tolerance = question, why, choices, float(tolerance)
+        self._answer = answer
+        self._computed: list = []
+        self.verdict: str | None = None  # "right" or "wrong" once the reader has answered
+        self.feedback = widgets.HTML(value="")
+        if choices is None:
+            self.entry: widgets.ValueWidget = widgets.FloatText(value=None, description="your answer",
+                                                                style={"description_width": "initial"})
+        else:
+            self.entry = widgets.RadioButtons(options=[str(c) for c in choices], value=None,
+                                              layout=widgets.Layout(width="max-content"))
+        self.button = widgets.Button(description="Check", button_style="primary")
+        self.button.on_click(lambda _: self.check())
+        self.widget = widgets.VBox([widgets.HTML(f"<b>Predict:</b> {html.escape(question)}"), self.entry,
+                                    self.button, self.feedback])
+
+    def answer(self):
+        """The model's answer (computed once, on first use)."""
+        if not self._computed:
+            value = self._answer()
+            if self.choices is not None and str(value) not in map(str, self.choices):
+                raise ValueError(f"the model's answer {value!r} is not one of the choices {self.choices}")
+            self._computed.append(value)
+        return self._computed[0]
+
+    def _is_right(self, guess) -> bool:
+        right = self.answer()
+        if self.choices is not None:
+            return str(guess) == str(right)
+        try:
+            guess, right = float(guess), float(right)
+        except (TypeError, ValueError):
+            return False
+        return math.isclose(guess, right, rel_tol=self.tolerance, abs_tol=0 if self.tolerance else 1e-9)
+
+    def check(self, guess=None) -> str:
+        """Judge ``guess`` (default: what the reader entered) and show and return the feedback."""
+        guess = self.entry.value if guess is None else guess
+        if guess is None or guess == "":
+            text = "Pick an answer first: the point is to commit before you see."
+            self.verdict = None
+        else:
+            right = self._is_right(guess)
+            self.verdict = "right" if right else "wrong"
+            head = "Right." if right else f"Not quite: the model says {self.answer()}."
+            text = f"{head} {self.why}"
+        color = {"right": "#1CA71C", "wrong": "#B00"}.get(self.verdict or "", "#555")
+        self.feedback.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
+        return text
+
+    def static_html(self) -> str:
+        """The question with a collapsed answer, for a page without a kernel."""
+        options = "" if self.choices is None else "<ul>" + "".join(
+            f"<li>{html.escape(str(c))}</li>" for c in self.choices) + "</ul>"
+        return (f"<div class='rmqlib-predict'><p><b>Predict:</b> {html.escape(self.question)}</p>{options}"
+                f"<details><summary>Show the answer</summary><p>The model says <b>{html.escape(str(self.answer()))}"
+                f"</b>. {html.escape(self.why)}</p></details></div>")
+
+    def _repr_mimebundle_(self, **kwargs):
+        if is_static():
+            return {"text/html": self.static_html(), "text/plain": f"Predict: {self.question}"}
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+__all__ = ["Prediction"]
