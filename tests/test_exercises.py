@@ -38,7 +38,10 @@ def test_solution_cells_are_marked_like_nbgrader():
             if not nbg:
                 continue
             assert nbg["schema_version"] == 3
-            if nbg["solution"]:
+            if nbg["solution"] and nbg["grade"]:  # an answer in words, graded by hand, with a rubric
+                assert cell.cell_type == "markdown" and nbg["points"] > 0 and not nbg["locked"], path.name
+                assert "Rubric" in cell.source and exercises.BEGIN in cell.source, path.name
+            elif nbg["solution"]:
                 assert nbg == {"solution": True, "grade": False, "grade_id": nbg["grade_id"], "locked": False,
                                "schema_version": 3}
                 assert exercises.BEGIN in cell.source and exercises.END in cell.source, path.name
@@ -69,8 +72,9 @@ def test_student_versions_hide_every_solution(students):
         for cell in nb.cells:
             if cell.cell_type == "code":
                 assert not cell.outputs and cell.execution_count is None
-            if exercises.is_solution(cell):
-                assert "raise NotImplementedError()" in cell.source
+            if exercises.is_solution(cell):  # code: the stub raises; words: the answer cell is blank
+                assert ("raise NotImplementedError()" in cell.source if cell.cell_type == "code"
+                        else cell.source == exercises.TEXT_STUB)
 
 
 def test_clear_solution_keeps_indentation_and_surroundings():
@@ -111,7 +115,7 @@ def test_student_version_fails_only_with_not_implemented_error(students, name):
         # A solution cell raises its stub; a check cell may only fail because the answer it checks is still a stub.
         assert out.ename == "NotImplementedError", f"cell {i} failed with {out.ename}: {out.evalue}\n{cell.source}"
         assert exercises.is_solution(cell) or exercises.is_test(cell), f"cell {i} is neither solution nor check"
-    solution_cells = [i for i, c in enumerate(nb.cells) if exercises.is_solution(c)]
+    solution_cells = [i for i, c in enumerate(nb.cells) if exercises.is_solution(c) and c.cell_type == "code"]
     failed = {i for i, _, _ in failing}
     for i in solution_cells:
         # every exercise is unanswered: its solution cell or the check right after it fails
