@@ -98,6 +98,15 @@ def test_every_chapter_has_the_chapter_shape(path):
     assert ".java" in text or path.name.startswith("00_"), "name the Java files the chapter explains"
 
 
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name[:2] >= "02"], ids=lambda p: p.name)
+def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
+    cells = _load(path)["cells"]
+    asks = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "Prediction(" in _source(c)]
+    assert asks, "no Prediction: ask the reader to commit to an answer before the book shows it"
+    checks = [i for i, c in enumerate(cells) if _source(c).startswith("## The book checks itself")]
+    assert asks[0] < checks[0], "the prediction comes before the answers"
+
+
 def test_the_storage_check_flags_a_stale_student_notebook():
     checker = _checker()
     source = (ROOT / "exercises" / "source" / "02_sharing_evenly.ipynb").read_text(encoding="utf-8")

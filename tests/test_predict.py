@@ -5,11 +5,11 @@ import pytest
 from rmqlib.viz.predict import Prediction
 
 
-def test_the_answer_is_computed_only_once_the_reader_has_committed():
+def test_the_answer_is_computed_once_when_the_question_is_made_and_shown_only_after_a_commitment():
     calls = []
     p = Prediction("How many?", lambda: calls.append(1) or 7, "Because.", choices=[0, 7, 20])
-    assert calls == [] and p.verdict is None
-    assert p.check().startswith("Pick an answer first") and calls == []
+    assert calls == [1] and p.verdict is None and "7" not in p.feedback.value
+    assert p.check().startswith("Pick an answer first") and "7" not in p.feedback.value
     p.entry.value = "20"
     assert p.check() == "Not quite: the model says 7. Because." and p.verdict == "wrong"
     p.entry.value = "7"
@@ -50,6 +50,5 @@ def test_bad_arguments_are_named(kwargs, error, word):
 
 
 def test_a_model_answer_outside_the_choices_is_an_error_not_a_silent_wrong_verdict():
-    p = Prediction("q?", lambda: 5, "w", choices=[1, 2])
     with pytest.raises(ValueError, match="not one of the choices"):
-        p.check(1)
+        Prediction("q?", lambda: 5, "w", choices=[1, 2])

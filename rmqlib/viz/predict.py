@@ -1,9 +1,10 @@
 """Predict, then see: a question the reader answers before the book shows what the model says.
 
-:class:`Prediction` shows a question with choices (or a number box). The right answer is not in
-the cell: it is a function the book passes, called only once the reader has committed, so the
-answer always comes from the model (``lambda: replay_handover(...).redelivered[q]``). The feedback
-says whether the reader was right, what the model gives, and why.
+:class:`Prediction` shows a question with choices (or a number box). The right answer is not typed
+in the cell: it is a function the book passes (``lambda: replay_handover(...).redelivered[q]``),
+so the answer always comes from the model. It is computed when the cell runs (so a broken answer
+fails the notebook's tests, and a wrong set of choices too) but shown only once the reader has
+committed. The feedback says whether the reader was right, what the model gives, and why.
 
 On the static site (no kernel) the same cell renders as a question with a collapsed answer.
 """
@@ -45,6 +46,7 @@ class Prediction:
         self.question, self.why, self.choices, self.tolerance = question, why, choices, float(tolerance)
         self._answer = answer
         self._computed: list = []
+        self.answer()  # now, so that a broken answer fails when the cell runs, not when a reader checks
         self.verdict: str | None = None  # "right" or "wrong" once the reader has answered
         self.feedback = widgets.HTML(value="")
         if choices is None:
@@ -59,7 +61,7 @@ class Prediction:
                                     self.button, self.feedback])
 
     def answer(self):
-        """The model's answer (computed once, on first use)."""
+        """The model's answer (computed once, when the question is made)."""
         if not self._computed:
             value = self._answer()
             if self.choices is not None and str(value) not in map(str, self.choices):
