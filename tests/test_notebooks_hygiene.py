@@ -107,6 +107,23 @@ def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
     assert asks[0] < checks[0], "the prediction comes before the answers"
 
 
+JAVA_COMMIT = "8fc57f1468d182eea11c01e089c0250d647dc5f3"  # the RocketMQ source the book was checked against
+JAVA_MENTION = re.compile(r"`[\w./-]*\.java`")
+JAVA_LINK = re.compile(r"\[`[\w./-]*?([\w]+\.java)`\]\(https://github\.com/apache/rocketmq/blob/(\w+)/[\w/.-]+/\1(#L\d+)?\)")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_every_java_file_the_book_names_is_a_permalink_at_the_pinned_commit(path):
+    for cell in _load(path)["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = _source(cell)
+        linked = JAVA_LINK.findall(text)
+        assert all(commit == JAVA_COMMIT for _, commit, _ in linked), "link to the pinned commit"
+        bare = JAVA_MENTION.findall(JAVA_LINK.sub("", text))
+        assert not bare, f"link these to the Java source at {JAVA_COMMIT[:8]}: {bare}"
+
+
 def test_the_storage_check_flags_a_stale_student_notebook():
     checker = _checker()
     source = (ROOT / "exercises" / "source" / "02_sharing_evenly.ipynb").read_text(encoding="utf-8")
