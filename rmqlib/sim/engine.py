@@ -14,10 +14,11 @@ Modelling choices:
 
 * Producers send in bursts every ``produce_batch_ms``; a message's store time
   is its burst time, so the measured latency (store to consume) is unaffected.
-* A pulled batch is consumed as one task on the consumer's thread pool
-  (``consume_threads`` wide); its messages finish one after another, every
-  ``consume_time_ms``. A task whose ProcessQueue was dropped before it started
-  is skipped, as Java's ConsumeRequest checks ``isDropped`` first.
+* A pulled batch goes to the consumer's thread pool (``consume_threads`` wide)
+  as one task per ``consumeMessageBatchMaxSize`` messages (default 1), as
+  ``submitConsumeRequest`` splits it; a task's messages finish one after
+  another, every ``consume_time_ms``. A task whose ProcessQueue was dropped
+  before it started is skipped, as Java's ConsumeRequest checks ``isDropped`` first.
 * Broker calls made by the rebalance (consumer list, locks, offsets,
   heartbeats) take no simulated time; pulls and pops take ``rpc_latency_ms``
   each way.
