@@ -107,6 +107,15 @@ def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
     assert asks[0] < checks[0], "the prediction comes before the answers"
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapters_that_simulate_point_to_the_simulator_appendix(path):
+    cells = _load(path)["cells"]
+    simulates = any(re.search(r"\b(simulate|run_variants|sweep)\(", _source(c)) for c in cells if c["cell_type"] == "code")
+    prose = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
+    if simulates and not path.name.startswith("13_"):
+        assert "chapter 13" in prose, "say where the simulator's assumptions and counts are explained (chapter 13)"
+
+
 JAVA_COMMIT = "8fc57f1468d182eea11c01e089c0250d647dc5f3"  # the RocketMQ source the book was checked against
 JAVA_MENTION = re.compile(r"`[\w./-]*\.java`")
 JAVA_LINK = re.compile(r"\[`[\w./-]*?([\w]+\.java)`\]\(https://github\.com/apache/rocketmq/blob/(\w+)/[\w/.-]+/\1(#L\d+)?\)")
