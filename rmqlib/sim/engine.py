@@ -240,6 +240,8 @@ class SimBroker:
                 for _ in range(due):
                     put(topic, queue_id, now, body_size, None, str(new_id()))  # tags None, uniq_key
                 sent[k] += due
+            if sim.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
+                sim.log(now, "reput", self.name, _queue_counts(self.store.commit_log[self.store.reput_from_index:]))
             self.store.reput(now)
             self.flush_pull_answers()
 
@@ -256,7 +258,11 @@ class SimClientAPI:
 
     def find_consumer_id_list(self, topic, group):
         broker = self.sim.brokers[self.sim.rng.choice(self.sim.broker_names)]
-        return broker.consumer_manager.get_consumer_id_list(group)
+        ids = broker.consumer_manager.get_consumer_id_list(group)
+        if self.sim.trace:
+            self.sim.log(int(self.sim.env.now), "find consumer ids", self.consumer.cid,
+                         f"{broker.name}: {topic}, {len(ids or ())} member(s)")
+        return ids
 
     def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
         broker = self._broker(broker_name)
@@ -329,6 +335,11 @@ class SimConsumer:
         self.impl = RebalanceImpl(sc.consumer_group, self.cid, SimClientAPI(self), sc.strategy, config=config,
                                   consume_orderly=sc.consume_mode == ORDERLY, pull_service=PullMessageService(),
                                   rebalance_service=self.service, now_ms=now)
+        if sim.trace:  # each step of the queue-table update, as Java logs it
+            self.impl.step_listener = lambda step: sim.log(
+                int(sim.env.now), "step", self.cid,
+                f"{step.action} {step.mq.broker_name} {step.mq.topic}@{step.mq.queue_id}" if step.mq is not None
+                else step.action)
         for topic in sc.topics:
             self.impl.subscribe(topic, "*", now)
         for topic in list(self.impl.subscription_inner):
@@ -685,9 +696,10 @@ class ConsumePool:
 class Simulation:
     """One run: the brokers, the consumers, the clock and the recorder."""
 
-    def __init__(self, scenario: Scenario, seed: int):
+    def __init__(self, scenario: Scenario, seed: int, trace: bool = False):
         scenario.validate()
         self.scenario, self.seed = scenario, seed
+        self.trace = trace  # also log what a sequence diagram needs: consumer lists, steps, pulls, reputs
         self.rng = random.Random(seed)
         self.env = _Environment()
         self.later = self.env.later  # later(delay_ms, action, *args): run action(*args) delay_ms from now
@@ -770,6 +782,8 @@ class Simulation:
                                     consumer.cid, consumer.channel_names[mq.broker_name], opaque)
         self.pending_pulls[opaque] = (consumer, request)
         self.pulls += 1
+        if self.trace:
+            self.log(now_ms, "pull", consumer.cid, f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}")
         self.later(sc.rpc_latency_ms, self._pull_at_broker, self.brokers[mq.broker_name], header)
 
     def _pull_at_broker(self, broker: SimBroker, header):
@@ -783,6 +797,10 @@ class Simulation:
 
     def answer_pull(self, response):
         consumer, request = self.pending_pulls.pop(response.request.opaque, (None, None))
+        if self.trace and consumer is not None:
+            header = response.request
+            self.log(int(self.env.now), "pull answered", request.message_queue.broker_name,
+                     f"to {consumer.cid}: {header.topic}@{header.queue_id} {len(response.messages)} message(s)")
         if consumer is not None:
             self.later(self.scenario.rpc_latency_ms, consumer.on_pull_answer, request, response)
 
@@ -938,12 +956,25 @@ _CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow 
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
+def _queue_counts(dispatched) -> str:
+    """``TopicTest@0 x2, TopicTest@3`` for the messages one reput dispatched."""
+    counts: dict[str, int] = {}
+    for m in dispatched:
+        key = f"{m.topic}@{m.queue_id}"
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in counts.items())
+
+
 def _names(mqs) -> str:
     return ", ".join(str(mq) for mq in sorted(mqs))
 
 
-def simulate(scenario: Scenario, seed: int = 0) -> SimResult:
+def simulate(scenario: Scenario, seed: int = 0, trace: bool = False) -> SimResult:
     """Run ``scenario`` in simulated time; the same seed gives the same result.
+
+    ``trace=True`` also logs every consumer-list query, queue-table step, pull, answer and reput
+    (kinds ``find consumer ids``, ``step``, ``pull``, ``pull answered``, ``reput``), for
+    :func:`rmqlib.viz.sequence_figure`; it changes nothing else in the run.
 
     >>> from rmqlib.sim import scenarios, simulate
     >>> result = simulate(scenarios.steady_state(duration_ms=30_000, drain_ms=30_000), seed=1)
@@ -954,4 +985,6 @@ def simulate(scenario: Scenario, seed: int = 0) -> SimResult:
         raise ValueError(f"scenario must be a Scenario, got {type(scenario).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an int, got {seed!r}")
-    return Simulation(scenario, seed).run()
+    if not isinstance(trace, bool):
+        raise TypeError(f"trace must be a bool, got {type(trace).__name__}")
+    return Simulation(scenario, seed, trace).run()

@@ -45,6 +45,11 @@ from rmqlib.viz.handover import (  # noqa: E402
 
 __all__ += ["handover_figure", "handover_panel", "handover_view", "moved_queues", "queue_handover_figure"]
 
+# A sequence diagram drawn from a traced run's own log.
+from rmqlib.viz.sequence import sequence_figure  # noqa: E402
+
+__all__ += ["sequence_figure"]
+
 # Predict, then see: the reader commits to an answer, the model gives it.
 from rmqlib.viz.predict import Prediction  # noqa: E402
 

@@ -1,0 +1,143 @@
+"""A sequence diagram drawn from a simulated run's own event log, so the picture cannot drift from the model.
+
+:func:`sequence_figure` takes a :class:`~rmqlib.sim.SimResult` (run with ``simulate(..., trace=True)``
+for the consumer-list queries, queue-table steps, pulls, answers and reputs) and a time window, and
+draws one lifeline per consumer and broker, time going down. A message between two parties is an
+arrow; something one party does alone is a dot on its lifeline. Events are spaced one row apart in
+log order (many happen in the same millisecond); the left axis gives each row's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import plotly.graph_objects as go
+
+from rmqlib.viz.style import house_style
+
+#: Event kinds by the part of the loop they belong to, with the colour they are drawn in.
+MEMBERSHIP = ("join", "leave", "heartbeat", "channel closed", "channel expired", "notify", "find consumer ids")
+REBALANCE = ("rebalance", "step", "take", "drop", "lock", "unlock")
+PULLING = ("pull", "pull held", "reput", "pull answered")
+COLORS = {**dict.fromkeys(MEMBERSHIP, "#2E91E5"), **dict.fromkeys(REBALANCE, "#1CA71C"),
+          **dict.fromkeys(PULLING, "#EB663B")}
+DEFAULT_KINDS = ("join", "heartbeat", "notify", "find consumer ids", "rebalance", "step", "pull", "pull held",
+                 "reput", "pull answered", "channel closed", "channel expired", "leave")
+
+
+def _ends(event, brokers: Sequence[str]) -> tuple[str, str | None, str]:
+    """(from, to or None for a lone event, label) of one log event."""
+    kind, who, detail = event.kind, event.who, event.detail
+    if kind == "notify":                       # detail "from broker-a": the broker tells the consumer
+        return detail.removeprefix("from "), who, "NOTIFY_CONSUMER_IDS_CHANGED"
+    if kind == "find consumer ids":            # "broker-a: TopicTest, 3 member(s)"
+        broker, rest = detail.split(": ", 1)
+        return who, broker, f"findConsumerIdList {rest}"
+    if kind == "pull":                         # "broker-a TopicTest@2 from 100"
+        broker, rest = detail.split(" ", 1)
+        return who, broker, f"pull {rest}"
+    if kind == "pull answered":                # "to c1: TopicTest@2 3 message(s)"
+        target, rest = detail.removeprefix("to ").split(": ", 1)
+        return who, target, rest
+    if kind == "channel closed":               # the broker sees the consumer's socket close
+        return detail, who, "channel closed"
+    if kind == "heartbeat":                    # to every broker: drawn to the first, labelled for all
+        return who, brokers[0] if brokers else None, "HEART_BEAT (to every broker)"
+    if kind == "step":                         # "drop broker-a TopicTest@2"
+        return who, None, detail
+    if kind == "pull held":                    # "TopicTest@2 from c1"
+        return who, None, f"hold {detail.split(' from ')[0]}"
+    label = f"{kind} {detail}".strip()
+    return who, None, label
+
+
+def _about_queue(event, broker: str, queue: str) -> bool:
+    """Whether ``event`` concerns queue ``queue`` ("TopicTest@2") of ``broker``, or the whole group."""
+    kind, who, detail = event.kind, event.who, event.detail
+    if kind in ("step", "pull"):
+        return f"{broker} {queue}" in detail
+    if kind in ("pull held", "pull answered", "reput"):
+        return who == broker and queue in detail.replace(",", " ").replace(":", " ").split()
+    return kind not in ("lock", "unlock", "take", "drop")
+
+
+def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = DEFAULT_KINDS,
+                    actors: Sequence[str] | None = None, queue: tuple[str, str] | None = None, max_events: int = 80,
+                    title: str | None = None) -> go.Figure:
+    """The events of ``result`` between ``start_ms`` and ``end_ms`` (inclusive) as a sequence diagram.
+
+    ``kinds`` picks event kinds; ``actors`` (client ids and broker names) the lifelines, in order
+    (default: every consumer in start order, then every broker); an event is kept when all its ends are
+    lifelines. ``queue``, a ``(broker, "topic@id")`` pair such as ``("broker-b", "TopicTest@2")``, keeps the
+    events about that queue and those about the whole group (heartbeats, notifications, rounds). At most ``max_events``
+    rows are drawn (the first ones); the title says when some were left out.
+    """
+    if start_ms > end_ms:
+        raise ValueError(f"start_ms ({start_ms}) must not be after end_ms ({end_ms})")
+    if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+        raise ValueError(f"max_events must be an int >= 1, got {max_events!r}")
+    kinds = set(kinds)
+    brokers = list(result.scenario.brokers)
+    lifelines = list(actors) if actors is not None else [s.client_id for s in result.scenario.consumers] + brokers
+    if len(set(lifelines)) != len(lifelines) or not lifelines:
+        raise ValueError(f"actors must name distinct lifelines, got {lifelines}")
+    column = {name: i for i, name in enumerate(lifelines)}
+    rows = []
+    for event in result.events:
+        if event.time_ms < start_ms or event.kind not in kinds:
+            continue
+        if event.time_ms > end_ms:
+            break
+        src, dst, label = _ends(event, [b for b in brokers if b in column])
+        if src not in column or (dst is not None and dst not in column):
+            continue
+        if queue is not None and not _about_queue(event, *queue):
+            continue
+        rows.append((event, src, dst, label))
+    shown = rows[:max_events]
+    fig = go.Figure()
+    for x, name in enumerate(lifelines):  # the lifelines
+        fig.add_trace(go.Scatter(x=[x, x], y=[-0.8, max(len(shown), 1) - 0.2], mode="lines", showlegend=False,
+                                 line=dict(color="#BBBBBB", width=1, dash="dot"), hoverinfo="skip"))
+    lone = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}
+    for y, (event, src, dst, label) in enumerate(shown):
+        color = COLORS.get(event.kind, "#555")
+        hover = f"{event.time_ms} ms · {event.kind} · {event.who} {event.detail}"
+        if dst is None or dst == src:
+            lone["x"].append(column[src])
+            lone["y"].append(y)
+            lone["text"].append(label)
+            lone["color"].append(color)
+            lone["hover"].append(hover)
+            lone["side"].append("middle left" if column[src] == len(lifelines) - 1 else "middle right")
+            continue
+        a, b = column[src], column[dst]
+        fig.add_annotation(x=b, y=y, ax=a, ay=y, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
+                           arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor=color, text="")
+        fig.add_annotation(x=(a + b) / 2, y=y, text=label, showarrow=False, yshift=8, font=dict(size=10, color=color),
+                           hovertext=hover)
+    fig.add_trace(go.Scatter(x=lone["x"], y=lone["y"], mode="markers+text", text=lone["text"], textposition=lone["side"],
+                             marker=dict(size=8, color=lone["color"]), textfont=dict(size=10), showlegend=False,
+                             hovertext=lone["hover"], hoverinfo="text"))
+    for name, color in (("membership", COLORS["notify"]), ("rebalance", COLORS["rebalance"]),
+                        ("pulling", COLORS["pull"])):  # a legend entry per part of the loop
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(color=color, width=3)))
+    times = [event.time_ms for event, _, _, _ in shown]
+    ticks = [y for y, t in enumerate(times) if y == 0 or t != times[y - 1]]
+    if title is None:
+        left_out = f"; first {len(shown)} of {len(rows)} events" if len(rows) > len(shown) else ""
+        title = f"The run's own log, {start_ms}-{end_ms} ms ({result.scenario.name}, seed {result.seed}{left_out})"
+    fig.update_layout(
+        title=title, height=170 + 26 * max(len(shown), 4),
+        xaxis=dict(tickvals=list(range(len(lifelines))), ticktext=lifelines, side="top", showgrid=False,
+                   zeroline=False, range=[-0.5, len(lifelines) - 0.2]),
+        yaxis=dict(autorange="reversed", tickvals=ticks, ticktext=[f"{times[y]} ms" for y in ticks], showgrid=False,
+                   zeroline=False, title=None),
+        legend=dict(title="part of the loop"),
+        meta={"view": "sequence", "lifelines": lifelines, "events": [[e.time_ms, e.kind, src, dst, label]
+                                                                     for e, src, dst, label in shown],
+              "left_out": len(rows) - len(shown)})
+    return house_style(fig)
+
+
+__all__ = ["COLORS", "DEFAULT_KINDS", "MEMBERSHIP", "PULLING", "REBALANCE", "sequence_figure"]
