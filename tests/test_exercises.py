@@ -28,6 +28,14 @@ def test_every_chapter_from_02_to_05_has_an_exercise_notebook_with_two_graded_pa
         assert sum(exercises.is_test(c) for c in nb.cells) >= 2
 
 
+def test_every_set_asks_at_least_one_question_answered_in_words_and_graded_by_hand():
+    for path in SOURCES:
+        nb = nbformat.read(path, as_version=4)
+        manual = [c for c in nb.cells if c.cell_type == "markdown" and exercises.is_solution(c)
+                  and c.metadata["nbgrader"].get("grade")]
+        assert manual, f"{path.name}: add an 'explain why' question with a rubric"
+
+
 def test_solution_cells_are_marked_like_nbgrader():
     for path in SOURCES:
         nb = nbformat.read(path, as_version=4)
