@@ -1,7 +1,7 @@
 """Open the book in JupyterLab: ``rmqlib book`` (or ``python -m rmqlib.book``).
 
 It starts ``jupyter lab`` on the whole repository (``chapters/`` and ``exercises/`` in the file
-browser), opens the preface, and sets two things for this server only:
+browser), opens the preface, and sets three things for this server only:
 
 * :class:`BookContentsManager`, so that opening a chapter does not change it. JupyterLab copies the
   running kernel's ``language_info`` (with the exact Python version) into a notebook as soon as the
@@ -10,6 +10,8 @@ browser), opens the preface, and sets two things for this server only:
   back what the file on disk had, so a reading leaves the committed metadata as it was.
 * ``settings/overrides.json`` beside this module as JupyterLab's settings defaults: no "get notified
   about Jupyter news?" pop-up over the book. A choice the reader made in their own settings wins.
+* ``settings/page_config.json``: nbgrader's JupyterLab tools (menus, a "Create Assignment" panel),
+  which the test extra installs for the exercise tests, are for instructors and stay out of the book.
 
 Arguments after ``rmqlib book`` go to ``jupyter lab`` (``--allow-root``, ``--no-browser``, ``--port``).
 """

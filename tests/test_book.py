@@ -55,6 +55,13 @@ def test_lab_command_serves_the_whole_repository_and_opens_the_preface():
     assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
 
 
+def test_the_book_hides_the_instructors_nbgrader_tools_from_readers():
+    from jupyterlab_server.config import get_page_config
+
+    page_config = get_page_config([], app_settings_dir=str(book.SETTINGS_DIR))
+    assert page_config["disabledExtensions"].get("@jupyter/nbgrader") is True
+
+
 def test_find_book_root_names_what_is_missing(tmp_path, monkeypatch):
     assert book.find_book_root() == ROOT
     monkeypatch.setattr(book, "PACKAGE", tmp_path / "rmqlib")
