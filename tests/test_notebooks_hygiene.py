@@ -109,6 +109,10 @@ def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
     assert asks, "no Prediction: ask the reader to commit to an answer before the book shows it"
     checks = [i for i, c in enumerate(cells) if _source(c).startswith("## The book checks itself")]
     assert asks[0] < checks[0], "the prediction comes before the answers"
+    for i in asks:  # its code holds the explanation: collapsed in JupyterLab and on the site, or it gives it away
+        meta = cells[i]["metadata"]
+        assert meta.get("jupyter", {}).get("source_hidden") is True and "hide-input" in meta.get("tags", []), \
+            f"cell {i}: hide the Prediction's source (jupyter.source_hidden and the hide-input tag)"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
