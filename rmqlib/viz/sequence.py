@@ -9,6 +9,7 @@ log order (many happen in the same millisecond); the left axis gives each row's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
@@ -21,8 +22,9 @@ REBALANCE = ("rebalance", "step", "take", "drop", "lock", "unlock")
 PULLING = ("pull", "pull held", "reput", "pull answered")
 COLORS = {**dict.fromkeys(MEMBERSHIP, "#2E91E5"), **dict.fromkeys(REBALANCE, "#1CA71C"),
           **dict.fromkeys(PULLING, "#EB663B")}
-DEFAULT_KINDS = ("join", "heartbeat", "notify", "find consumer ids", "rebalance", "step", "pull", "pull held",
-                 "reput", "pull answered", "channel closed", "channel expired", "leave")
+_MQ = re.compile(r"MessageQueue \[topic=([^,]+), brokerName=([^,]+), queueId=(\d+)\]")
+DEFAULT_KINDS = ("join", "heartbeat", "notify", "find consumer ids", "rebalance", "step", "lock", "unlock", "pull",
+                 "pull held", "reput", "pull answered", "channel closed", "channel expired", "leave")
 
 
 def _ends(event, brokers: Sequence[str]) -> tuple[str, str | None, str]:
@@ -45,6 +47,8 @@ def _ends(event, brokers: Sequence[str]) -> tuple[str, str | None, str]:
         return who, brokers[0] if brokers else None, "HEART_BEAT (to every broker)"
     if kind == "step":                         # "drop broker-a TopicTest@2"
         return who, None, detail
+    if kind in ("lock", "unlock", "take", "drop"):  # one or more "MessageQueue [topic=T, brokerName=b, queueId=2]"
+        return who, None, f"{kind} " + ", ".join(f"{b} {t}@{q}" for t, b, q in _MQ.findall(detail))
     if kind == "pull held":                    # "TopicTest@2 from c1"
         return who, None, f"hold {detail.split(' from ')[0]}"
     label = f"{kind} {detail}".strip()
@@ -58,7 +62,10 @@ def _about_queue(event, broker: str, queue: str) -> bool:
         return f"{broker} {queue}" in detail
     if kind in ("pull held", "pull answered", "reput"):
         return who == broker and queue in detail.replace(",", " ").replace(":", " ").split()
-    return kind not in ("lock", "unlock", "take", "drop")
+    if kind in ("lock", "unlock", "take", "drop"):  # MessageQueue [topic=T, brokerName=b, queueId=2] (, ...)
+        topic, queue_id = queue.split("@")
+        return f"topic={topic}, brokerName={broker}, queueId={queue_id}]" in detail
+    return True
 
 
 def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = DEFAULT_KINDS,

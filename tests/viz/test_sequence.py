@@ -59,3 +59,15 @@ def test_bad_arguments_are_named(runs, kwargs, error):
 def test_trace_must_be_a_bool():
     with pytest.raises(TypeError, match="trace"):
         simulate(scenarios.steady_state(duration_ms=20_000, drain_ms=5_000), seed=1, trace="yes")
+
+
+def test_a_graceful_orderly_shutdown_unlocks_before_anyone_locks_the_queue_again():
+    run = simulate(scenarios.scale_in(consume_mode="ORDERLY", produce_rate_per_queue=2.0, duration_ms=80_000,
+                                      drain_ms=10_000), seed=1, trace=True)
+    fig = sequence_figure(run, 60_000, 60_600, actors=["10.0.0.4@1004", "10.0.0.2@1002", "broker-b"],
+                          queue=("broker-b", "TopicTest@2"))
+    kinds = [(r[1], r[2]) for r in fig.layout.meta["events"]]
+    assert kinds.index(("unlock", "10.0.0.4@1004")) < kinds.index(("leave", "10.0.0.4@1004")) \
+        < kinds.index(("lock", "10.0.0.2@1002")) < kinds.index(("pull", "10.0.0.2@1002"))
+    # events about other queues are left out
+    assert all("queueId=3" not in r[4] or "queueId=2" in r[4] for r in fig.layout.meta["events"])
