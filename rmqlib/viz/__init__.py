@@ -25,15 +25,15 @@ __all__ = [
 
 # Simulation timelines and sweeps (chapters 06-11), and the ProcessQueue step-through.
 from rmqlib.viz.timeline import (  # noqa: E402
-    TIMELINE_EVENTS, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure, short_queue,
-    sweep_figure,
+    TIMELINE_EVENTS, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure, retry_figure,
+    short_queue, sweep_figure,
 )
 from rmqlib.viz.process_queue import (  # noqa: E402
     Step, ack_order, process_queue_panel, process_queue_steps, process_queue_view,
 )
 
 __all__ += [
-    "TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure", "ownership_timeline_figure",
+    "TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure", "ownership_timeline_figure", "retry_figure",
     "short_queue", "sweep_figure",
     "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
 ]

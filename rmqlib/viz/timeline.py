@@ -325,3 +325,39 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
 
 __all__ = ["TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure",
            "ownership_timeline_figure", "short_queue", "sweep_figure"]
+
+
+# --------------------------------------------------------------------------- retries
+
+def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) -> go.Figure:
+    """Deliveries of a message that keeps failing, one row of markers per timeline
+    (:func:`rmqlib.client.retry.concurrent_retry_timeline`, ``orderly_retry_timeline``): time since the first
+    delivery on a log axis, a red cross where the message reaches the dead-letter queue."""
+    if not timelines:
+        raise ValueError("timelines must hold at least one named timeline")
+    fig = go.Figure()
+    dead_x, dead_y, dead_text = [], [], []
+    for k, (name, attempts) in enumerate(timelines.items()):
+        live = [a for a in attempts if not a.topic.startswith("%DLQ%")]
+        fig.add_trace(go.Scatter(
+            x=[max(a.at_ms, 500) / 1000 for a in live], y=[name] * len(live), mode="markers", name=name,
+            marker=dict(size=9, color=consumer_colors(list(timelines))[name]),
+            customdata=[[a.number, a.at_ms, a.topic] for a in live],
+            hovertemplate="delivery %{customdata[0]} at %{customdata[1]} ms<br>from %{customdata[2]}<extra></extra>"))
+        for a in attempts:
+            if a.topic.startswith("%DLQ%"):
+                dead_x.append(max(a.at_ms, 500) / 1000)
+                dead_y.append(name)
+                dead_text.append(f"{a.topic} after {a.number - 1} retries")
+    fig.add_trace(go.Scatter(x=dead_x, y=dead_y, mode="markers", name="dead-letter queue",
+                             marker=dict(symbol="x", size=13, color="#FB0D0D"), text=dead_text,
+                             hovertemplate="%{text}<extra></extra>"))
+    if title is None:
+        title = "When a message that keeps failing is delivered again, and where it ends"
+    fig.update_layout(
+        title=title, height=max(300, 150 + 60 * len(timelines)),
+        xaxis=dict(title="time since the first delivery (s, log scale; the first delivery drawn at 0.5 s)", type="log"),
+        yaxis=dict(type="category", categoryorder="array", categoryarray=list(timelines)[::-1], title=None),
+        legend=dict(title="retries"),
+        meta={"view": "retries", "timelines": {n: [list(a) for a in t] for n, t in timelines.items()}})
+    return house_style(fig)
