@@ -510,13 +510,9 @@ class SimConsumer:
                 if self.orderly:
                     if outcome.dispatch_to_consume:
                         sim.env.process(self.consume_orderly(request.message_queue, request.process_queue))
-                else:  # ConsumeMessageConcurrentlyService#submitConsumeRequest: one request per
-                    # consumeMessageBatchMaxSize messages (default 1), each on its own pool thread
-                    size = self.impl.config.consume_message_batch_max_size
-                    msgs = outcome.msgs
-                    for start in range(0, len(msgs), size):
-                        self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue,
-                                                        msgs[start:start + size] if len(msgs) > size else msgs))
+                else:
+                    for msgs in _consume_batches(outcome.msgs, self.impl.config.consume_message_batch_max_size):
+                        self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue, msgs))
         self.drain_pulls()
 
     def consume_orderly(self, mq, pq):
@@ -600,11 +596,8 @@ class SimConsumer:
             ppq.last_pop_timestamp = int(env.now)
             ppq.inc_found_msg(len(result.messages))
             sim.log(int(env.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
-            size = self.impl.config.consume_message_batch_max_size  # submitPopConsumeRequest splits the same way
-            popped = result.messages
-            for start in range(0, len(popped), size):
-                self.pool.submit(PopConsumeRequest(self, broker, ppq,
-                                                   popped[start:start + size] if len(popped) > size else popped))
+            for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):
+                self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
 
 
 class ConsumeRequest:
@@ -954,6 +947,14 @@ class Simulation:
 
 _CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow property
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
+
+
+def _consume_batches(msgs, size: int) -> list:
+    """``msgs`` cut into consume requests of ``consumeMessageBatchMaxSize`` (default 1), as
+    ConsumeMessageConcurrentlyService#submitConsumeRequest (and the Pop service's twin) cut them."""
+    if len(msgs) <= size:
+        return [msgs]
+    return [msgs[start:start + size] for start in range(0, len(msgs), size)]
 
 
 def _queue_counts(dispatched) -> str:
