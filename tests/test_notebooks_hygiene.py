@@ -118,7 +118,8 @@ def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapters_that_simulate_point_to_the_simulator_appendix(path):
     cells = _load(path)["cells"]
-    simulates = any(re.search(r"\b(simulate|run_variants|sweep)\(", _source(c)) for c in cells if c["cell_type"] == "code")
+    simulates = any(re.search(r"\b(simulate|run_variants|sweep)\(", _source(c))
+                    for c in cells if c["cell_type"] == "code")
     prose = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
     if simulates and not path.name.startswith("13_"):
         assert "chapter 13" in prose, "say where the simulator's assumptions and counts are explained (chapter 13)"

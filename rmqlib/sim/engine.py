@@ -776,7 +776,8 @@ class Simulation:
         self.pending_pulls[opaque] = (consumer, request)
         self.pulls += 1
         if self.trace:
-            self.log(now_ms, "pull", consumer.cid, f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}")
+            self.log(now_ms, "pull", consumer.cid,
+                     f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}")
         self.later(sc.rpc_latency_ms, self._pull_at_broker, self.brokers[mq.broker_name], header)
 
     def _pull_at_broker(self, broker: SimBroker, header):

@@ -33,7 +33,8 @@ from rmqlib.viz.process_queue import (  # noqa: E402
 )
 
 __all__ += [
-    "TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure", "ownership_timeline_figure", "retry_figure",
+    "TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure", "ownership_timeline_figure",
+    "retry_figure",
     "short_queue", "sweep_figure",
     "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
 ]

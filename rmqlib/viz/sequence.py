@@ -123,7 +123,8 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
                            arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor=color, text="")
         fig.add_annotation(x=(a + b) / 2, y=y, text=label, showarrow=False, yshift=8, font=dict(size=10, color=color),
                            hovertext=hover)
-    fig.add_trace(go.Scatter(x=lone["x"], y=lone["y"], mode="markers+text", text=lone["text"], textposition=lone["side"],
+    fig.add_trace(go.Scatter(x=lone["x"], y=lone["y"], mode="markers+text", text=lone["text"],
+                             textposition=lone["side"],
                              marker=dict(size=8, color=lone["color"]), textfont=dict(size=10), showlegend=False,
                              hovertext=lone["hover"], hoverinfo="text"))
     for name, color in (("membership", COLORS["notify"]), ("rebalance", COLORS["rebalance"]),
