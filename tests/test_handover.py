@@ -57,7 +57,7 @@ def test_redelivered_equals_the_unpersisted_messages_whatever_their_number(unper
 def test_frames_snapshot_the_tables_after_every_step():
     r = replay_handover()
     first, last = r.frames[0], r.frames[-1]
-    assert first.step is None and [f.index for f in r.frames] == list(range(len(r.frames)))
+    assert first.step is None and [f.number for f in r.frames] == list(range(len(r.frames)))
     assert {cid: set(t) for cid, t in first.tables.items() if t} == {cid: set(q) for cid, q in r.before.items()}
     assert {cid: set(t) for cid, t in last.tables.items()} == {cid: set(q) for cid, q in r.after.items()}
     drop = next(f for f in r.frames[1:] if f.step.action == DROP)

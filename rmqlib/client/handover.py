@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from rmqlib.allocation import make_cids, spread_queues
-from rmqlib.client.config import ConsumeFromWhere, PushConsumerConfig
+from rmqlib.client.config import ConsumeFromWhere, PushConsumerConfig, _coerce_enum
 from rmqlib.client.fake_api import InMemoryClientBrokerAPI
 from rmqlib.client.rebalance import NEW_PULL_REQUEST, RebalanceImpl, RebalanceStep
 from rmqlib.model import MessageQueue, java_sorted_mqs
@@ -34,7 +34,7 @@ WORKING, DROPPED = "working", "dropped"
 class HandoverFrame(NamedTuple):
     """One moment of the replay: after ``step`` (None: before the round), the state of everything."""
 
-    index: int
+    number: int                                         # 0: before the round, k: after the k-th step
     step: RebalanceStep | None
     tables: dict[str, dict[MessageQueue, str]]          # client id -> queue -> WORKING | DROPPED
     memory_offsets: dict[str, dict[MessageQueue, int]]  # client id -> its OffsetStore's memory table
@@ -95,7 +95,8 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
     for k in consuming:
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < queues:
             raise ValueError(f"consuming must hold queue numbers in 0..{queues - 1}, got {k!r}")
-    config = PushConsumerConfig(consume_from_where=consume_from_where)
+    config = PushConsumerConfig(consume_from_where=_coerce_enum("consume_from_where", ConsumeFromWhere,
+                                                                consume_from_where))
 
     mq_all = java_sorted_mqs(spread_queues(queues, ("broker-a",), TOPIC))
     cids = make_cids(after)
@@ -116,6 +117,7 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
 
     def snapshot(step: RebalanceStep | None) -> None:
         if step is not None and step.action == NEW_PULL_REQUEST:
+            assert step.mq is not None and step.offset is not None
             first_pulls[step.client_id][step.mq] = step.offset
         frames.append(HandoverFrame(
             len(frames), step,

@@ -56,7 +56,7 @@ def orderly_retry_timeline(consumer_group: str = "GID_demo", max_reconsume_times
         if out.sent_back:  # out of local retries: sent back with reconsumeTimes > max, so the broker dead-letters it
             attempts.append(Attempt(len(attempts), at, dlq_topic(consumer_group)))
             return attempts
-        at += out.resubmit_delay_ms
+        at += out.resubmit_delay_ms or 0
     return attempts
 
 

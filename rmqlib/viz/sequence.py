@@ -106,7 +106,7 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
     for x, name in enumerate(lifelines):  # the lifelines
         fig.add_trace(go.Scatter(x=[x, x], y=[-0.8, max(len(shown), 1) - 0.2], mode="lines", showlegend=False,
                                  line=dict(color="#BBBBBB", width=1, dash="dot"), hoverinfo="skip"))
-    lone = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}
+    lone: dict[str, list] = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}
     for y, (event, src, dst, label) in enumerate(shown):
         color = COLORS.get(event.kind, "#555")
         hover = f"{event.time_ms} ms · {event.kind} · {event.who} {event.detail}"
