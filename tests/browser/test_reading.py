@@ -92,9 +92,23 @@ RUN_CELL_JS = """async (index) => {
 }"""
 
 
+def shut_down_kernels(url: str, token: str) -> None:
+    """Stop every kernel an earlier test left running, so no stale widget message reaches the next page."""
+    import urllib.request
+
+    headers = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{url}/api/kernels", headers=headers), timeout=30) as r:
+        kernels = json.loads(r.read())
+    for kernel in kernels:
+        request = urllib.request.Request(f"{url}/api/kernels/{kernel['id']}", headers=headers, method="DELETE")
+        urllib.request.urlopen(request, timeout=30).close()
+
+
 def open_notebook(page, jupyter_lab, notebook: str):
-    """Open ``notebook`` alone in a fresh workspace; wait for its cells and an idle kernel."""
+    """Open ``notebook`` alone in a fresh workspace, with no other kernel running; wait for its cells and an idle
+    kernel."""
     url, token, _ = jupyter_lab
+    shut_down_kernels(url, token)
     page.add_locator_handler(page.locator(".jp-Dialog", has_text="Select Kernel"),
                              lambda dialog: dialog.locator("button.jp-mod-accept").click())
     workspace = notebook.replace("/", "-").removesuffix(".ipynb")
