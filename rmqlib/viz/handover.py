@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import plotly.graph_objects as go
 
 from rmqlib.client.handover import DROPPED, HandoverReplay, replay_handover
@@ -80,7 +78,7 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
     mark_x, mark_y = [], []
     if step is not None and step.mq is not None:
         mark_x, mark_y = [cids.index(step.client_id)], [rows[step.mq]]
-        if step.action in ("persist offset",):
+        if step.action == "persist offset":  # the broker's copy changes too
             mark_x.append(len(cids))
             mark_y.append(rows[step.mq])
     fig.add_trace(go.Scatter(
@@ -101,28 +99,14 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
     return house_style(fig)
 
 
-@lru_cache(maxsize=16)
-def _replay(**kwargs) -> HandoverReplay:
-    return replay_handover(**kwargs)
-
-
-def _cached_replay(kwargs: dict) -> HandoverReplay:
-    try:
-        return _replay(**kwargs)
-    except TypeError as exc:  # an unhashable argument (a list of client ids, say): no cache
-        if "unhashable" not in str(exc):
-            raise
-        return replay_handover(**kwargs)
-
-
 def handover_view(step: int = 0, **replay_kwargs) -> go.Figure:
     """The hand-over panel's pure function: frame ``step`` of ``replay_handover(**replay_kwargs)``."""
-    return handover_figure(_cached_replay(replay_kwargs), step)
+    return handover_figure(replay_handover(**replay_kwargs), step)
 
 
 def handover_panel(step: int = 0, **replay_kwargs) -> Panel:
     """A "step" slider over the frames of ``replay_handover(**replay_kwargs)``."""
-    replay = _cached_replay(replay_kwargs)
+    replay = replay_handover(**replay_kwargs)
     controls = {"step": _slider("step", step, 0, len(replay.frames) - 1)}
     controls["step"].continuous_update = True
     return Panel(lambda step: handover_figure(replay, step), controls, largest=handover_figure(replay, 0))

@@ -195,9 +195,10 @@ def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -
 
 def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
     """The hand-over stepper (:func:`rmqlib.viz.handover.handover_view`) with a plotly "step" slider."""
-    from rmqlib.viz.handover import _cached_replay, handover_steps
+    from rmqlib.client.handover import replay_handover
+    from rmqlib.viz.handover import handover_steps
 
-    return frames_figure(handover_steps(_cached_replay(replay_kwargs)), "step", 0)
+    return frames_figure(handover_steps(replay_handover(**replay_kwargs)), "step", 0)
 
 
 # --------------------------------------------------------------------------- notebook helper
