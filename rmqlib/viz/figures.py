@@ -26,7 +26,7 @@ from rmqlib.strategies import (
     strategy_from_name,
 )
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
-from rmqlib.viz.style import house_style, plain_title, retitle
+from rmqlib.viz.style import house_style, plain_title, retitle, styled_figure
 
 RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
 
@@ -73,14 +73,14 @@ def _describe_counts(counts: Mapping[str, int]) -> str:
 
 def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Sequence[str] | None = None,
                       mq_all: Iterable[MessageQueue] | None = None, title: str | None = None,
-                      label: str = "") -> go.Figure:
+                      label: str = "", meta: Mapping | None = None) -> go.Figure:
     """Who owns which queue: queues along x (Java order), one row per consumer (Java order).
 
     Works for any strategy's ``allocate_group`` result. Idle consumers keep an
     empty row labelled "idle"; a queue owned twice shows two markers in its
     column; queues of ``mq_all`` that nobody holds sit on a grey "nobody" row.
     ``cids`` (creation order) fixes the colours; default: the allocation's keys. ``label`` (a strategy's
-    name, say) goes before the title, as ``"label: title"``.
+    name, say) goes before the title, as ``"label: title"``. ``meta`` adds keys to ``layout.meta``.
     """
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
@@ -103,36 +103,37 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
     if label:
         title = f"{label}: {title}"
 
-    fig = go.Figure()
+    # plain plotly JSON, checked once by styled_figure: a slider move rebuilds this figure
+    data = []
     for y, cid in enumerate(rows):
         mqs = list(allocation.get(cid, ()))
-        fig.add_trace(go.Scatter(
-            x=[column[mq] for mq in mqs], y=[y] * len(mqs), mode="markers", name=cid,
-            marker=dict(symbol="square", size=14, color=colors[cid]),
-            customdata=[str(mq) for mq in mqs],
+        data.append(dict(
+            type="scatter", x=[column[mq] for mq in mqs], y=[y] * len(mqs), mode="markers", name=cid,
+            marker=dict(symbol="square", size=14, color=colors[cid]), customdata=[str(mq) for mq in mqs],
             hovertemplate=f"{cid}<br>%{{customdata}}<extra></extra>"))
     ticktext = [f"{cid} (idle)" if cid in idle else f"{cid} ({counts[cid]})" for cid in rows]
     tickvals = list(range(len(rows)))
     if gaps:
-        fig.add_trace(go.Scatter(
-            x=[column[mq] for mq in gaps], y=[len(rows)] * len(gaps), mode="markers", name="nobody",
-            marker=dict(symbol="x", size=12, color=UNASSIGNED_COLOR),
+        data.append(dict(
+            type="scatter", x=[column[mq] for mq in gaps], y=[len(rows)] * len(gaps), mode="markers",
+            name="nobody", marker=dict(symbol="x", size=12, color=UNASSIGNED_COLOR),
             customdata=[str(mq) for mq in gaps], hovertemplate="unowned<br>%{customdata}<extra></extra>"))
         tickvals.append(len(rows))
         ticktext.append("nobody")
-    fig.update_layout(
+    layout = dict(
         # 28 px a consumer row, plus the title and the queue labels (turned on their side past 8 queues)
-        title=title, height=max(260, 60 + (110 if len(queues) > 8 else 70) + 28 * len(tickvals)),
-        xaxis=dict(title="queues (Java sort order)", tickvals=list(range(len(queues))),
+        title=dict(text=title), height=max(260, 60 + (110 if len(queues) > 8 else 70) + 28 * len(tickvals)),
+        xaxis=dict(title=dict(text="queues (Java sort order)"), tickvals=list(range(len(queues))),
                    ticktext=[queue_label(mq, queues) for mq in queues], range=[-0.7, max(len(queues), 1) - 0.3]),
-        yaxis=dict(title=None, tickvals=tickvals, ticktext=ticktext, autorange="reversed",
-                   range=None, zeroline=False),
-        legend=dict(title="consumer"),
+        yaxis=dict(tickvals=tickvals, ticktext=ticktext, autorange="reversed", zeroline=False),
+        # each row is labelled with its consumer and count, so a legend would only repeat the y axis
+        # (and would be most of what a slider move makes the browser draw again)
+        showlegend=False,
         meta={"view": "allocation",
               "allocation": {cid: [str(mq) for mq in allocation.get(cid, ())] for cid in rows},
               "queues": [str(mq) for mq in queues], "idle": idle,
-              "unassigned": [str(mq) for mq in gaps], "overlapping": [str(mq) for mq in overlaps]})
-    return house_style(fig)
+              "unassigned": [str(mq) for mq in gaps], "overlapping": [str(mq) for mq in overlaps], **(meta or {})})
+    return styled_figure(data, layout)
 
 
 def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
@@ -168,10 +169,9 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     strat = strategy_from_name(strategy, virtual_node_cnt=virtual_nodes)
     allocation = allocate_group(strat, mq_all, cids)
     label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
-    fig = allocation_figure(allocation, cids, mq_all, label=label)
-    fig.layout.meta = {**fig.layout.meta, "strategy": strategy, "queue_count": queues, "consumer_count": consumers,
-                       "virtual_nodes": virtual_nodes}
-    return fig
+    return allocation_figure(allocation, cids, mq_all, label=label,
+                             meta={"strategy": strategy, "queue_count": queues, "consumer_count": consumers,
+                                   "virtual_nodes": virtual_nodes})
 
 
 # --------------------------------------------------------------------------- consistent hash
@@ -209,10 +209,9 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
         else:
             title = (f"{len(sorted_cids)} consumers x {virtual_nodes} virtual nodes, {len(queues)} queues: "
                      f"{_describe_counts(counts)} (max - min = {max(counts.values()) - min(counts.values())})")
-    fig = go.Figure()
-    # the bare circle, so an empty ring still looks like a ring
-    fig.add_trace(go.Scatterpolar(r=[1] * 361, theta=list(range(361)), mode="lines", name="ring",
-                                  line=dict(color="#DDDDDD", width=2), hoverinfo="skip", showlegend=False))
+    # plain plotly JSON, checked once by styled_figure: a slider move rebuilds this figure
+    data = [dict(type="scatterpolar", r=[1] * 361, theta=list(range(361)), mode="lines", name="ring",
+                 line=dict(color="#DDDDDD", width=2), hoverinfo="skip", showlegend=False)]  # the bare circle
     arcs = ring.arcs()
     positions = [int(p) for p in ring.positions]
     for cid in sorted_cids:
@@ -227,25 +226,26 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
             steps = max(2, int((b - a) / 2) + 2)
             theta += [a + (b - a) * i / (steps - 1) for i in range(steps)] + [None]
             r += [1.0] * steps + [None]
-        fig.add_trace(go.Scatterpolar(r=r, theta=theta, mode="lines", name=cid, legendgroup=cid,
-                                      line=dict(color=colors[cid], width=7), hoverinfo="skip"))
+        data.append(dict(type="scatterpolar", r=r, theta=theta, mode="lines", name=cid, legendgroup=cid,
+                         line=dict(color=colors[cid], width=7), hoverinfo="skip"))
         vn = [_deg(p) for p, o in zip(positions, ring.owners) if o == cid]
-        fig.add_trace(go.Scatterpolar(r=[1.0] * len(vn), theta=vn, mode="markers", name=f"{cid} vnodes",
-                                      legendgroup=cid, showlegend=False,
-                                      marker=dict(size=9, color=colors[cid], line=dict(color="white", width=1)),
-                                      hovertemplate=f"virtual node of {cid}<extra></extra>"))
-    fig.add_trace(go.Scatterpolar(
-        r=[0.72] * len(queues), theta=[_deg(md5_hash(str(mq))) for mq in queues], mode="markers", name="queues",
+        data.append(dict(type="scatterpolar", r=[1.0] * len(vn), theta=vn, mode="markers", name=f"{cid} vnodes",
+                         legendgroup=cid, showlegend=False,
+                         marker=dict(size=9, color=colors[cid], line=dict(color="white", width=1)),
+                         hovertemplate=f"virtual node of {cid}<extra></extra>"))
+    data.append(dict(
+        type="scatterpolar", r=[0.72] * len(queues), theta=[_deg(md5_hash(str(mq))) for mq in queues],
+        mode="markers", name="queues",
         marker=dict(symbol="diamond", size=11,
                     color=[colors[o] if o is not None else UNASSIGNED_COLOR for o in owners_of],
                     line=dict(color="black", width=1)),
         customdata=[[str(mq), o or "nobody"] for mq, o in zip(queues, owners_of)],
         hovertemplate="%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>"))
-    fig.update_layout(title=title, height=560,
-                      polar=dict(radialaxis=dict(visible=False, range=[0, 1.12]),
-                                 angularaxis=dict(rotation=90, direction="clockwise", showticklabels=False)),
-                      legend=dict(title="consumer"), meta=meta)
-    return house_style(fig)
+    layout = dict(title=dict(text=title), height=560,
+                  polar=dict(radialaxis=dict(visible=False, range=[0, 1.12]),
+                             angularaxis=dict(rotation=90, direction="clockwise", showticklabels=False)),
+                  legend=dict(title=dict(text="consumer")), meta=meta)
+    return styled_figure(data, layout)
 
 
 def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,

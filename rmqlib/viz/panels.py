@@ -52,14 +52,21 @@ def _changes(old: dict, new: dict) -> dict:
     return changes
 
 
-def update_in_place(target: go.FigureWidget, new: go.Figure) -> None:
+def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None = None) -> dict:
     """Make ``target`` show ``new`` without replacing the widget, sending only what changed, in one batch.
 
     A trace keeps its slot while its type stays the same; traces ``new`` no longer needs are blanked
     (made invisible and empty) rather than deleted, so moving a slider back and forth never adds or
     deletes traces once the widget has held the most it needs (adding or deleting redraws everything).
+    ``shown`` is what ``target`` shows, as this function returned it last time (default: read from
+    the widget, which costs a copy of every trace and of the layout with its template); the return
+    value is what it shows now.
     """
+    if shown is None:
+        shown = {"data": [t.to_plotly_json() for t in target.data], "layout": target.layout.to_plotly_json()}
     new_data = [t.to_plotly_json() for t in new.data]
+    new_layout = new.layout.to_plotly_json()
+    old_data = shown["data"]
     with target.batch_update():
         keep = 0
         while (keep < len(target.data) and keep < len(new_data)
@@ -67,16 +74,18 @@ def update_in_place(target: go.FigureWidget, new: go.Figure) -> None:
             keep += 1
         if keep < min(len(target.data), len(new_data)):  # a slot changes type: it cannot be restyled
             target.data = target.data[:keep]
+            old_data = old_data[:keep]
         wanted = new_data + [blank_trace(t.type) for t in target.data[len(new_data):]]
-        for old, fresh in zip(target.data, wanted):
-            changes = _changes(old.to_plotly_json(), fresh)
+        for trace, old, fresh in zip(target.data, old_data, wanted):
+            changes = _changes(old, fresh)
             if changes:
-                old.update(changes, overwrite=True)
+                trace.update(changes, overwrite=True)
         if len(target.data) < len(new_data):
             target.add_traces(new.data[len(target.data):])
-        changes = _changes(target.layout.to_plotly_json(), new.layout.to_plotly_json())
+        changes = _changes(shown["layout"], new_layout)
         if changes:
             target.layout.update(changes, overwrite=True)
+    return {"data": wanted, "layout": new_layout}
 
 
 class Panel:
@@ -105,6 +114,7 @@ class Panel:
         if largest is not None and len(largest.data) > len(first.data):
             first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data):]])
         self.figure = go.FigureWidget(first)
+        self._shown: dict | None = None  # what the widget shows, as update_in_place last returned it
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
@@ -132,7 +142,7 @@ class Panel:
 
     def refresh(self) -> None:
         """Recompute the figure for the current controls and update ``self.figure`` in place."""
-        update_in_place(self.figure, self._figure())
+        self._shown = update_in_place(self.figure, self._figure(), self._shown)
         self.updates += 1
 
     def _on_change(self, change) -> None:

@@ -181,6 +181,21 @@ def test_update_in_place_sends_only_what_changed_and_never_adds_or_deletes_trace
         "the unchanged template was sent again"
 
 
+def test_update_in_place_from_what_it_returned_matches_reading_the_widget():
+    """The panel passes back what the last update returned instead of copying the widget's state:
+    the widget must end up the same either way, move after move, including a move to fewer traces."""
+    read, kept = go.FigureWidget(allocation_view("AVG", 10, 4)), go.FigureWidget(allocation_view("AVG", 10, 4))
+    shown = None
+    for queues, consumers in ((10, 12), (10, 5), (3, 1), (32, 16), (10, 4)):
+        new = allocation_view("AVG", queues, consumers)
+        update_in_place(read, new)
+        shown = update_in_place(kept, new, shown)
+        assert [t.to_plotly_json() | {"uid": None} for t in kept.data] == \
+            [t.to_plotly_json() | {"uid": None} for t in read.data]
+        assert kept.layout.to_plotly_json() == read.layout.to_plotly_json()
+        assert len(shown["data"]) == len(kept.data)
+
+
 def test_allocation_panel_updates_its_figure_in_place_on_slider_change():
     panel = allocation_panel(["AVG", "AVG_BY_CIRCLE"])
     fw = panel.figure

@@ -2,7 +2,9 @@
 
 import plotly.graph_objects as go
 
-from rmqlib.viz.style import PLOT_WIDTH_PX, TEMPLATE_NAME, fit_title, house_style, legend_rows, plain_title
+from rmqlib.viz.style import (
+    PLOT_WIDTH_PX, TEMPLATE_NAME, fit_title, house_style, legend_rows, plain_title, styled_figure,
+)
 
 
 def test_a_short_title_stays_as_it_is():
@@ -61,3 +63,15 @@ def test_a_builder_that_retitles_a_styled_figure_keeps_each_word_once():
     from rmqlib.viz import machine_room_view
     view = plain_title(machine_room_view("MACHINE_ROOM_NEARBY-AVG", (1, 1, 1), (2, 1, 0)).layout)
     assert view.startswith("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: ") and view.count("consumers:") == 1
+
+
+def test_styled_figure_is_house_style_of_the_same_figure():
+    """The one-pass builder the sliders use gives exactly the figure house_style gives."""
+    data = [dict(type="scatter", x=[0, 1], y=[0, 1], name=f"consumer-{i}") for i in range(12)]
+    layout = dict(title=dict(text="12 queues over 12 consumers: 12 hold 1; every consumer holds exactly one queue in this made-up group"),
+                  height=300, xaxis=dict(title=dict(text="queues")), legend=dict(title=dict(text="consumer")),
+                  meta={"view": "test"})
+    one_pass = styled_figure(data, layout)
+    assert one_pass.to_plotly_json() == house_style(go.Figure(data=data, layout=layout)).to_plotly_json()
+    assert one_pass.layout.annotations, "the long title was not split into a headline and a detail"
+    assert one_pass.layout.height > 300, "no strip was kept for the legend"
