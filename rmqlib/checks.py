@@ -1,0 +1,104 @@
+"""Argument checks shared by the public entry points, so that every bad input gets the same kind of answer.
+
+Each checker returns the value it was given (an ``int`` stays an ``int``) or raises:
+
+* a wrong type -> :class:`ArgumentTypeError`, a ``TypeError`` that is also a ``ValueError`` (so callers and
+  tests written against either keep working);
+* a value of the right type but out of range -> ``ValueError``.
+
+The message always names the argument: ``"<name> must be <what>, got <value>"``. Hot paths inside the
+simulator trust what the engine builds and do not call these; public constructors and functions do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from numbers import Integral, Real
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type (a ``TypeError``; also a ``ValueError`` for code that catches that)."""
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _range_text(lo, hi) -> str:
+    if lo is not None and hi is not None:
+        return f" in {lo}..{hi}"
+    if lo is not None:
+        return f" >= {lo}"
+    if hi is not None:
+        return f" <= {hi}"
+    return ""
+
+
+def check_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    """An integer (not a bool; numpy integers are accepted and returned as ``int``) within ``lo..hi``."""
+    if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise ArgumentTypeError(f"{name} must be an int{_range_text(lo, hi)}, got {_show(value)}")
+        value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(f"{name} must be an int{_range_text(lo, hi)}, got {_show(value)}")
+    return value
+
+
+def check_number(value, name: str, lo: float | None = None, hi: float | None = None) -> float:
+    """A finite real number (int or float, not a bool, not NaN or infinite) within ``lo..hi``."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ArgumentTypeError(f"{name} must be a finite number{_range_text(lo, hi)}, got {_show(value)}")
+    if not math.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(f"{name} must be a finite number{_range_text(lo, hi)}, got {_show(value)}")
+    return value
+
+
+def check_bool(value, name: str) -> bool:
+    """``True`` or ``False`` and nothing else (not 0/1, not a string, not None)."""
+    if value is True or value is False:
+        return value
+    if type(value).__name__ == "bool_":  # numpy.bool_, without importing numpy here
+        return bool(value)
+    raise ArgumentTypeError(f"{name} must be True or False, got {_show(value)}")
+
+
+def check_str(value, name: str, *, empty: bool = False, max_len: int | None = None) -> str:
+    """A string; non-empty unless ``empty``; at most ``max_len`` characters when given."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a string, got {_show(value)}")
+    if not empty and not value:
+        raise ValueError(f"{name} must be a non-empty string, got ''")
+    if max_len is not None and len(value) > max_len:
+        raise ValueError(f"{name} must be at most {max_len} characters, got {len(value)}")
+    return value
+
+
+def check_each(values, name: str, check: Callable[[Any, str], T], *, max_len: int | None = None) -> list[T]:
+    """A list of the items of ``values`` (any iterable but a string or a mapping), each passed through
+    ``check(item, f"{name}[{i}]")``; at most ``max_len`` items when given."""
+    if isinstance(values, (str, bytes, dict)) or not isinstance(values, Iterable):
+        raise ArgumentTypeError(f"{name} must be a sequence, got {_show(values)}")
+    out: list[T] = []
+    for i, item in enumerate(values):
+        if max_len is not None and i >= max_len:
+            raise ValueError(f"{name} must hold at most {max_len} items")
+        out.append(check(item, f"{name}[{i}]"))
+    return out
+
+
+def check_instance(value, name: str, cls: type | tuple[type, ...]) -> Any:
+    """An instance of ``cls``."""
+    if not isinstance(value, cls):
+        what = " or ".join(c.__name__ for c in cls) if isinstance(cls, tuple) else cls.__name__
+        raise ArgumentTypeError(f"{name} must be a {what}, got {_show(value)}")
+    return value
+
+
+__all__ = ["ArgumentTypeError", "check_bool", "check_each", "check_instance", "check_int", "check_number",
+           "check_str"]
