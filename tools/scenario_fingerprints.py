@@ -27,6 +27,14 @@ CASES.update({
 })
 
 
+def _trimmed(series) -> list[int]:
+    """A load series without its trailing empty buckets (how long a list runs is not a result)."""
+    series = list(series)
+    while series and series[-1] == 0:
+        series.pop()
+    return series
+
+
 def fingerprint(result: SimResult) -> str:
     """sha256 over what the run recorded: deliveries, ownership, consumption, events, load, counters."""
     record = {
@@ -36,7 +44,7 @@ def fingerprint(result: SimResult) -> str:
         "locks": {q: [list(i) for i in v] for q, v in sorted(result.lock_ownership.items())},
         "consumption": {q: [list(b) for b in v] for q, v in sorted(result.consumption.items())},
         "events": [list(e) for e in result.events],
-        "load": {c: list(v) for c, v in sorted(result.load.items())},
+        "load": {c: _trimmed(v) for c, v in sorted(result.load.items())},
         "counters": sorted(result.counters.items()),
         "violations": result.offset_violations,
         "latencies": [round(float(x), 6) for x in result.latencies_ms],
