@@ -84,9 +84,9 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
     """
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
-    rows = java_sorted_cids(dict.fromkeys(list(allocation) + cids))
+    rows = java_sorted_cids(list(dict.fromkeys(list(allocation) + cids)))
     held = [mq for mqs in allocation.values() for mq in mqs]
-    queues = java_sorted_mqs(dict.fromkeys(list(mq_all or []) + held))
+    queues = java_sorted_mqs(list(dict.fromkeys(list(mq_all or []) + held)))
     column = {mq: i for i, mq in enumerate(queues)}
     gaps = unassigned_queues(allocation, queues)
     overlaps = overlapping_queues(allocation)
@@ -141,7 +141,7 @@ def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
     """Bar per consumer (Java order): how many queues it holds; a dashed line at the fair share."""
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
-    rows = java_sorted_cids(dict.fromkeys(list(allocation) + cids))
+    rows = java_sorted_cids(list(dict.fromkeys(list(allocation) + cids)))
     counts = {cid: len(allocation.get(cid, ())) for cid in rows}
     total = len({mq for mqs in allocation.values() for mq in mqs})
     fair = total / len(rows) if rows else 0
@@ -193,7 +193,7 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
     cids = _names(cids)
     colors = consumer_colors(cids)
     sorted_cids = java_sorted_cids(cids)
-    queues = java_sorted_mqs(dict.fromkeys(mq_all))
+    queues = java_sorted_mqs(list(dict.fromkeys(mq_all)))
     ring = HashRing.build(sorted_cids, virtual_nodes)
     owners_of = ring.route_many([str(mq) for mq in queues])
     counts = {cid: 0 for cid in sorted_cids}
@@ -362,7 +362,7 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
     """
     cids = _names(cids)
     colors = consumer_colors(cids)
-    queues = java_sorted_mqs(dict.fromkeys(mq_all))
+    queues = java_sorted_mqs(list(dict.fromkeys(mq_all)))
     rooms = sorted(set(broker_rooms.get(mq.broker_name, "?") for mq in queues)
                    | set(consumer_rooms.get(c, "?") for c in cids))
     owner_of: dict[MessageQueue, list[str]] = {}
