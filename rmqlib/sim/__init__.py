@@ -10,7 +10,7 @@ from rmqlib.sim.engine import simulate
 from rmqlib.sim.result import ConsumeBatch, Event, Interval, SimResult
 from rmqlib.sim.sweep import run_one, run_variants, sweep, sweep_stats, sweep_values
 from rmqlib.sim.scenario import (BROADCASTING, CLUSTERING, CONCURRENT, CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN,
-                                 ConsumerSpec, Scenario)
+                                 BrokerOutage, ConsumerSpec, Scenario, TopicChange)
 
-__all__ = ["simulate", "sweep", "run_one", "run_variants", "sweep_stats", "sweep_values", "scenarios", "Scenario", "ConsumerSpec", "SimResult", "Event", "Interval", "ConsumeBatch",
+__all__ = ["simulate", "sweep", "run_one", "run_variants", "sweep_stats", "sweep_values", "scenarios", "Scenario", "ConsumerSpec", "TopicChange", "BrokerOutage", "SimResult", "Event", "Interval", "ConsumeBatch",
            "CLUSTERING", "BROADCASTING", "CONCURRENT", "ORDERLY", "POP", "SHUTDOWN", "CRASH", "HOST_LOSS"]

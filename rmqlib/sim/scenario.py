@@ -8,6 +8,8 @@ field before anything runs.
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from dataclasses import dataclass, field
 
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy, strategy_from_name
@@ -31,6 +33,40 @@ class ConsumerSpec:
     join_ms: int = 0
     leave_ms: int | None = None
     leave: str = SHUTDOWN
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    """At ``at_ms`` an operator gives ``broker`` new queue counts for ``topic`` (``mqadmin updateTopic``).
+
+    The broker registers its new topic config with the name server at once; clients see it at their next
+    route poll (``poll_name_server_interval_ms``). A broker that held no queue of the topic joins its route;
+    ``0, 0`` takes it out. Read and write counts may differ: producers send to write queues
+    ``0..write-1``, consumers share read queues ``0..read-1``. ``topic`` defaults to the scenario's first.
+    """
+
+    at_ms: int
+    broker: str
+    read_queue_nums: int
+    write_queue_nums: int
+    topic: str | None = None
+
+
+@dataclass(frozen=True)
+class BrokerOutage:
+    """``broker`` stops at ``down_ms`` and, unless ``up_ms`` is None, starts again at ``up_ms``.
+
+    A stopped process closes its connections, so the name server drops the broker from every route at
+    once; ``silent=True`` models a host that vanishes instead: the name server notices only when the
+    broker's last registration is older than 120 s (RouteInfoManager's scan, every 5 s), and pulls to it
+    wait for their timeout. A restarted broker keeps its messages and committed offsets but starts with an
+    empty consumer registry, lock table and held pulls.
+    """
+
+    broker: str
+    down_ms: int
+    up_ms: int | None = None
+    silent: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +119,12 @@ class Scenario:
     start_jitter_ms: int = 0  # each consumer starts up to this much after its join_ms (seeded)
     consume_time_dist: str = "fixed"  # "fixed", or "exponential" with mean consume_time_ms (seeded)
 
+    # Route changes (each client polls the name server every poll_name_server_interval_ms)
+    topic_changes: tuple[TopicChange, ...] = ()
+    outages: tuple[BrokerOutage, ...] = ()
+    poll_name_server_interval_ms: int = 30_000  # ClientConfig.pollNameServerInterval
+    register_name_server_period_ms: int = 30_000  # BrokerConfig.registerNameServerPeriod
+
     def __post_init__(self):
         if isinstance(self.strategy, str):  # a Java strategy name, e.g. "CONSISTENT_HASH"
             try:
@@ -91,8 +133,9 @@ class Scenario:
                 raise ValueError(f"Scenario.strategy: {error}") from None
         if isinstance(self.consumers, list):
             object.__setattr__(self, "consumers", tuple(self.consumers))
-        if isinstance(self.brokers, list):
-            object.__setattr__(self, "brokers", tuple(self.brokers))
+        for name in ("brokers", "topic_changes", "outages"):
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         self.validate()
 
     def replace(self, **changes) -> Scenario:
@@ -105,6 +148,21 @@ class Scenario:
     @property
     def end_ms(self) -> int:
         return self.duration_ms + self.drain_ms
+
+    @property
+    def all_brokers(self) -> tuple[str, ...]:
+        """``brokers``, then every broker that only a topic change brings in, in order of appearance."""
+        return tuple(dict.fromkeys(self.brokers + tuple(c.broker for c in self.topic_changes)))
+
+    @property
+    def changes_routes(self) -> bool:
+        """True when a topic change or an outage alters the name server's routes during the run."""
+        return bool(self.topic_changes or self.outages)
+
+    def expected_messages(self) -> float:
+        """About how many messages the producers send in the run (what the message limit is checked on)."""
+        queues = sum(self.topics.values()) * len(self.brokers)
+        return self.produce_rate_per_queue * queues * (self.duration_ms - self.produce_start_ms) / 1000
 
     def validate(self) -> Scenario:
         """Raise ValueError naming the first bad field; return self when all is well."""
@@ -146,8 +204,9 @@ class Scenario:
               "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "
               f"and would assign nothing (got {self.strategy.name})")
         _need(_is_number(self.produce_rate_per_queue) and self.produce_rate_per_queue >= 0,
-              "produce_rate_per_queue", "a number >= 0")
-        _need(_is_number(self.consume_time_ms) and self.consume_time_ms >= 0, "consume_time_ms", "a number >= 0")
+              "produce_rate_per_queue", "a finite number >= 0")
+        _need(_is_number(self.consume_time_ms) and self.consume_time_ms >= 0, "consume_time_ms",
+              "a finite number >= 0")
         _need(_is_int(self.duration_ms) and self.duration_ms > 0, "duration_ms", "an int > 0")
         _need(_is_int(self.drain_ms) and self.drain_ms >= 0, "drain_ms", "an int >= 0")
         _need(_is_int(self.retry_queue_nums) and self.retry_queue_nums >= 1, "retry_queue_nums", "an int >= 1")
@@ -164,7 +223,91 @@ class Scenario:
         _need(_is_int(self.start_jitter_ms) and self.start_jitter_ms >= 0, "start_jitter_ms", "an int >= 0")
         _need(self.consume_time_dist in ("fixed", "exponential"), "consume_time_dist", "'fixed' or 'exponential'")
         _need(self.pop_batch_nums <= 32, "pop_batch_nums", "at most 32 (DefaultMQPushConsumer.popBatchNums)")
+        for name in ("real_time_notify", "long_polling"):
+            value = getattr(self, name)
+            _need(value is True or value is False, name, f"True or False, got {value!r}")
+        _need(isinstance(self.name, str), "name", f"a str, got {self.name!r}")
+        _need(_is_name(self.consumer_group, GROUP_MAX_LENGTH), "consumer_group",
+              f"a group name of 1..{GROUP_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {self.consumer_group!r}")
+        for topic in self.topics:
+            _need(_is_name(topic, TOPIC_MAX_LENGTH), "topics",
+                  f"topic names of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {topic!r}")
+        _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
+        _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")
+        self._validate_route_changes()
+        self._validate_limits()
         return self
+
+    def _validate_route_changes(self) -> None:
+        _need(isinstance(self.topic_changes, tuple), "topic_changes", "a tuple of TopicChange")
+        _need(isinstance(self.outages, tuple), "outages", "a tuple of BrokerOutage")
+        _need(_is_int(self.poll_name_server_interval_ms) and self.poll_name_server_interval_ms > 0,
+              "poll_name_server_interval_ms", "an int > 0")
+        _need(_is_int(self.register_name_server_period_ms) and self.register_name_server_period_ms > 0,
+              "register_name_server_period_ms", "an int > 0")
+        _need(not (self.changes_routes and self.consume_mode == POP), "consume_mode",
+              "route changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP")
+        for change in self.topic_changes:
+            _need(isinstance(change, TopicChange), "topic_changes", f"TopicChange items, got {change!r}")
+            _need(_is_int(change.at_ms) and 0 <= change.at_ms < self.end_ms, "topic_changes",
+                  f"at_ms must be an int in [0, {self.end_ms}), got {change.at_ms!r}")
+            _need(isinstance(change.broker, str) and change.broker, "topic_changes",
+                  f"broker must be a non-empty name, got {change.broker!r}")
+            _need(change.topic is None or change.topic in self.topics, "topic_changes",
+                  f"topic must be one of the scenario's topics, got {change.topic!r}")
+            for what in ("read_queue_nums", "write_queue_nums"):
+                value = getattr(change, what)
+                _need(_is_int(value) and 0 <= value <= MAX_QUEUES_PER_BROKER, "topic_changes",
+                      f"{what} must be an int in 0..{MAX_QUEUES_PER_BROKER}, got {value!r}")
+        brokers = self.all_brokers
+        _need(len(brokers) <= MAX_BROKERS, "brokers", f"at most {MAX_BROKERS} brokers, with topic changes")
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for outage in self.outages:
+            _need(isinstance(outage, BrokerOutage), "outages", f"BrokerOutage items, got {outage!r}")
+            _need(outage.broker in brokers, "outages", f"broker must be one of {brokers}, got {outage.broker!r}")
+            _need(_is_int(outage.down_ms) and 0 < outage.down_ms < self.end_ms, "outages",
+                  f"down_ms must be an int in (0, {self.end_ms}), got {outage.down_ms!r}")
+            _need(outage.up_ms is None or (_is_int(outage.up_ms) and outage.down_ms < outage.up_ms < self.end_ms),
+                  "outages", f"up_ms must be None or an int in ({outage.down_ms}, {self.end_ms}), got {outage.up_ms!r}")
+            _need(outage.silent is True or outage.silent is False, "outages",
+                  f"silent must be True or False, got {outage.silent!r}")
+            up = self.end_ms if outage.up_ms is None else outage.up_ms
+            for start, end in spans.get(outage.broker, []):
+                _need(up <= start or end <= outage.down_ms, "outages",
+                      f"outages of {outage.broker} overlap ({start}..{end} and {outage.down_ms}..{up})")
+            spans.setdefault(outage.broker, []).append((outage.down_ms, up))
+
+    def _validate_limits(self) -> None:
+        """What keeps a run bounded in time and memory (the simulator's limits, stated in the error)."""
+        _need(self.end_ms <= MAX_SPAN_MS, "drain_ms" if self.drain_ms > self.duration_ms else "duration_ms",
+              f"duration_ms + drain_ms at most {MAX_SPAN_MS} ms (one simulated day), got {self.end_ms}")
+        _need(len(self.consumers) <= MAX_CONSUMERS, "consumers", f"at most {MAX_CONSUMERS} consumers")
+        _need(len(self.brokers) <= MAX_BROKERS, "brokers", f"at most {MAX_BROKERS} brokers")
+        _need(len(self.topics) <= MAX_TOPICS, "topics", f"at most {MAX_TOPICS} topics")
+        _need(all(n <= MAX_QUEUES_PER_BROKER for n in self.topics.values()), "topics",
+              f"at most {MAX_QUEUES_PER_BROKER} queues per broker")
+        _need(self.retry_queue_nums <= MAX_QUEUES_PER_BROKER, "retry_queue_nums",
+              f"at most {MAX_QUEUES_PER_BROKER}, got {self.retry_queue_nums}")
+        messages = self.expected_messages()
+        _need(messages <= MAX_MESSAGES, "produce_rate_per_queue",
+              f"at most {MAX_MESSAGES:,} messages a run (rate x queues x producing time), this asks for "
+              f"{messages:,.0f}")
+        brokers, consumers = len(self.all_brokers), len(self.consumers)
+        timers = {"rebalance_interval_ms": consumers, "heartbeat_interval_ms": consumers,
+                  "offset_persist_interval_ms": consumers, "produce_batch_ms": brokers,
+                  "long_polling_check_ms" if self.long_polling else "short_polling_ms": brokers,
+                  "channel_scan_ms": brokers}
+        if self.consume_mode == ORDERLY:
+            timers["lock_renew_interval_ms"] = consumers
+        if self.consume_mode == POP:
+            timers["pop_revive_interval_ms"] = brokers
+        if self.changes_routes:
+            timers["poll_name_server_interval_ms"] = consumers + 1
+        wakeups = sum(self.end_ms / getattr(self, name) * count for name, count in timers.items())
+        busiest = max(timers, key=lambda name: self.end_ms / getattr(self, name) * timers[name])
+        _need(wakeups <= MAX_TIMER_WAKEUPS, busiest,
+              f"the timers would wake {wakeups:,.0f} times; at most {MAX_TIMER_WAKEUPS:,} a run "
+              f"(lengthen {busiest} or shorten the run)")
 
 
 def _is_int(value) -> bool:
@@ -172,7 +315,22 @@ def _is_int(value) -> bool:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_name(value, max_length: int) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= max_length and _NAME.fullmatch(value) is not None
+
+
+# What one run may ask for: enough for every lesson, and a run stays within about a minute and a few GB.
+MAX_SPAN_MS = 86_400_000  # duration_ms + drain_ms: one simulated day
+MAX_CONSUMERS, MAX_BROKERS, MAX_TOPICS, MAX_QUEUES_PER_BROKER = 1_000, 64, 64, 1_024
+MAX_MESSAGES = 5_000_000  # produced in one run
+MAX_TIMER_WAKEUPS = 20_000_000  # periodic timer firings in one run, over all consumers and brokers
+# Topic and group names: the characters TopicValidator allows (no '%' or '|' here: those mark system names)
+NAME_CHARACTERS = "letters, digits, '_' and '-'"
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+TOPIC_MAX_LENGTH, GROUP_MAX_LENGTH = 127, 255  # TopicValidator.TOPIC_MAX_LENGTH; Validators.CHARACTER_MAX_LENGTH
 
 
 def _need(ok, field_name: str, what: str) -> None:

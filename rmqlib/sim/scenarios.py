@@ -25,7 +25,7 @@ SETTLED = dict(start_jitter_ms=10_000, produce_start_ms=12_000)
 
 
 def _build(name: str, defaults: dict, overrides: dict) -> Scenario:
-    return Scenario(name=name, **{**SETTLED, **defaults, **overrides})
+    return Scenario(**{"name": name, **SETTLED, **defaults, **overrides})
 
 
 def steady_state(**overrides) -> Scenario:
