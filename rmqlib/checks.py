@@ -100,5 +100,63 @@ def check_instance(value, name: str, cls: type | tuple[type, ...]) -> Any:
     return value
 
 
-__all__ = ["ArgumentTypeError", "check_bool", "check_each", "check_instance", "check_int", "check_number",
-           "check_str"]
+def check_callable(value, name: str, *, none: bool = False) -> Any:
+    """Something callable (or ``None`` when ``none``)."""
+    if value is None and none:
+        return value
+    if not callable(value):
+        raise ArgumentTypeError(f"{name} must be callable{' or None' if none else ''}, got {_show(value)}")
+    return value
+
+
+def check_methods(value, name: str, *methods: str) -> Any:
+    """An object with each of ``methods`` as a callable attribute (duck typing, checked once)."""
+    for method in methods:
+        if not callable(getattr(value, method, None)):
+            wanted = ", ".join(f"{m}()" for m in methods)
+            raise ArgumentTypeError(f"{name} must have {wanted}; {_show(value)} has no {method}()")
+    return value
+
+
+def check_optional_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int | None:
+    """``None`` or :func:`check_int`."""
+    return None if value is None else check_int(value, name, lo, hi)
+
+
+def check_str_or_none(value, name: str) -> str | None:
+    """``None`` or any string (empty allowed)."""
+    if value is not None and not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a string or None, got {_show(value)}")
+    return value
+
+
+def check_mapping(value, name: str) -> Any:
+    """A mapping (``dict`` or anything with ``items()`` and ``get()``)."""
+    if not isinstance(value, dict) and not (callable(getattr(value, "items", None))
+                                            and callable(getattr(value, "get", None))):
+        raise ArgumentTypeError(f"{name} must be a mapping, got {_show(value)}")
+    return value
+
+
+#: The largest time in milliseconds the periodic services accept (2**53: every int up to it is exact as a
+#: float, and it is some 285,000 years after 1970).
+MAX_TIME_MS = 2**53
+
+
+def check_time_ms(value, name: str = "now_ms", *, bounded: bool = True) -> int | float:
+    """A time in milliseconds: an int or a finite float (not a bool); with ``bounded`` (the default) also
+    ``|value| <= MAX_TIME_MS``, for the periodic services whose schedules do arithmetic on it."""
+    if type(value) is int and (not bounded or -MAX_TIME_MS <= value <= MAX_TIME_MS):  # the common case
+        return value
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ArgumentTypeError(f"{name} must be a finite number of milliseconds, got {_show(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number of milliseconds, got {_show(value)}")
+    if bounded and not -MAX_TIME_MS <= value <= MAX_TIME_MS:
+        raise ValueError(f"{name} must be a number of milliseconds within +-2**53, got {_show(value)}")
+    return value
+
+
+__all__ = ["MAX_TIME_MS", "ArgumentTypeError", "check_bool", "check_callable", "check_each", "check_instance",
+           "check_int", "check_mapping", "check_methods", "check_number", "check_optional_int", "check_str",
+           "check_str_or_none", "check_time_ms"]

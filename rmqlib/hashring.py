@@ -26,9 +26,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from rmqlib.checks import ArgumentTypeError, check_callable, check_int, check_str
+
 HashFunction = Callable[[str], int]
 
 _MD5_CACHE_SIZE = 1 << 20
+#: The most virtual nodes one ring takes (client ids x ``virtual_node_cnt``), so that building a ring stays
+#: bounded in time and memory (about a second of MD5 at this size). Java has no limit; no real group comes near.
+MAX_RING_POINTS = 1_000_000
 
 
 def md5_hash(key: str) -> int:
@@ -36,6 +41,8 @@ def md5_hash(key: str) -> int:
 
     Mirrors: common/.../consistenthash/ConsistentHashRouter.java#MD5Hash.hash
     """
+    if type(key) is not str:
+        check_str(key, "key", empty=True)
     return int.from_bytes(hashlib.md5(key.encode("utf-8", "surrogatepass")).digest()[:4], "big")
 
 
@@ -80,10 +87,16 @@ class HashRing:
     def build(cls, cids: Sequence[str], virtual_node_cnt: int,
               hash_function: HashFunction | None = None) -> HashRing:
         """Add every cid in order with ``virtual_node_cnt`` virtual nodes, like the Java constructor."""
-        if isinstance(virtual_node_cnt, bool) or not isinstance(virtual_node_cnt, int):
-            raise TypeError("virtual_node_cnt must be int")
-        if virtual_node_cnt < 0:
-            raise ValueError(f"virtual_node_cnt must be >= 0, got {virtual_node_cnt}")
+        virtual_node_cnt = check_int(virtual_node_cnt, "virtual_node_cnt", 0, MAX_RING_POINTS)
+        check_callable(hash_function, "hash_function", none=True)
+        if isinstance(cids, (str, bytes, dict)) or not isinstance(cids, Sequence):
+            raise ArgumentTypeError(f"cids must be a sequence of client ids, got {type(cids).__name__}")
+        for cid in cids:
+            if type(cid) is not str:
+                check_str(cid, "cids[...]", empty=True)
+        if len(cids) * virtual_node_cnt > MAX_RING_POINTS:
+            raise ValueError(f"virtual_node_cnt: {len(cids)} client ids x {virtual_node_cnt} virtual nodes is more "
+                             f"than the {MAX_RING_POINTS} ring points allowed")
         hasher = _hasher(hash_function)
         if len(set(cids)) != len(cids):
             return cls._build_sequential(cids, virtual_node_cnt, hasher)
@@ -136,6 +149,8 @@ class HashRing:
 
     def route(self, key: str) -> str | None:
         """The client id owning ``key``: first position >= its hash, wrapping; None on an empty ring."""
+        if type(key) is not str:
+            check_str(key, "key", empty=True)
         if not self.owners:
             return None
         i = int(np.searchsorted(self.positions, self._hash(key), side="left"))
@@ -143,6 +158,11 @@ class HashRing:
 
     def route_many(self, keys: Sequence[str]) -> list[str | None]:
         """``route`` for many keys at once."""
+        if isinstance(keys, (str, bytes, dict)) or not isinstance(keys, Sequence):
+            raise ArgumentTypeError(f"keys must be a sequence of str, got {type(keys).__name__}")
+        for key in keys:
+            if type(key) is not str:
+                check_str(key, "keys[...]", empty=True)
         if not self.owners:
             return [None] * len(keys)
         idx = np.searchsorted(self.positions, _as_array([self._hash(k) for k in keys]), side="left")

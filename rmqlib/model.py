@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import total_ordering
 
+from rmqlib.checks import ArgumentTypeError, check_str
+
 INT_MIN = -(2**31)
 INT_MAX = 2**31 - 1
 
@@ -21,22 +23,26 @@ def java_string_compare(a: str, b: str) -> int:
 
     Mirrors: java/lang/String.java#compareTo
     """
-    ka, kb = utf16_key(a), utf16_key(b)
+    ka, kb = utf16_key(check_str(a, "a", empty=True)), utf16_key(check_str(b, "b", empty=True))
     return (ka > kb) - (ka < kb)
 
 
 def utf16_key(s: str) -> bytes:
     """A sort key that orders strings the way Java ``String.compareTo`` does."""
     # Big-endian UTF-16 bytes compare exactly like the code-unit sequence.
+    if type(s) is not str:
+        check_str(s, "s", empty=True)
     return s.encode("utf-16-be", "surrogatepass")
 
 
 def java_sorted_cids(cids: Iterable[str]) -> list[str]:
     """Client ids sorted like Java ``Collections.sort(cidAll)`` in RebalanceImpl."""
+    if isinstance(cids, (str, bytes, dict)) or not isinstance(cids, Iterable):
+        raise ArgumentTypeError(f"cid_all must be a sequence of client ids, got {type(cids).__name__}")
     cids = list(cids)
     for cid in cids:
         if not isinstance(cid, str):
-            raise TypeError(f"cid_all: client ids must be str, got {type(cid).__name__}")
+            raise ArgumentTypeError(f"cid_all: client ids must be str, got {type(cid).__name__}")
     return sorted(cids, key=utf16_key)
 
 
@@ -46,6 +52,9 @@ def java_split(s: str, sep: str) -> list[str]:
     Like Java it drops trailing empty strings, and a string without the
     separator comes back whole (so ``""`` gives ``[""]`` but ``"@"`` gives ``[]``).
     """
+    if type(s) is not str or type(sep) is not str or not sep:
+        check_str(s, "s", empty=True)
+        check_str(sep, "sep")
     parts = s.split(sep)
     if len(parts) == 1:
         return parts
@@ -69,11 +78,11 @@ class MessageQueue:
 
     def __init__(self, topic: str, broker_name: str, queue_id: int):
         if not isinstance(topic, str):
-            raise TypeError(f"topic must be str, got {type(topic).__name__}")
+            raise ArgumentTypeError(f"topic must be str, got {type(topic).__name__}")
         if not isinstance(broker_name, str):
-            raise TypeError(f"broker_name must be str, got {type(broker_name).__name__}")
+            raise ArgumentTypeError(f"broker_name must be str, got {type(broker_name).__name__}")
         if isinstance(queue_id, bool) or not isinstance(queue_id, int):
-            raise TypeError(f"queue_id must be int, got {type(queue_id).__name__}")
+            raise ArgumentTypeError(f"queue_id must be int, got {type(queue_id).__name__}")
         if not INT_MIN <= queue_id <= INT_MAX:
             raise ValueError(f"queue_id must fit a Java int, got {queue_id}")
         object.__setattr__(self, "_topic", topic)
@@ -103,6 +112,8 @@ class MessageQueue:
 
     def compare_to(self, other: MessageQueue) -> int:
         """Java ``compareTo``, including the 32-bit overflow of ``queueId - other.queueId``."""
+        if not isinstance(other, MessageQueue):
+            raise ArgumentTypeError(f"other must be a MessageQueue, got {type(other).__name__}")
         a, b = self._names_key, other._names_key
         if a != b:
             return -1 if a < b else 1
@@ -130,8 +141,10 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
     Python's list sort is the same TimSort as Java's ``ComparableTimSort`` and
     asks only ``a < b``, which here is Java's ``compareTo(a, b) < 0``.
     """
+    if isinstance(mqs, (str, bytes, dict, MessageQueue)) or not isinstance(mqs, Iterable):
+        raise ArgumentTypeError(f"mq_all must be a collection of MessageQueue, got {type(mqs).__name__}")
     mqs = list(mqs)
     for mq in mqs:
         if not isinstance(mq, MessageQueue):
-            raise TypeError(f"mq_all: elements must be MessageQueue, got {type(mq).__name__}")
+            raise ArgumentTypeError(f"mq_all: elements must be MessageQueue, got {type(mq).__name__}")
     return sorted(mqs)

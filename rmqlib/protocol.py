@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from rmqlib.checks import ArgumentTypeError, check_int, check_str
+
 #: Prefix of a consumer group's retry topic (common/.../MixAll.java#RETRY_GROUP_TOPIC_PREFIX).
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
 #: Subscription expression meaning "all tags" (SubscriptionData.java#SUB_ALL).
@@ -45,6 +47,8 @@ class ConsumeFromWhere(str, Enum):
 
 def retry_topic(consumer_group: str) -> str:
     """``%RETRY%<group>``, a push consumer group's retry topic (MixAll.java#getRetryTopic)."""
+    if type(consumer_group) is not str:
+        check_str(consumer_group, "consumer_group", empty=True)
     return RETRY_GROUP_TOPIC_PREFIX + consumer_group
 
 
@@ -55,6 +59,8 @@ def java_string_hash(s: str) -> int:
     tag subscription matches by comparing codes, so two tags with the same
     hash match each other exactly as on a real broker.
     """
+    if type(s) is not str:
+        check_str(s, "s", empty=True)
     units = s.encode("utf-16-be", "surrogatepass")
     h = 0
     for i in range(0, len(units), 2):
@@ -84,10 +90,12 @@ class SubscriptionData:
 
     def __post_init__(self):
         if not isinstance(self.topic, str) or not self.topic:
-            raise ValueError(f"topic must be a non-empty str, got {self.topic!r}")
-        if isinstance(self.sub_version, bool) or not isinstance(self.sub_version, int):
-            raise ValueError(f"sub_version must be an int, got {self.sub_version!r}")
+            raise (ValueError if isinstance(self.topic, str) else ArgumentTypeError)(
+                f"topic must be a non-empty str, got {self.topic!r}")
+        check_int(self.sub_version, "sub_version")
         sub = self.sub_string
+        if sub is not None and not isinstance(sub, str):
+            raise ArgumentTypeError(f"sub_string must be a str or None, got {type(sub).__name__}")
         if sub is None or sub == SUB_ALL or not sub.strip():
             self.sub_string, self.tags_set, self.code_set = SUB_ALL, frozenset(), frozenset()
             return
@@ -106,6 +114,8 @@ class SubscriptionData:
 
     def matches(self, tags: str | None) -> bool:
         """Client-side re-check of a pulled message's tag (PullAPIWrapper.java#processPullResult)."""
+        if tags is not None and type(tags) is not str:
+            check_str(tags, "tags", empty=True)
         if not self.tags_set:
             return True
         return tags is not None and tags in self.tags_set
@@ -120,4 +130,6 @@ class SubscriptionData:
         """
         if tags_code is None or self.sub_string == SUB_ALL:
             return True
+        if type(tags_code) is not int:
+            check_int(tags_code, "tags_code")
         return tags_code in self.code_set

@@ -13,10 +13,11 @@ consistent-hash ring is built once, not once per consumer).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from rmqlib.hashring import HashFunction, HashRing
+from rmqlib.checks import ArgumentTypeError, check_callable, check_int, check_methods, check_str
+from rmqlib.hashring import MAX_RING_POINTS, HashFunction, HashRing
 from rmqlib.model import MessageQueue, java_split, utf16_key
 
 Allocation = dict[str, list[MessageQueue]]
@@ -43,18 +44,20 @@ class AllocateMessageQueueStrategy:
         return f"{type(self).__name__}()"
 
 
-def _check_types(current_cid, mq_all, cid_all) -> None:
+def _check_types(current_cid, mq_all, cid_all, consumer_group=None) -> None:
+    if consumer_group is not None and not isinstance(consumer_group, str):
+        raise ArgumentTypeError(f"consumer_group must be str, got {type(consumer_group).__name__}")
     if current_cid is not None and not isinstance(current_cid, str):
-        raise TypeError(f"current_cid must be str, got {type(current_cid).__name__}")
+        raise ArgumentTypeError(f"current_cid must be str, got {type(current_cid).__name__}")
     for arg, value, element, what in (("mq_all", mq_all, MessageQueue, "MessageQueue"),
                                       ("cid_all", cid_all, str, "str")):
         if value is None:
             continue
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise TypeError(f"{arg} must be a list, got {type(value).__name__}")
+            raise ArgumentTypeError(f"{arg} must be a list, got {type(value).__name__}")
         for item in value:
             if not isinstance(item, element):
-                raise TypeError(f"{arg} elements must be {what}, got {type(item).__name__}")
+                raise ArgumentTypeError(f"{arg} elements must be {what}, got {type(item).__name__}")
 
 
 class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
@@ -66,7 +69,7 @@ class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
     def check(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
               cid_all: Sequence[str]) -> bool:
         """Raise like Java on empty input (in Java's order); False if ``current_cid`` is not a member."""
-        _check_types(current_cid, mq_all, cid_all)
+        _check_types(current_cid, mq_all, cid_all, consumer_group)
         if not current_cid:
             raise ValueError("current_cid is empty")
         if not mq_all:
@@ -75,12 +78,13 @@ class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
             raise ValueError("cid_all is None or empty")
         return current_cid in cid_all
 
-    def _check_group(self, mq_all, cid_all) -> None:
+    def _check_group(self, mq_all, cid_all, consumer_group="") -> None:
         """``check`` as it goes for a member: the whole-group views need the same errors."""
+        _check_types(None, None, cid_all, consumer_group)
         if cid_all:
-            self.check("", cid_all[0], mq_all, cid_all)
+            self.check(consumer_group, cid_all[0], mq_all, cid_all)
         else:
-            self.check("", "-", mq_all, cid_all)
+            self.check(consumer_group, "-", mq_all, cid_all)
 
 
 class _ByIndexStrategy(AbstractAllocateMessageQueueStrategy):
@@ -103,7 +107,7 @@ class _ByIndexStrategy(AbstractAllocateMessageQueueStrategy):
         return self._share(self._candidates(mq_all), cid_all.index(current_cid), len(cid_all))
 
     def allocate_all(self, consumer_group, mq_all, cid_all):
-        self._check_group(mq_all, cid_all)
+        self._check_group(mq_all, cid_all, consumer_group)
         candidates = self._candidates(mq_all)
         first: dict[str, int] = {}
         for i, cid in enumerate(cid_all):
@@ -153,12 +157,8 @@ class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
     name = "CONSISTENT_HASH"
 
     def __init__(self, virtual_node_cnt: int = 10, hash_function: HashFunction | None = None):
-        if isinstance(virtual_node_cnt, bool) or not isinstance(virtual_node_cnt, int):
-            raise TypeError(f"virtual_node_cnt must be int, got {type(virtual_node_cnt).__name__}")
-        if virtual_node_cnt < 0:
-            raise ValueError(f"virtual_node_cnt must be >= 0, got {virtual_node_cnt}")
-        if hash_function is not None and not callable(hash_function):
-            raise TypeError("hash_function must be callable (str -> int) or None")
+        virtual_node_cnt = check_int(virtual_node_cnt, "virtual_node_cnt", 0, MAX_RING_POINTS)
+        check_callable(hash_function, "hash_function (str -> int)", none=True)
         self.virtual_node_cnt = virtual_node_cnt
         self.hash_function = hash_function
 
@@ -173,7 +173,7 @@ class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
         return [mq for mq, owner in zip(mq_all, owners) if owner == current_cid]
 
     def allocate_all(self, consumer_group, mq_all, cid_all):
-        self._check_group(mq_all, cid_all)
+        self._check_group(mq_all, cid_all, consumer_group)
         result: Allocation = {cid: [] for cid in cid_all}
         for mq, owner in zip(mq_all, self.ring(cid_all).route_many([str(mq) for mq in mq_all])):
             if owner is not None:
@@ -203,9 +203,12 @@ class AllocateMessageQueueByConfig(AbstractAllocateMessageQueueStrategy):
 
     def allocate(self, consumer_group, current_cid, mq_all, cid_all):
         # Java runs no check at all here: not even for empty input or a non-member.
+        # (Wrong types are still refused: Java's signature would not compile with them.)
+        _check_types(current_cid, mq_all, cid_all, consumer_group)
         return None if self.message_queue_list is None else list(self.message_queue_list)
 
     def allocate_all(self, consumer_group, mq_all, cid_all):
+        _check_types(None, mq_all, cid_all, consumer_group)
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all or ())}
 
 
@@ -224,9 +227,12 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
 
     def __init__(self, consumer_idcs: set[str] | Sequence[str] | None = None):
         if consumer_idcs is not None:
-            if isinstance(consumer_idcs, str):
-                raise TypeError("consumer_idcs must be a set of str, not a str")
+            if isinstance(consumer_idcs, (str, bytes, dict)) or not isinstance(consumer_idcs, Iterable):
+                raise ArgumentTypeError(f"consumer_idcs must be a set of str, got {type(consumer_idcs).__name__}")
             consumer_idcs = set(consumer_idcs)
+            for idc in consumer_idcs:
+                if not isinstance(idc, str):
+                    raise ArgumentTypeError(f"consumer_idcs must hold str, got {type(idc).__name__}")
         self.consumer_idcs = consumer_idcs
 
     def _candidates(self, mq_all) -> list[MessageQueue]:
@@ -273,17 +279,20 @@ class PrefixMachineRoomResolver:
     """
 
     def __init__(self, separator: str = "-"):
-        if not isinstance(separator, str) or not separator:
-            raise ValueError("separator must be a non-empty str")
+        check_str(separator, "separator")
         self.separator = separator
 
     def _room(self, name: str) -> str:
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"name must be a broker name or client id (str), got {type(name).__name__}")
         parts = java_split(name, self.separator)
         if not parts:
             raise ValueError(f"cannot find a room in {name!r}: nothing is left after splitting on {self.separator!r}")
         return parts[0]
 
     def broker_deploy_in(self, mq: MessageQueue) -> str:
+        if not isinstance(mq, MessageQueue):
+            raise ArgumentTypeError(f"mq must be a MessageQueue, got {type(mq).__name__}")
         return self._room(mq.broker_name)
 
     def consumer_deploy_in(self, cid: str) -> str:
@@ -294,14 +303,28 @@ class MappingMachineRoomResolver:
     """Rooms looked up in two dicts: broker name -> room and client id -> room."""
 
     def __init__(self, broker_rooms: dict[str, str], consumer_rooms: dict[str, str]):
-        self.broker_rooms = dict(broker_rooms)
-        self.consumer_rooms = dict(consumer_rooms)
+        self.broker_rooms = _str_dict(broker_rooms, "broker_rooms")
+        self.consumer_rooms = _str_dict(consumer_rooms, "consumer_rooms")
 
     def broker_deploy_in(self, mq: MessageQueue) -> str | None:
+        if not isinstance(mq, MessageQueue):
+            raise ArgumentTypeError(f"mq must be a MessageQueue, got {type(mq).__name__}")
         return self.broker_rooms.get(mq.broker_name)
 
     def consumer_deploy_in(self, cid: str) -> str | None:
+        if not isinstance(cid, str):
+            raise ArgumentTypeError(f"cid must be str, got {type(cid).__name__}")
         return self.consumer_rooms.get(cid)
+
+
+def _str_dict(value, name: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ArgumentTypeError(f"{name} must be a dict of str -> str, got {type(value).__name__}")
+    out = dict(value)
+    for key, room in out.items():
+        if not isinstance(key, str) or not isinstance(room, str):
+            raise ArgumentTypeError(f"{name} must map str to str, got {key!r}: {room!r}")
+    return out
 
 
 class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
@@ -319,9 +342,10 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
             raise ValueError("strategy is None")
         if resolver is None:
             raise ValueError("resolver is None")
-        for method in ("broker_deploy_in", "consumer_deploy_in"):
-            if not callable(getattr(resolver, method, None)):
-                raise TypeError(f"resolver must have a {method}() method")
+        check_methods(strategy, "strategy", "allocate")
+        if not isinstance(getattr(strategy, "name", None), str):
+            raise ArgumentTypeError(f"strategy must have a str name, got {strategy!r}")
+        check_methods(resolver, "resolver", "broker_deploy_in", "consumer_deploy_in")
         self.strategy = strategy
         self.resolver = resolver
 
@@ -360,7 +384,7 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
         return result
 
     def allocate_all(self, consumer_group, mq_all, cid_all):
-        self._check_group(mq_all, cid_all)
+        self._check_group(mq_all, cid_all, consumer_group)
         mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
         own = {room: self.strategy.allocate_all(consumer_group, mq_rooms[room], cids)
                for room, cids in cid_rooms.items() if mq_rooms.get(room)}
@@ -412,12 +436,27 @@ def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs=N
     NEARBY uses ``resolver`` (default: ``PrefixMachineRoomResolver("-")``).
     """
     if not isinstance(name, str):
-        raise TypeError(f"strategy name must be str, got {type(name).__name__}")
-    if name.startswith("MACHINE_ROOM_NEARBY-"):
-        inner = strategy_from_name(name[len("MACHINE_ROOM_NEARBY-"):], virtual_node_cnt=virtual_node_cnt,
-                                   consumer_idcs=consumer_idcs, message_queue_list=message_queue_list,
-                                   resolver=resolver)
-        return AllocateMachineRoomNearby(inner, resolver or PrefixMachineRoomResolver("-"))
+        raise ArgumentTypeError(f"name: a strategy name must be str, got {type(name).__name__}")
+    nearby = 0
+    while name.startswith(_NEARBY_PREFIX):  # a loop, not recursion: a long name cannot exhaust the stack
+        name = name[len(_NEARBY_PREFIX):]
+        nearby += 1
+        if nearby > MAX_NEARBY_NESTING:
+            raise ValueError(f"name: at most {MAX_NEARBY_NESTING} nested {_NEARBY_PREFIX} prefixes")
+    if nearby and resolver is None:
+        resolver = PrefixMachineRoomResolver("-")
+    strategy = _plain_strategy(name, virtual_node_cnt, consumer_idcs, message_queue_list)
+    for _ in range(nearby):
+        strategy = AllocateMachineRoomNearby(strategy, resolver)
+    return strategy
+
+
+_NEARBY_PREFIX = "MACHINE_ROOM_NEARBY-"
+#: How deep ``strategy_from_name`` nests MACHINE_ROOM_NEARBY (each level is one more call deep when allocating).
+MAX_NEARBY_NESTING = 16
+
+
+def _plain_strategy(name: str, virtual_node_cnt, consumer_idcs, message_queue_list) -> AllocateMessageQueueStrategy:
     if name == "CONSISTENT_HASH":
         return AllocateMessageQueueConsistentHash(virtual_node_cnt)
     if name == "CONFIG":
@@ -427,4 +466,4 @@ def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs=N
     if name in ("AVG", "AVG_BY_CIRCLE"):
         return STRATEGIES[name]()
     known = ", ".join(list(STRATEGIES)[:-1] + ["MACHINE_ROOM_NEARBY-<inner>"])
-    raise ValueError(f"unknown strategy {name!r}; known: {known}")
+    raise ValueError(f"name: unknown strategy {name[:80]!r}; known: {known}")

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from rmqlib.checks import ArgumentTypeError, check_bool, check_callable, check_instance, check_int, check_methods
 from rmqlib.client.config import MessageModel
 from rmqlib.client.message import _FACTORY, Message
-from rmqlib.client.process_queue import ProcessQueue
+from rmqlib.client.process_queue import ProcessQueue, _require_messages, check_time
 from rmqlib.model import INT_MAX, MessageQueue
 
 #: ConsumeMessageOrderlyService.java; rocketmq.client.maxTimeConsumeContinuously
@@ -47,6 +48,28 @@ class ConsumeOrderlyStatus(str, Enum):
 # Enum members as module constants: ``EnumClass.MEMBER`` is a slow attribute lookup (hot path).
 _CONSUME_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 _CLUSTERING = MessageModel.CLUSTERING
+_BROADCASTING = MessageModel.BROADCASTING
+
+
+def _coerce_status(status, enum_cls):
+    try:
+        return enum_cls(status)
+    except (ValueError, TypeError):
+        names = ", ".join(m.value for m in enum_cls)
+        raise ValueError(f"status: {status!r} is not a valid {enum_cls.__name__} (one of {names})") from None
+
+
+def _check_common(pq, mq, msgs, offset_store, send_back) -> list[Message]:
+    """The argument checks both settle functions share; returns ``msgs`` as a list of Message."""
+    if type(pq) is not ProcessQueue:
+        check_instance(pq, "pq", ProcessQueue)
+    if type(mq) is not MessageQueue:
+        check_instance(mq, "mq", MessageQueue)
+    if send_back is not None:
+        check_callable(send_back, "send_back", none=True)
+    if not callable(getattr(offset_store, "update_offset", None)):
+        check_methods(offset_store, "offset_store", "update_offset")
+    return _require_messages(msgs)
 
 
 @dataclass
@@ -88,9 +111,23 @@ def process_consume_result_concurrently(
     ``reconsume_times + 1`` and are re-consumed later instead of acknowledged.
     In BROADCASTING failures are just dropped. Then the messages are removed from
     the ProcessQueue and the returned offset is stored increase-only.
+
+    ``ack_index`` is an int >= -1 (-1: nothing acknowledged); one past the last message
+    means "all", as in Java. Below -1 Java's loop would index before the list and throw,
+    so it is a ValueError here (Python's negative indexing would silently count from the end).
     """
     if type(status) is not ConsumeConcurrentlyStatus:  # Enum(value) is slow; members pass as they are
-        status = ConsumeConcurrentlyStatus(status)
+        status = _coerce_status(status, ConsumeConcurrentlyStatus)
+    if type(ack_index) is not int or ack_index < -1:
+        ack_index = check_int(ack_index, "ack_index", -1)
+    if message_model is not _CLUSTERING and message_model is not _BROADCASTING:
+        try:
+            message_model = MessageModel(message_model)
+        except (ValueError, TypeError):
+            raise ValueError(f"message_model must be CLUSTERING or BROADCASTING, got {message_model!r}") from None
+    if now_ms is not None and type(now_ms) is not int:
+        check_time(now_ms)
+    msgs = _check_common(pq, mq, msgs, offset_store, send_back)
     if pq.dropped:
         return ConcurrentConsumeOutcome(processed=False)
     out = ConcurrentConsumeOutcome(True)  # processed
@@ -158,7 +195,12 @@ def process_consume_result_orderly(
     increase-only) update unless the queue was dropped.
     """
     if type(status) is not ConsumeOrderlyStatus:
-        status = ConsumeOrderlyStatus(status)
+        status = _coerce_status(status, ConsumeOrderlyStatus)
+    msgs = _check_common(pq, mq, msgs, offset_store, send_back)
+    check_bool(auto_commit, "auto_commit")
+    max_reconsume_times = check_int(max_reconsume_times, "max_reconsume_times", -1)
+    suspend_current_queue_time_millis = check_int(suspend_current_queue_time_millis,
+                                                  "suspend_current_queue_time_millis")
     max_times = INT_MAX if max_reconsume_times == -1 else max_reconsume_times
     delay = min(max(suspend_current_queue_time_millis, MIN_SUSPEND_MILLIS), MAX_SUSPEND_MILLIS)
     out = OrderlyConsumeOutcome(continue_consume=True)

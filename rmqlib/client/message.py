@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rmqlib.model import MessageQueue
+from rmqlib.checks import ArgumentTypeError
+from rmqlib.model import INT_MAX, INT_MIN, MessageQueue
 
 #: Property the broker sets on the last message of a pull batch: the queue's max
 #: offset at pull time. common/.../message/MessageConst.java#PROPERTY_MAX_OFFSET
@@ -32,11 +33,13 @@ class _DefaultFactory:
 _FACTORY = _DefaultFactory()
 
 
-def _require_int(name: str, value, minimum: int | None = None) -> None:
+def _require_int(name: str, value, minimum: int | None = None, maximum: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be int, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be int, got {type(value).__name__}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
 
 
 @dataclass(eq=False, slots=True)
@@ -88,18 +91,19 @@ class Message:
                 and type(body_size) is int and body_size >= 0
                 and type(store_timestamp) is int
                 and type(reconsume_times) is int and reconsume_times >= 0
-                and consume_start_timestamp is None
-                and (tags is None or type(tags) is str) and msg_id):
+                and consume_start_timestamp is None and (properties is _FACTORY or properties is None)
+                and (tags is None or type(tags) is str) and type(msg_id) is str and msg_id
+                and INT_MIN <= queue_id <= INT_MAX):
             return
         self.__post_init__()
 
     def __post_init__(self) -> None:
         """The full checks, which raise the errors naming the field, and the ``msg_id`` default."""
         if not isinstance(self.topic, str):
-            raise TypeError(f"topic must be str, got {type(self.topic).__name__}")
+            raise ArgumentTypeError(f"topic must be str, got {type(self.topic).__name__}")
         if not isinstance(self.broker_name, str):
-            raise TypeError(f"broker_name must be str, got {type(self.broker_name).__name__}")
-        _require_int("queue_id", self.queue_id)
+            raise ArgumentTypeError(f"broker_name must be str, got {type(self.broker_name).__name__}")
+        _require_int("queue_id", self.queue_id, INT_MIN, INT_MAX)  # a Java int, as in MessageQueue
         _require_int("queue_offset", self.queue_offset, 0)
         _require_int("body_size", self.body_size, 0)
         _require_int("store_timestamp", self.store_timestamp)
@@ -107,7 +111,27 @@ class Message:
         if self.consume_start_timestamp is not None:
             _require_int("consume_start_timestamp", self.consume_start_timestamp)
         if self.tags is not None and not isinstance(self.tags, str):
-            raise TypeError(f"tags must be str or None, got {type(self.tags).__name__}")
+            raise ArgumentTypeError(f"tags must be str or None, got {type(self.tags).__name__}")
+        if not isinstance(self.msg_id, str):
+            raise ArgumentTypeError(f"msg_id must be str, got {type(self.msg_id).__name__}")
+        if self.properties is None:
+            return self._fill_msg_id()  # no properties (Java's MessageExt starts with a null map too)
+        if not isinstance(self.properties, dict):
+            raise ArgumentTypeError(f"properties must be a dict of str -> str or None, "
+                                    f"got {type(self.properties).__name__}")
+        for key, value in self.properties.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise ArgumentTypeError(f"properties must map str to str, got {key!r}: {value!r}")
+        max_offset = self.properties.get(PROPERTY_MAX_OFFSET)
+        if max_offset is not None:
+            try:
+                int(max_offset)
+            except ValueError:
+                raise ValueError(f"properties: {PROPERTY_MAX_OFFSET} must be a decimal integer, "
+                                 f"got {max_offset[:80]!r}") from None
+        self._fill_msg_id()
+
+    def _fill_msg_id(self) -> None:
         if not self.msg_id:
             self.msg_id = f"{self.topic}@{self.broker_name}:{self.queue_id}:{self.queue_offset}"
 

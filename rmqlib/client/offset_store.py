@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from enum import Enum
 
+from collections.abc import Iterable
+
+from rmqlib.checks import ArgumentTypeError, check_bool, check_mapping, check_methods, check_str_or_none
 from rmqlib.client.api import ClientBrokerAPI, OffsetNotFoundError
 from rmqlib.model import MessageQueue
 
@@ -40,14 +43,19 @@ class ControllableOffset:
     __slots__ = ("offset", "allow_to_update")
 
     def __init__(self, offset: int):
+        if type(offset) is not int or offset < 0:
+            _check_offset(offset)
         self.offset = offset
         self.allow_to_update = True
 
     def update(self, target: int, increase_only: bool = False) -> None:
+        _check_offset(target, "target")
+        check_bool(increase_only, "increase_only")
         if self.allow_to_update:
             self.offset = max(target, self.offset) if increase_only else target
 
     def update_and_freeze(self, target: int) -> None:
+        _check_offset(target, "target")
         self.allow_to_update = False
         self.offset = target
 
@@ -57,14 +65,24 @@ class ControllableOffset:
 
 def _check_mq(mq) -> None:
     if not isinstance(mq, MessageQueue):
-        raise TypeError(f"mq must be MessageQueue, got {type(mq).__name__}")
+        raise ArgumentTypeError(f"mq must be MessageQueue, got {type(mq).__name__}")
 
 
-def _check_offset(offset) -> None:
+def _check_offset(offset, name: str = "offset") -> None:
     if isinstance(offset, bool) or not isinstance(offset, int):
-        raise TypeError(f"offset must be int, got {type(offset).__name__}")
+        raise ArgumentTypeError(f"{name} must be int, got {type(offset).__name__}")
     if offset < 0:
-        raise ValueError(f"offset must be >= 0, got {offset}")
+        raise ValueError(f"{name} must be >= 0, got {offset}")
+
+
+def _check_mqs(mqs) -> set:
+    if isinstance(mqs, (str, bytes, dict, MessageQueue)) or not isinstance(mqs, Iterable):
+        raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
+    mqs = set(mqs)
+    for mq in mqs:
+        if not isinstance(mq, MessageQueue):
+            raise ArgumentTypeError(f"mqs must hold MessageQueue, got {type(mq).__name__}")
+    return mqs
 
 
 class _OffsetStoreBase:
@@ -72,7 +90,8 @@ class _OffsetStoreBase:
 
     def __init__(self, consumer_group: str):
         if not isinstance(consumer_group, str) or not consumer_group:
-            raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
+            raise (ValueError if isinstance(consumer_group, str) else ArgumentTypeError)(
+                f"consumer_group must be a non-empty str, got {consumer_group!r}")
         self.consumer_group = consumer_group
         self.offset_table: dict[MessageQueue, ControllableOffset] = {}
 
@@ -87,6 +106,8 @@ class _OffsetStoreBase:
             _check_mq(mq)
         if type(offset) is not int or offset < 0:
             _check_offset(offset)
+        if increase_only is not True and increase_only is not False:
+            check_bool(increase_only, "increase_only")
         cur = self.offset_table.get(mq)
         if cur is None:
             self.offset_table[mq] = ControllableOffset(offset)
@@ -105,6 +126,7 @@ class _OffsetStoreBase:
         self.offset_table.pop(mq, None)
 
     def clone_offset_table(self, topic: str | None = None) -> dict[MessageQueue, int]:
+        check_str_or_none(topic, "topic")
         return {mq: o.offset for mq, o in self.offset_table.items()
                 if not topic or mq.topic == topic}
 
@@ -119,7 +141,11 @@ class _OffsetStoreBase:
         if type is _READ_FROM_MEMORY:  # the pull path's read, once per pull
             cur = self.offset_table.get(mq)
             return -1 if cur is None else cur.offset
-        type = ReadOffsetType(type)
+        try:
+            type = ReadOffsetType(type)
+        except (ValueError, TypeError):
+            names = ", ".join(m.value for m in ReadOffsetType)
+            raise ValueError(f"type: {type!r} is not a valid ReadOffsetType (one of {names})") from None
         if type in (ReadOffsetType.READ_FROM_MEMORY, ReadOffsetType.MEMORY_FIRST_THEN_STORE):
             mem = self._read_memory(mq)
             if mem is not None:
@@ -151,6 +177,8 @@ class OffsetStore(_OffsetStoreBase):
 
     def __init__(self, consumer_group: str, api: ClientBrokerAPI):
         super().__init__(consumer_group)
+        if api is not None:  # None: no broker reachable (every read fails with -2, every persist is lost)
+            check_methods(api, "api", "query_consumer_offset", "update_consumer_offset")
         self.api = api
 
     def _read_store(self, mq: MessageQueue) -> int:
@@ -182,7 +210,7 @@ class OffsetStore(_OffsetStoreBase):
         Mirrors: RemoteBrokerOffsetStore.java#persistAll (called every 5 s with the
         queues the consumer currently holds). An empty ``mqs`` does nothing.
         """
-        mqs = set(mqs)
+        mqs = _check_mqs(mqs)
         if not mqs:
             return
         unused = []
@@ -207,10 +235,16 @@ class LocalFileOffsetStore(_OffsetStoreBase):
 
     def __init__(self, consumer_group: str, file: dict[MessageQueue, int] | None = None):
         super().__init__(consumer_group)
+        if file is not None:
+            check_mapping(file, "file")
         self.file: dict[MessageQueue, int] = {} if file is None else file
 
     def load(self) -> None:
         """Read the file into memory (LocalFileOffsetStore.java#load, at consumer start)."""
+        for mq, off in self.file.items():
+            if not isinstance(mq, MessageQueue):
+                raise ArgumentTypeError(f"file: keys must be MessageQueue, got {type(mq).__name__}")
+            _check_offset(off, f"file[{mq}]")
         for mq, off in self.file.items():
             self.offset_table[mq] = ControllableOffset(off)
 
@@ -228,7 +262,7 @@ class LocalFileOffsetStore(_OffsetStoreBase):
             self.file[mq] = cur.offset
 
     def persist_all(self, mqs) -> None:
-        mqs = set(mqs)
+        mqs = _check_mqs(mqs)
         if not mqs:
             return
         for mq, cur in self.offset_table.items():

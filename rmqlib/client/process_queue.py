@@ -12,7 +12,13 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
+from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_time_ms
 from rmqlib.client.message import PROPERTY_MAX_OFFSET, Message
+
+
+def check_time(now_ms, name: str = "now_ms"):
+    """A time in ms: an int, or a finite float as simpy's clock may give (no upper bound here)."""
+    return check_time_ms(now_ms, name, bounded=False)
 
 # Constants of client/.../impl/consumer/ProcessQueue.java (JVM system properties there).
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000  # rocketmq.client.rebalance.lockMaxLiveTime
@@ -96,11 +102,13 @@ def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Messag
     """``msgs`` as a list of Message (a list is checked and returned as is: callers only read it)."""
     if type(msgs) is not list:
         if isinstance(msgs, Message):
-            raise TypeError(f"{arg} must be a list of Message, got a single Message")
+            raise ArgumentTypeError(f"{arg} must be a list of Message, got a single Message")
+        if isinstance(msgs, (str, bytes, dict)) or not isinstance(msgs, Iterable):
+            raise ArgumentTypeError(f"{arg} must be a list of Message, got {type(msgs).__name__}")
         msgs = list(msgs)
     for m in msgs:
         if not isinstance(m, Message):
-            raise TypeError(f"{arg}: elements must be Message, got {type(m).__name__}")
+            raise ArgumentTypeError(f"{arg}: elements must be Message, got {type(m).__name__}")
     return msgs
 
 
@@ -123,6 +131,8 @@ class ProcessQueue:
     """
 
     def __init__(self, now_ms: int = 0):
+        if type(now_ms) is not int:
+            check_time(now_ms)
         self.msg_tree = _OffsetMap()
         self.consuming_msg_orderly = _OffsetMap()
         self.msg_count = 0
@@ -141,10 +151,14 @@ class ProcessQueue:
     # ----------------------------------------------------------------- timing
     def is_lock_expired(self, now_ms: int) -> bool:
         """Local view of the broker lock is stale (> 30 s since the last lock)."""
+        if type(now_ms) is not int:
+            check_time(now_ms)
         return now_ms - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME
 
     def is_pull_expired(self, now_ms: int) -> bool:
         """No pull for more than 120 s: the rebalance treats the queue as stuck."""
+        if type(now_ms) is not int:
+            check_time(now_ms)
         return now_ms - self.last_pull_timestamp > PULL_MAX_IDLE_TIME
 
     # ------------------------------------------------------------ put/remove
@@ -156,21 +170,36 @@ class ProcessQueue:
         Only new offsets are counted. Re-putting a held offset replaces the stored
         message without counting it (Java's ``TreeMap.put``); a re-put with a
         different body size, or of an offset that is in flight in orderly
-        consumption, would corrupt the counters in Java and is a ValueError here.
+        consumption, would corrupt the counters in Java and is a ValueError here; so is one batch
+        holding the same offset twice with different body sizes (Java would count the first
+        size and keep the second message).
         """
         msgs = _require_messages(msgs)
         tree = self.msg_tree
         held_by_offset = tree._d  # straight on the map's dict and key list (hot path)
         in_flight = self.consuming_msg_orderly._d
+        previous = -1
+        ascending = True  # a pulled batch has strictly ascending offsets, so it cannot repeat one
         for m in msgs:
-            held = held_by_offset.get(m.queue_offset)
+            offset = m.queue_offset
+            held = held_by_offset.get(offset)
             if held is not None and held.body_size != m.body_size:
                 raise ValueError(
-                    f"msgs: offset {m.queue_offset} is already held with body_size "
+                    f"msgs: offset {offset} is already held with body_size "
                     f"{held.body_size}, got {m.body_size}")
-            if in_flight and m.queue_offset in in_flight:
+            if in_flight and offset in in_flight:
                 raise ValueError(
-                    f"msgs: offset {m.queue_offset} is in flight (taken for orderly consumption)")
+                    f"msgs: offset {offset} is in flight (taken for orderly consumption)")
+            if offset <= previous:
+                ascending = False
+            previous = offset
+        if not ascending:
+            sizes: dict[int, int] = {}
+            for m in msgs:
+                size = sizes.setdefault(m.queue_offset, m.body_size)
+                if size != m.body_size:
+                    raise ValueError(f"msgs: offset {m.queue_offset} appears twice in the batch with body_size "
+                                     f"{size} and {m.body_size}")
         keys = tree._keys
         valid = size = 0
         for m in msgs:
@@ -194,7 +223,8 @@ class ProcessQueue:
 
         if msgs:
             last = msgs[-1]
-            prop = last.properties.get(PROPERTY_MAX_OFFSET)
+            props = last.properties
+            prop = props.get(PROPERTY_MAX_OFFSET) if props else None
             if prop is not None:
                 acc = int(prop) - last.queue_offset
                 if acc > 0:
@@ -213,6 +243,8 @@ class ProcessQueue:
         """
         msgs = _require_messages(msgs)
         if now_ms is not None:
+            if type(now_ms) is not int:
+                check_time(now_ms)
             self.last_consume_timestamp = now_ms
         tree = self.msg_tree
         keys = tree._keys  # straight on the map's key list and dict (hot path)
@@ -272,12 +304,9 @@ class ProcessQueue:
         Nothing to take sets ``consuming`` to False, which lets the next
         :meth:`put_message` dispatch a new consume request.
         """
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
-            raise TypeError(f"batch_size must be int, got {type(batch_size).__name__}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        batch_size = check_int(batch_size, "batch_size", 1)
         if now_ms is not None:
-            self.last_consume_timestamp = now_ms
+            self.last_consume_timestamp = check_time(now_ms)
         result: list[Message] = []
         for _ in range(batch_size):
             entry = self.msg_tree.poll_first()
@@ -346,10 +375,15 @@ class ProcessQueue:
         committed offset moves on with the next acknowledgement. Orderly
         consumers never clean.
         """
+        check_time(now_ms)
+        check_bool(orderly, "orderly")
+        if type(consume_timeout) is not int or consume_timeout < 0:
+            if isinstance(consume_timeout, bool) or not isinstance(consume_timeout, int):
+                raise ArgumentTypeError(f"consume_timeout must be an int >= 0 (minutes), got {consume_timeout!r}")
+            if consume_timeout < 0:
+                raise ValueError(f"consume_timeout must be >= 0 minutes, got {consume_timeout}")
         if orderly:
             return []
-        if consume_timeout < 0:
-            raise ValueError(f"consume_timeout must be >= 0 minutes, got {consume_timeout}")
         expired: list[Message] = []
         for _ in range(min(len(self.msg_tree), CLEAN_EXPIRED_MSG_MAX_CHECKS)):
             if not len(self.msg_tree):
