@@ -13,7 +13,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from rmqlib.checks import ArgumentTypeError, check_each, check_int, check_str
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
-    AllocateMachineRoomNearby, Allocation, AllocateMessageQueueConsistentHash, AllocateMessageQueueStrategy,
+    AllocateMachineRoomNearby, Allocation, AllocateMessageQueueByConfig, AllocateMessageQueueConsistentHash,
+    AllocateMessageQueueStrategy,
 )
 
 DEFAULT_GROUP = "GID_rmqlib"
@@ -31,6 +32,10 @@ MAX_VIRTUAL_NODES = 10_000
 """The most CONSISTENT_HASH virtual nodes per consumer."""
 MAX_RING_POINTS = 1_000_000
 """The most points on one CONSISTENT_HASH ring: consumers x virtual nodes."""
+MAX_ASSIGNED = 1_000_000
+"""The most (consumer, queue) pairs one allocation may hold: CONFIG hands every consumer the whole list."""
+MAX_NEARBY_DEPTH = 8
+"""How deep MACHINE_ROOM_NEARBY strategies may wrap one another (each level is a Python call level)."""
 MAX_WORK = 500_000
 """What one metric sweep (:func:`imbalance_spread`, :func:`random_assignment_imbalance`) may do in all:
 ring points (or queues) summed over every ring it builds."""
@@ -93,11 +98,23 @@ def _allocation(value, name: str = "allocation") -> Mapping[str, Collection[Mess
     return value
 
 
-def _check_ring(strategy: AllocateMessageQueueStrategy, consumers: int, name: str = "strategy") -> None:
-    """Refuse a CONSISTENT_HASH ring (also inside MACHINE_ROOM_NEARBY) larger than :data:`MAX_RING_POINTS`."""
+def _check_size(strategy: AllocateMessageQueueStrategy, cids: list[str], mqs: list[MessageQueue],
+                name: str = "strategy") -> None:
+    """Refuse a CONSISTENT_HASH ring (also inside MACHINE_ROOM_NEARBY) larger than :data:`MAX_RING_POINTS`,
+    and a CONFIG list that would give more than :data:`MAX_ASSIGNED` (consumer, queue) pairs."""
+    consumers = len(cids)
     depth = 0
-    while isinstance(strategy, AllocateMachineRoomNearby) and depth < 100:
+    while isinstance(strategy, AllocateMachineRoomNearby):
         strategy, depth = strategy.strategy, depth + 1
+        if depth > MAX_NEARBY_DEPTH:
+            raise ValueError(f"{name}: MACHINE_ROOM_NEARBY nested more than {MAX_NEARBY_DEPTH} deep")
+    if isinstance(strategy, AllocateMessageQueueByConfig) and strategy.message_queue_list is not None:
+        # NEARBY hands the inner strategy's answer out once per room a consumer takes part in
+        rooms = len({mq.broker_name for mq in mqs}) + 1 if depth else 1
+        pairs = len(set(cids)) * len(strategy.message_queue_list) * rooms
+        if pairs > MAX_ASSIGNED:
+            raise ValueError(f"{name}: CONFIG gives every consumer all {len(strategy.message_queue_list)} queues: "
+                             f"more than {MAX_ASSIGNED} (consumer, queue) pairs for {len(set(cids))} consumers")
     if isinstance(strategy, AllocateMessageQueueConsistentHash):
         vnodes = strategy.virtual_node_cnt
         if vnodes > MAX_VIRTUAL_NODES:
@@ -118,7 +135,8 @@ def allocate_group(strategy: AllocateMessageQueueStrategy, mq_all: Iterable[Mess
 
     Limits: at most :data:`MAX_CONSUMERS` client ids and :data:`MAX_QUEUES` queues; a CONSISTENT_HASH
     ring (also inside MACHINE_ROOM_NEARBY) of at most :data:`MAX_VIRTUAL_NODES` per consumer and
-    :data:`MAX_RING_POINTS` in all. Larger inputs raise ValueError.
+    :data:`MAX_RING_POINTS` in all; a CONFIG list giving at most :data:`MAX_ASSIGNED` (consumer, queue)
+    pairs. Larger inputs raise ValueError.
     """
     if not isinstance(strategy, AllocateMessageQueueStrategy):
         raise ArgumentTypeError(f"strategy must be an AllocateMessageQueueStrategy, got {type(strategy).__name__}")
@@ -128,7 +146,7 @@ def allocate_group(strategy: AllocateMessageQueueStrategy, mq_all: Iterable[Mess
     mqs = java_sorted_mqs(list(dict.fromkeys(mq_list)))
     if len(mqs) > MAX_QUEUES:
         raise ValueError(f"mq_all must hold at most {MAX_QUEUES} distinct queues, got {len(mqs)}")
-    _check_ring(strategy, len(cid_list))
+    _check_size(strategy, cid_list, mqs)
     cids = java_sorted_cids(cid_list)
     result = strategy.allocate_all(consumer_group, mqs, cids)
     return {cid: list(result[cid] or []) for cid in dict.fromkeys(cids)}

@@ -1,7 +1,10 @@
 """Command line: ``rmqlib allocate`` (like ``mqadmin allocateMQ``, for every strategy), ``rmqlib simulate``,
 ``rmqlib book`` (open the book in JupyterLab).
 
-Bad arguments print one line on stderr and exit with code 2, never a traceback.
+Bad arguments print one line on stderr and exit with code 2, never a traceback. Sizes are bounded
+(see ``--help`` and the README's "Limits"): the largest group, queue count and ring are those of
+:mod:`rmqlib.allocation` (``MAX_CONSUMERS``, ``MAX_QUEUES``, ``MAX_VIRTUAL_NODES``, ``MAX_RING_POINTS``),
+so every command answers within seconds or refuses in one line.
 """
 
 from __future__ import annotations
@@ -9,12 +12,28 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from collections.abc import Sequence
 
-from rmqlib.allocation import allocate_group, idle_consumers, imbalance, make_cids, make_queues
-from rmqlib.model import MessageQueue
+from rmqlib.allocation import (
+    MAX_CONSUMERS, MAX_NEARBY_DEPTH, MAX_QUEUES, MAX_RING_POINTS, MAX_VIRTUAL_NODES, allocate_group, idle_consumers, imbalance,
+    make_cids, make_queues,
+)
+from rmqlib.model import INT_MAX, INT_MIN, MessageQueue
 from rmqlib.strategies import STRATEGIES, PrefixMachineRoomResolver, strategy_from_name
+
+MAX_NAME = 255
+"""The longest name (broker, client id, room, group, strategy) the command takes: RocketMQ's own limit for names."""
+MAX_TOPIC = 127
+"""The longest topic name: RocketMQ's ``Validators.TOPIC_MAX_LENGTH``."""
+MAX_LISTED = 100_000
+"""The most (consumer, queue) pairs one answer may list: CONFIG gives every consumer the whole list
+(1,000 consumers x 1,000 queues as JSON took 7 s and 1 GB; 100,000 pairs take under a second)."""
+NEARBY = "MACHINE_ROOM_NEARBY-"
+_INT = re.compile(r"[+-]?[0-9]+")
+# what str.splitlines() breaks a line at: an error message must stay on one line
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 STRATEGY_HELP = {
     "AVG": "contiguous blocks, remainder to the first consumers (the default)",
@@ -35,47 +54,102 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+def one_line(text: str) -> str:
+    """``text`` with every line break escaped (``\\n``), so that an error message takes one line."""
+    for ch in _LINE_BREAKS:
+        text = text.replace(ch, ch.encode("unicode_escape").decode("ascii"))
+    return text
+
+
+def _short(text: str) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _name(text: str, limit: int = MAX_NAME) -> str:
+    """An argparse type: a non-empty name of at most ``limit`` characters."""
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty")
+    if len(text) > limit:
+        raise argparse.ArgumentTypeError(f"at most {limit} characters, got {len(text)}")
+    return text
+
+
+def _topic(text: str) -> str:
+    return _name(text, MAX_TOPIC)
+
+
 def _csv(text: str) -> list[str]:
     items = [item.strip() for item in text.split(",")]
     if not all(items):
-        raise argparse.ArgumentTypeError(f"empty item in {text!r}")
+        raise argparse.ArgumentTypeError(f"empty item in {_short(text)}")
+    for item in items:
+        if len(item) > MAX_NAME:
+            raise argparse.ArgumentTypeError(f"names are at most {MAX_NAME} characters, got one of {len(item)}")
     return items
 
 
-def _int_at_least(minimum: int):
-    """An argparse type: an integer >= ``minimum``."""
+def _distinct_csv(text: str) -> list[str]:
+    items = _csv(text)
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            raise argparse.ArgumentTypeError(f"{_short(item)} is named twice")
+        seen.add(item)
+    return items
+
+
+def _int_in(minimum: int, maximum: int | None = None):
+    """An argparse type: a decimal integer (ASCII digits) in ``minimum..maximum``."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if not _INT.fullmatch(text.strip()) or len(text) > 40:
+            raise argparse.ArgumentTypeError(f"not an integer: {_short(text)}")
+        value = int(text)
+        if value < minimum or (maximum is not None and value > maximum):
+            span = f"in {minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+            raise argparse.ArgumentTypeError(f"must be an integer {span}, got {value}")
         return value
     return parse
 
 
-_positive, _non_negative = _int_at_least(1), _int_at_least(0)
+_positive, _non_negative = _int_in(1), _int_in(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rmqlib", description="RocketMQ consumer rebalance, modelled faithfully.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    alloc = commands.add_parser("allocate", help="who owns which queue, for any strategy")
-    alloc.add_argument("--topic", default="TopicTest", help="topic name (default TopicTest)")
-    alloc.add_argument("--brokers", type=_csv, default=["broker-a"], help="comma-separated broker names")
-    alloc.add_argument("--queues-per-broker", type=_positive, default=4, help="read queues on each broker")
+    alloc = commands.add_parser(
+        "allocate", help="who owns which queue, for any strategy",
+        description="Who owns which queue, for any strategy. Limits: at most "
+                    f"{MAX_CONSUMERS:,} consumers and {MAX_QUEUES:,} queues (brokers x queues per broker); "
+                    f"CONSISTENT_HASH at most {MAX_VIRTUAL_NODES:,} virtual nodes per consumer and "
+                    f"{MAX_RING_POINTS:,} ring points (consumers x virtual nodes); names at most {MAX_NAME} "
+                    f"characters (topic {MAX_TOPIC}). Anything larger is refused in one line (exit code 2).")
+    alloc.add_argument("--topic", type=_topic, default="TopicTest",
+                       help=f"topic name, at most {MAX_TOPIC} characters (default TopicTest)")
+    alloc.add_argument("--brokers", type=_distinct_csv, default=["broker-a"],
+                       help="comma-separated broker names, each named once")
+    alloc.add_argument("--queues-per-broker", type=_int_in(1, MAX_QUEUES), default=4,
+                       help=f"read queues on each broker (default 4; at most {MAX_QUEUES:,} queues in all)")
     who = alloc.add_mutually_exclusive_group()
-    who.add_argument("--consumers", type=_positive, help="number of consumers (ids 10.0.0.N@100N)")
-    who.add_argument("--cids", type=_csv, help="comma-separated client ids")
-    alloc.add_argument("--strategy", default="AVG", help="AVG, AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, "
-                       "MACHINE_ROOM or MACHINE_ROOM_NEARBY-<inner> (default AVG)")
-    alloc.add_argument("--virtual-nodes", type=_non_negative, default=10, help="CONSISTENT_HASH points per consumer")
+    who.add_argument("--consumers", type=_int_in(1, MAX_CONSUMERS),
+                     help=f"number of consumers, 1..{MAX_CONSUMERS:,} (ids 10.0.0.N@100N; default 2)")
+    who.add_argument("--cids", type=_csv, help=f"comma-separated client ids (at most {MAX_CONSUMERS:,})")
+    alloc.add_argument("--strategy", type=_name, default="AVG",
+                       help="AVG, AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM or "
+                            f"MACHINE_ROOM_NEARBY-<inner> (at most {MAX_NEARBY_DEPTH} NEARBY prefixes; default AVG)")
+    alloc.add_argument("--virtual-nodes", type=_int_in(0, MAX_VIRTUAL_NODES), default=10,
+                       help=f"CONSISTENT_HASH points per consumer, 0..{MAX_VIRTUAL_NODES:,} (default 10; "
+                            f"consumers x virtual nodes at most {MAX_RING_POINTS:,})")
     alloc.add_argument("--consumer-idcs", type=_csv, help="MACHINE_ROOM: rooms this group consumes")
-    alloc.add_argument("--config-queues", type=_csv, help="CONFIG: broker:queueId items")
-    alloc.add_argument("--room-separator", default="-", help="MACHINE_ROOM_NEARBY: room = name before this")
-    alloc.add_argument("--group", default="GID_rmqlib", help="consumer group name")
+    alloc.add_argument("--config-queues", type=_csv,
+                       help="CONFIG: broker:queueId items (queue ids fit a Java int; every consumer gets the "
+                            f"whole list, at most {MAX_LISTED:,} consumer-queue pairs in all)")
+    alloc.add_argument("--room-separator", type=_name, default="-",
+                       help="MACHINE_ROOM_NEARBY: room = name before this (default -)")
+    alloc.add_argument("--group", type=_name, default="GID_rmqlib",
+                       help=f"consumer group name, at most {MAX_NAME} characters")
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     commands.add_parser("strategies", help="list the allocation strategies")
@@ -84,12 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Start JupyterLab on the book; arguments after `book` (e.g. --allow-root) "
                                     "go to jupyter lab.")
 
-    sim = commands.add_parser("simulate", help="run a ready-made scenario in simulated time and summarise it")
+    sim = commands.add_parser(
+        "simulate", help="run a ready-made scenario in simulated time and summarise it",
+        description="Run a ready-made scenario in simulated time and print its summary. Scenario.validate() "
+                    "states the simulator's limits (simulated span, rates, group size); a --set beyond them is "
+                    "refused in one line (exit code 2).")
     sim.add_argument("scenario", help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, "
-                     "more_consumers_than_queues, many_topics, orderly_crash or pop_mode")
-    sim.add_argument("--seed", type=_non_negative, default=1, help="random seed (default 1)")
+                     "more_consumers_than_queues, many_topics, orderly_crash, pop_mode or pop_crash")
+    sim.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=1, help="random seed, 0..2^63-1 (default 1)")
     sim.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", dest="overrides",
-                     help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 (repeatable)")
+                     help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 (repeatable); "
+                          "numbers must be finite, booleans true or false; tuple and dict fields cannot be set")
     sim.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
@@ -100,10 +179,23 @@ def _config_queues(topic: str, items: Sequence[str] | None) -> list[MessageQueue
     queues = []
     for item in items:
         broker, sep, queue_id = item.rpartition(":")
-        if not sep or not broker or not queue_id.lstrip("-").isdigit():
-            raise UsageError(f"rmqlib allocate: --config-queues: expected broker:queueId, got {item!r}")
+        if not sep or not broker or not re.fullmatch(r"-?[0-9]{1,40}", queue_id):
+            raise UsageError(f"rmqlib allocate: --config-queues: expected broker:queueId, got {_short(item)}")
+        if not INT_MIN <= int(queue_id) <= INT_MAX:
+            raise UsageError(f"rmqlib allocate: --config-queues: queue ids must fit a Java int "
+                             f"({INT_MIN}..{INT_MAX}), got {queue_id}")
         queues.append(MessageQueue(topic, broker, int(queue_id)))
     return queues
+
+
+def _inner_strategy(name: str, where: str = "rmqlib allocate: --strategy") -> str:
+    """The strategy inside the ``MACHINE_ROOM_NEARBY-`` prefixes of ``name`` (at most MAX_NEARBY_DEPTH of them)."""
+    depth = 0
+    while name.startswith(NEARBY):
+        name, depth = name[len(NEARBY):], depth + 1
+        if depth > MAX_NEARBY_DEPTH:
+            raise UsageError(f"{where}: at most {MAX_NEARBY_DEPTH} {NEARBY} prefixes")
+    return name
 
 
 def _ranges(ids: list[int]) -> str:
@@ -130,15 +222,31 @@ def _allocate(args) -> str:
     if args.strategy.startswith("MACHINE_ROOM_NEARBY") and "-" not in args.strategy:
         raise UsageError("rmqlib allocate: --strategy MACHINE_ROOM_NEARBY needs an inner strategy, "
                          "e.g. MACHINE_ROOM_NEARBY-AVG")
+    inner = _inner_strategy(args.strategy)
+    if len(args.brokers) * args.queues_per_broker > MAX_QUEUES:
+        raise UsageError(f"rmqlib allocate: --queues-per-broker: {len(args.brokers)} broker(s) x "
+                         f"{args.queues_per_broker} queues is more than {MAX_QUEUES:,} queues")
+    if args.cids is not None and len(args.cids) > MAX_CONSUMERS:
+        raise UsageError(f"rmqlib allocate: --cids: at most {MAX_CONSUMERS:,} client ids, got {len(args.cids)}")
+    consumers = len(args.cids) if args.cids is not None else (args.consumers or 2)
+    if inner == "CONSISTENT_HASH" and consumers * args.virtual_nodes > MAX_RING_POINTS:
+        raise UsageError(f"rmqlib allocate: --virtual-nodes: {consumers} consumers x {args.virtual_nodes} virtual "
+                         f"nodes is more than {MAX_RING_POINTS:,} ring points")
+    config = _config_queues(args.topic, args.config_queues)
+    if inner == "CONFIG" and config is not None:
+        distinct = len(set(args.cids)) if args.cids is not None else consumers
+        rooms = len(args.brokers) + 1 if inner != args.strategy else 1  # NEARBY hands the list out once a room
+        if distinct * len(config) * rooms > MAX_LISTED:
+            raise UsageError(f"rmqlib allocate: --config-queues: every consumer gets all {len(config)} queues; "
+                             f"with {distinct} consumers that is more than {MAX_LISTED:,} pairs")
     try:
         strategy = strategy_from_name(args.strategy, virtual_node_cnt=args.virtual_nodes,
-                                      consumer_idcs=args.consumer_idcs,
-                                      message_queue_list=_config_queues(args.topic, args.config_queues),
+                                      consumer_idcs=args.consumer_idcs, message_queue_list=config,
                                       resolver=PrefixMachineRoomResolver(args.room_separator))
     except ValueError as error:
         raise UsageError(f"rmqlib allocate: --strategy: {error}") from None
     mqs = make_queues(args.topic, args.brokers, args.queues_per_broker)
-    cids = args.cids if args.cids is not None else make_cids(args.consumers or 2)
+    cids = args.cids if args.cids is not None else make_cids(consumers)
     allocation = allocate_group(strategy, mqs, cids, args.group)
     if args.json:
         return json.dumps({
@@ -156,19 +264,60 @@ def _allocate(args) -> str:
     return "\n".join(lines)
 
 
-def _parse_override(item: str) -> tuple[str, object]:
+def _parse_override(item: str, kinds: dict[str, str]) -> tuple[str, object]:
+    """``FIELD=VALUE`` -> ``(field, value)``, the value parsed as the field's type (``kinds``: field -> kind)."""
     field, sep, text = item.partition("=")
     if not sep or not field:
-        raise UsageError(f"rmqlib simulate: --set: expected FIELD=VALUE, got {item!r}")
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return field, lowered == "true"
-    for kind in (int, float):
+        raise UsageError(f"rmqlib simulate: --set: expected FIELD=VALUE, got {_short(item)}")
+    if field not in kinds:
+        raise UsageError(f"rmqlib simulate: --set: unknown Scenario field {_short(field)}")
+    kind = kinds[field]
+    where = f"rmqlib simulate: --set {field}"
+    if kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise UsageError(f"{where}: expected true or false, got {_short(text)}")
+        return field, text.lower() == "true"
+    if kind == "int":
+        if not _INT.fullmatch(text.strip()) or len(text) > 40:
+            raise UsageError(f"{where}: expected an integer, got {_short(text)}")
+        return field, int(text)
+    if kind == "float":
+        if _INT.fullmatch(text.strip()) and len(text) <= 40:
+            return field, int(text)
         try:
-            return field, kind(text)
+            value = float(text) if text.isascii() and len(text) <= 40 else None
         except ValueError:
-            pass
-    return field, text
+            value = None
+        if value is None or value != value or value in (float("inf"), float("-inf")):
+            raise UsageError(f"{where}: expected a finite number, got {_short(text)}")
+        return field, value
+    if kind == "strategy":
+        if len(text) > MAX_NAME:
+            raise UsageError(f"{where}: at most {MAX_NAME} characters, got {len(text)}")
+        _inner_strategy(text, where)
+        return field, text
+    if kind == "str":
+        if len(text) > MAX_NAME:
+            raise UsageError(f"{where}: at most {MAX_NAME} characters, got {len(text)}")
+        return field, text
+    raise UsageError(f"{where}: this field ({kind}) cannot be set from the command line")
+
+
+def _field_kinds(scenario_class) -> dict[str, str]:
+    """Scenario field -> ``bool``, ``int``, ``float``, ``str``, ``strategy`` or the name of another type."""
+    import typing
+
+    hints = typing.get_type_hints(scenario_class)
+    kinds = {}
+    for field in dataclasses.fields(scenario_class):
+        hint = hints.get(field.name)
+        if hint in (bool, int, float, str):
+            kinds[field.name] = hint.__name__
+        elif field.name == "strategy":
+            kinds[field.name] = "strategy"
+        else:
+            kinds[field.name] = str(hint).replace("typing.", "")
+    return kinds
 
 
 def _simulate(args) -> str:
@@ -176,17 +325,21 @@ def _simulate(args) -> str:
 
     make = scenarios.ALL.get(args.scenario)
     if make is None:
-        raise UsageError(f"rmqlib simulate: unknown scenario {args.scenario!r}; known: {', '.join(scenarios.ALL)}")
-    overrides = dict(_parse_override(item) for item in args.overrides)
-    known = {f.name for f in dataclasses.fields(Scenario)}
-    for field in overrides:
-        if field not in known:
-            raise UsageError(f"rmqlib simulate: --set: unknown Scenario field {field!r}")
+        raise UsageError(f"rmqlib simulate: unknown scenario {_short(args.scenario)}; "
+                         f"known: {', '.join(scenarios.ALL)}")
+    kinds = _field_kinds(Scenario)
+    overrides = dict(_parse_override(item, kinds) for item in args.overrides)
     try:
         scenario = make(**overrides)
-    except ValueError as error:
+        if hasattr(scenario, "validate"):
+            scenario.validate()
+    except (ValueError, TypeError) as error:
         raise UsageError(f"rmqlib simulate: --set: {error}") from None
-    summary = simulate(scenario, seed=args.seed).summary()
+    try:
+        result = simulate(scenario, seed=args.seed)
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"rmqlib simulate: {error}") from None
+    summary = result.summary()
     if args.json:
         return json.dumps(summary, indent=2)
     width = max(len(key) for key in summary)
@@ -213,13 +366,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(_simulate(args))
         return 0
     except UsageError as error:
-        print(str(error), file=sys.stderr)
+        print(one_line(str(error)), file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into head
         sys.stderr.close()
         return 0
     except (ValueError, TypeError) as error:
-        print(f"rmqlib: {error}", file=sys.stderr)
+        print(one_line(f"rmqlib: {error}"), file=sys.stderr)
+        return 2
+    except (MemoryError, RecursionError, OverflowError) as error:  # a size the limits above did not foresee
+        print(one_line(f"rmqlib: input too large ({type(error).__name__}: {error})"), file=sys.stderr)
         return 2
 
 
