@@ -118,6 +118,16 @@ def check_methods(value, name: str, *methods: str) -> Any:
     return value
 
 
+def check_list_of(value, name: str, cls: type) -> list:
+    """A ``list`` whose items are all instances of ``cls`` (the list itself is returned)."""
+    if not isinstance(value, list):
+        raise ArgumentTypeError(f"{name} must be a list of {cls.__name__}, got {type(value).__name__}")
+    for item in value:
+        if not isinstance(item, cls):
+            raise ArgumentTypeError(f"{name} must hold {cls.__name__}, got {type(item).__name__}")
+    return value
+
+
 def check_optional_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int | None:
     """``None`` or :func:`check_int`."""
     return None if value is None else check_int(value, name, lo, hi)
@@ -158,5 +168,5 @@ def check_time_ms(value, name: str = "now_ms", *, bounded: bool = True) -> int |
 
 
 __all__ = ["MAX_TIME_MS", "ArgumentTypeError", "check_bool", "check_callable", "check_each", "check_instance",
-           "check_int", "check_mapping", "check_methods", "check_number", "check_optional_int", "check_str",
+           "check_int", "check_list_of", "check_mapping", "check_methods", "check_number", "check_optional_int", "check_str",
            "check_str_or_none", "check_time_ms"]

@@ -37,7 +37,7 @@ def utf16_key(s: str) -> bytes:
 
 def java_sorted_cids(cids: Iterable[str]) -> list[str]:
     """Client ids sorted like Java ``Collections.sort(cidAll)`` in RebalanceImpl."""
-    if isinstance(cids, (str, bytes, dict)) or not isinstance(cids, Iterable):
+    if isinstance(cids, (str, bytes)) or not isinstance(cids, Iterable):
         raise ArgumentTypeError(f"cid_all must be a sequence of client ids, got {type(cids).__name__}")
     cids = list(cids)
     for cid in cids:
@@ -141,7 +141,7 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
     Python's list sort is the same TimSort as Java's ``ComparableTimSort`` and
     asks only ``a < b``, which here is Java's ``compareTo(a, b) < 0``.
     """
-    if isinstance(mqs, (str, bytes, dict, MessageQueue)) or not isinstance(mqs, Iterable):
+    if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
         raise ArgumentTypeError(f"mq_all must be a collection of MessageQueue, got {type(mqs).__name__}")
     mqs = list(mqs)
     for mq in mqs:

@@ -227,7 +227,7 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
 
     def __init__(self, consumer_idcs: set[str] | Sequence[str] | None = None):
         if consumer_idcs is not None:
-            if isinstance(consumer_idcs, (str, bytes, dict)) or not isinstance(consumer_idcs, Iterable):
+            if isinstance(consumer_idcs, (str, bytes)) or not isinstance(consumer_idcs, Iterable):
                 raise ArgumentTypeError(f"consumer_idcs must be a set of str, got {type(consumer_idcs).__name__}")
             consumer_idcs = set(consumer_idcs)
             for idc in consumer_idcs:

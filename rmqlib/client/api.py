@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel
+from rmqlib.checks import ArgumentTypeError, check_int, check_str
+from rmqlib.client.config import ConsumeFromWhere, _coerce_enum, ConsumeType, MessageModel
 from rmqlib.model import MessageQueue
 from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, SubscriptionData, retry_topic  # noqa: F401
 
@@ -34,6 +35,10 @@ class BrokerError(Exception):
     """
 
     def __init__(self, message: str = "", code: int | None = None):
+        if not isinstance(message, str):
+            raise ArgumentTypeError(f"message must be str, got {type(message).__name__}")
+        if code is not None:
+            code = check_int(code, "code")
         super().__init__(message)
         self.code = code
 
@@ -61,6 +66,15 @@ class ConsumerData:
     message_model: MessageModel
     consume_from_where: ConsumeFromWhere
     subscription_data_set: list[SubscriptionData]
+
+    def __post_init__(self) -> None:
+        check_str(self.group_name, "group_name")
+        self.consume_type = _coerce_enum("consume_type", ConsumeType, self.consume_type)
+        self.message_model = _coerce_enum("message_model", MessageModel, self.message_model)
+        self.consume_from_where = _coerce_enum("consume_from_where", ConsumeFromWhere, self.consume_from_where)
+        subs = self.subscription_data_set
+        if not isinstance(subs, list) or not all(isinstance(sub, SubscriptionData) for sub in subs):
+            raise ArgumentTypeError(f"subscription_data_set must be a list of SubscriptionData, got {subs!r:.80}")
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from rmqlib.checks import ArgumentTypeError
 from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel  # noqa: F401 (ConsumeType re-exported)
 
 MIN_POP_INVISIBLE_TIME = 5000  # DefaultMQPushConsumerImpl.java
@@ -20,7 +21,7 @@ def _coerce_enum(name: str, enum_cls, value):
         return value
     if isinstance(value, str) and value in enum_cls.__members__:
         return enum_cls[value]
-    raise ValueError(f"{name} must be one of {list(enum_cls.__members__)}, got {value!r}")
+    raise (ValueError if isinstance(value, str) else ArgumentTypeError)(f"{name} must be one of {list(enum_cls.__members__)}, got {value!r}")
 
 
 # (field, low, high) ranges of DefaultMQPushConsumerImpl.java#checkConfig; None = unbounded.
@@ -91,13 +92,13 @@ class PushConsumerConfig:
             v = getattr(self, f.name)
             if f.name in ("client_rebalance", "post_subscription_when_pull"):
                 if not isinstance(v, bool):
-                    raise ValueError(f"{f.name} must be bool, got {v!r}")
+                    raise ArgumentTypeError(f"{f.name} must be bool, got {v!r}")
             elif f.name in ("message_model", "consume_from_where"):
                 continue
             elif f.name == "consume_timestamp_ms" and v is None:
                 continue
             elif isinstance(v, bool) or not isinstance(v, int):
-                raise ValueError(f"{f.name} must be int, got {v!r}")
+                raise ArgumentTypeError(f"{f.name} must be int, got {v!r}")
         for name, lo, hi in _RANGES:
             v = getattr(self, name)
             if v < lo or (hi is not None and v > hi):

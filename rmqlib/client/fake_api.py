@@ -6,8 +6,25 @@ concern, no routing, no latency. Failures can be injected per method.
 
 from __future__ import annotations
 
+from rmqlib.checks import ArgumentTypeError, check_int, check_str
 from rmqlib.client.api import BrokerError, ConsumerData, OffsetNotFoundError
+from rmqlib.client.process_queue import check_time
 from rmqlib.model import MessageQueue
+
+
+def _mq(mq) -> MessageQueue:
+    if not isinstance(mq, MessageQueue):
+        raise ArgumentTypeError(f"mq must be a MessageQueue, got {type(mq).__name__}")
+    return mq
+
+
+def _mqs(mqs) -> frozenset:
+    if isinstance(mqs, (str, bytes, MessageQueue)) or not hasattr(mqs, "__iter__"):
+        raise ArgumentTypeError(f"mqs must be a set of MessageQueue, got {type(mqs).__name__}")
+    out = frozenset(mqs)
+    for mq in out:
+        _mq(mq)
+    return out
 
 #: Broker-side lock expiry (broker/.../client/rebalance/RebalanceLockManager.java;
 #: rocketmq.broker.rebalance.lockMaxLiveTime).
@@ -35,19 +52,30 @@ class InMemoryClientBrokerAPI:
         self.lock_calls: list[tuple[str, str, frozenset]] = []
         self.fail: set[str] = set()
 
+    @staticmethod
+    def _check_call(broker_name, group, client_id, now_ms) -> None:
+        check_str(broker_name, "broker_name", empty=True)
+        check_str(group, "group")
+        check_str(client_id, "client_id")
+        check_time(now_ms)
+
     def _maybe_fail(self, name: str) -> None:
         if name in self.fail:
             raise BrokerError(f"injected failure of {name}")
 
     def find_consumer_id_list(self, topic, group):
+        check_str(topic, "topic")
+        check_str(group, "group")
         if "find_consumer_id_list" in self.fail:
             return None
         ids = self.consumer_ids.get(group)
         return None if ids is None else list(ids)
 
     def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        self._check_call(broker_name, group, client_id, now_ms)
+        mqs = _mqs(mqs)
         self._maybe_fail("lock_batch_mq")
-        self.lock_calls.append((broker_name, client_id, frozenset(mqs)))
+        self.lock_calls.append((broker_name, client_id, mqs))
         granted = set()
         for mq in mqs:
             held = self.locks.get((group, mq))
@@ -58,14 +86,18 @@ class InMemoryClientBrokerAPI:
         return granted
 
     def unlock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        self._check_call(broker_name, group, client_id, now_ms)
+        mqs = _mqs(mqs)
         self._maybe_fail("unlock_batch_mq")
-        self.unlock_calls.append((broker_name, client_id, frozenset(mqs)))
+        self.unlock_calls.append((broker_name, client_id, mqs))
         for mq in mqs:
             held = self.locks.get((group, mq))
             if held is not None and held[0] == client_id:
                 del self.locks[(group, mq)]
 
     def query_consumer_offset(self, group, mq):
+        check_str(group, "group")
+        _mq(mq)
         self._maybe_fail("query_consumer_offset")
         try:
             return self.offsets[(group, mq)]
@@ -73,17 +105,27 @@ class InMemoryClientBrokerAPI:
             raise OffsetNotFoundError(f"no offset for {group} {mq}") from None
 
     def update_consumer_offset(self, group, mq, offset):
+        check_str(group, "group")
+        _mq(mq)
+        check_int(offset, "offset", 0)
         self._maybe_fail("update_consumer_offset")
         self.offsets[(group, mq)] = offset
 
     def get_max_offset(self, mq):
+        _mq(mq)
         self._maybe_fail("get_max_offset")
         return self.max_offsets.get(mq, 0)
 
     def search_offset(self, mq, timestamp_ms):
+        _mq(mq)
+        check_time(timestamp_ms, "timestamp_ms")
         self._maybe_fail("search_offset")
         return self.timestamp_offsets.get((mq, timestamp_ms), 0)
 
     def send_heartbeat(self, client_id, consumers, now_ms):
+        check_str(client_id, "client_id")
+        if not isinstance(consumers, list) or not all(isinstance(c, ConsumerData) for c in consumers):
+            raise ArgumentTypeError(f"consumers must be a list of ConsumerData, got {consumers!r:.80}")
+        check_time(now_ms)
         self._maybe_fail("send_heartbeat")
         self.heartbeats.append((now_ms, client_id, consumers))

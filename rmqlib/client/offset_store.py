@@ -76,7 +76,7 @@ def _check_offset(offset, name: str = "offset") -> None:
 
 
 def _check_mqs(mqs) -> set:
-    if isinstance(mqs, (str, bytes, dict, MessageQueue)) or not isinstance(mqs, Iterable):
+    if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
         raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
     mqs = set(mqs)
     for mq in mqs:

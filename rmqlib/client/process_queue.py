@@ -103,7 +103,7 @@ def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Messag
     if type(msgs) is not list:
         if isinstance(msgs, Message):
             raise ArgumentTypeError(f"{arg} must be a list of Message, got a single Message")
-        if isinstance(msgs, (str, bytes, dict)) or not isinstance(msgs, Iterable):
+        if isinstance(msgs, (str, bytes)) or not isinstance(msgs, Iterable):
             raise ArgumentTypeError(f"{arg} must be a list of Message, got {type(msgs).__name__}")
         msgs = list(msgs)
     for m in msgs:

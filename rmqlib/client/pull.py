@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_list_of
 from rmqlib.client.api import FLOW_CONTROL, BrokerError
 from rmqlib.client.config import MessageModel, PushConsumerConfig
 from rmqlib.client.message import _FACTORY, Message
 from rmqlib.client.offset_store import ReadOffsetType
-from rmqlib.client.process_queue import ProcessQueue
+from rmqlib.client.process_queue import ProcessQueue, check_time
 from rmqlib.model import MessageQueue
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,13 +58,17 @@ class PullRequest:
     def __init__(self, consumer_group: str, message_queue: MessageQueue,
                  process_queue: ProcessQueue, next_offset: int, previously_locked: bool = False):
         if not isinstance(consumer_group, str) or not consumer_group:
-            raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
+            raise (ValueError if isinstance(consumer_group, str) else ArgumentTypeError)(
+                f"consumer_group must be a non-empty str, got {consumer_group!r}")
         if not isinstance(message_queue, MessageQueue):
-            raise TypeError(f"message_queue must be MessageQueue, got {type(message_queue).__name__}")
+            raise ArgumentTypeError(f"message_queue must be MessageQueue, got {type(message_queue).__name__}")
         if not isinstance(process_queue, ProcessQueue):
-            raise TypeError(f"process_queue must be ProcessQueue, got {type(process_queue).__name__}")
+            raise ArgumentTypeError(f"process_queue must be ProcessQueue, got {type(process_queue).__name__}")
         if isinstance(next_offset, bool) or not isinstance(next_offset, int) or next_offset < 0:
-            raise ValueError(f"next_offset must be an int >= 0, got {next_offset!r}")
+            raise (ValueError if type(next_offset) is int else ArgumentTypeError)(
+                f"next_offset must be an int >= 0, got {next_offset!r}")
+        if previously_locked is not False and previously_locked is not True:
+            check_bool(previously_locked, "previously_locked")
         self.consumer_group = consumer_group
         self.message_queue = message_queue
         self.process_queue = process_queue
@@ -105,15 +110,18 @@ class PullMessageService:
     def execute_pull_request_immediately(self, pull_request: PullRequest) -> None:
         """Append to the FIFO (Java ``messageRequestQueue.put``)."""
         if not isinstance(pull_request, PullRequest):
-            raise TypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
+            raise ArgumentTypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
         self.queue.append(pull_request)
 
     def execute_pull_request_later(self, pull_request: PullRequest, delay_ms: int, now_ms: int) -> None:
         """Append to the FIFO at ``now_ms + delay_ms``; ignored once shut down (as in Java)."""
         if not isinstance(pull_request, PullRequest):
-            raise TypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
+            raise ArgumentTypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
         if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
-            raise ValueError(f"delay_ms must be an int >= 0, got {delay_ms!r}")
+            raise (ValueError if type(delay_ms) is int else ArgumentTypeError)(
+                f"delay_ms must be an int >= 0, got {delay_ms!r}")
+        if type(now_ms) is not int:
+            check_time(now_ms)
         if self.stopped:
             return
         heapq.heappush(self._pending, (now_ms + delay_ms, self._seq, pull_request))
@@ -121,6 +129,8 @@ class PullMessageService:
 
     def due(self, now_ms: int) -> list[PullRequest]:
         """Move every delayed request due at or before ``now_ms`` into the FIFO; return them."""
+        if type(now_ms) is not int:
+            check_time(now_ms)
         pending = self._pending
         moved = []
         while pending and pending[0][0] <= now_ms:
@@ -229,6 +239,16 @@ def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, 
     ``consume_concurrently_max_span`` -> 50 ms; orderly and not locked ->
     ``pull_time_delay_mills_when_exception``.
     """
+    if type(pq) is not ProcessQueue:  # exact types pass at once (hot path); the rest get the full checks
+        check_instance(pq, "pq", ProcessQueue)
+    if type(config) is not PushConsumerConfig:
+        check_instance(config, "config", PushConsumerConfig)
+    if type(now_ms) is not int:
+        check_time(now_ms)
+    if orderly is not False and orderly is not True:
+        check_bool(orderly, "orderly")
+    if paused is not False and paused is not True:
+        check_bool(paused, "paused")
     if pq.dropped:
         return PullDecision(False, None, DROPPED)
     pq.last_pull_timestamp = now_ms
@@ -250,6 +270,14 @@ def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, 
 _GATES_PASSED = PullDecision(True, None, OK)
 
 
+def _check_req_impl(req, impl) -> None:
+    if type(req) is not PullRequest:
+        check_instance(req, "req", PullRequest)
+    if impl.__class__.__name__ != "RebalanceImpl":  # the class itself would be a circular import
+        from rmqlib.client.rebalance import RebalanceImpl
+        check_instance(impl, "impl", RebalanceImpl)
+
+
 def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:
     """Run a taken pull request through the gates and build the pull to send.
 
@@ -263,6 +291,7 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     :func:`process_pull_exception`. The first pull of an orderly queue after it
     was locked re-reads the broker offset (the local one may be stale).
     """
+    _check_req_impl(req, impl)
     config = impl.config
     orderly = impl.consume_orderly
     decision = check_pull_gates(req.process_queue, config, now_ms, orderly=orderly, paused=impl.paused)
@@ -308,6 +337,14 @@ class PullStatus(str, Enum):
     OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
 
 
+def _coerce_pull_status(value) -> PullStatus:
+    try:
+        return PullStatus(value)
+    except (ValueError, TypeError):
+        names = ", ".join(m.value for m in PullStatus)
+        raise ValueError(f"pull_status: {value!r} is not a valid PullStatus (one of {names})") from None
+
+
 _FOUND = PullStatus.FOUND  # module constant: ``PullStatus.FOUND`` is a slow lookup (hot path)
 
 
@@ -334,15 +371,23 @@ class PullResult:
             self.__post_init__()
             return
         if type(pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
-            self.pull_status = PullStatus(pull_status)
-        if next_begin_offset < 0:
-            raise ValueError(f"next_begin_offset must be >= 0, got {next_begin_offset}")
+            self.pull_status = _coerce_pull_status(pull_status)
+        if (type(next_begin_offset) is not int or next_begin_offset < 0 or type(min_offset) is not int
+                or type(max_offset) is not int or type(self.msg_found_list) is not list):
+            self._check_fields()
 
     def __post_init__(self) -> None:
         if type(self.pull_status) is not PullStatus:
-            self.pull_status = PullStatus(self.pull_status)
+            self.pull_status = _coerce_pull_status(self.pull_status)
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        check_int(self.next_begin_offset, "next_begin_offset")
         if self.next_begin_offset < 0:
             raise ValueError(f"next_begin_offset must be >= 0, got {self.next_begin_offset}")
+        check_int(self.min_offset, "min_offset")
+        check_int(self.max_offset, "max_offset")
+        check_list_of(self.msg_found_list, "msg_found_list", Message)
 
 
 @dataclass
@@ -382,6 +427,11 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     the broker suggested, remove the queue and rebalance at once (Java does this
     in a task on the scheduler thread; here it happens immediately).
     """
+    _check_req_impl(req, impl)
+    if type(result) is not PullResult:
+        check_instance(result, "result", PullResult)
+    if type(now_ms) is not int:
+        check_time(now_ms)
     status = result.pull_status
     pq = req.process_queue
     mq = req.message_queue
@@ -429,6 +479,9 @@ def process_pull_exception(req: PullRequest, error: BaseException, impl: Rebalan
 
     Returns the delay used.
     """
+    _check_req_impl(req, impl)
+    if not isinstance(error, BaseException):
+        raise ArgumentTypeError(f"error must be an exception, got {type(error).__name__}")
     if isinstance(error, BrokerError) and error.code == FLOW_CONTROL:
         delay = PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL
     else:

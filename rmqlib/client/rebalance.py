@@ -23,9 +23,18 @@ from rmqlib.client.api import (
     SubscriptionData,
     retry_topic,
 )
+from rmqlib.checks import (
+    ArgumentTypeError,
+    check_bool,
+    check_callable,
+    check_instance,
+    check_int,
+    check_methods,
+    check_str,
+)
 from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, PushConsumerConfig
 from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType
-from rmqlib.client.process_queue import ProcessQueue
+from rmqlib.client.process_queue import ProcessQueue, check_time
 from rmqlib.client.pull import PullMessageService, PullRequest
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 
@@ -43,6 +52,27 @@ DISPATCH_PULL_REQUEST_DELAY_MILLS = 500
 DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS = 30 * 60 * 1000
 
 MessageQueueListener = Callable[[str, set, set], None]
+
+#: The broker RPCs a RebalanceImpl may make (:class:`~rmqlib.client.api.ClientBrokerAPI`), checked at construction.
+_API_METHODS = ("find_consumer_id_list", "lock_batch_mq", "unlock_batch_mq", "query_consumer_offset",
+                "update_consumer_offset", "get_max_offset", "search_offset", "send_heartbeat")
+
+
+def _check_mq(mq) -> None:
+    if type(mq) is not MessageQueue:
+        check_instance(mq, "mq", MessageQueue)
+
+
+def _check_mq_set(mqs, name: str):
+    """A collection of MessageQueue (returned as it is when it is already a set or a frozenset)."""
+    if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
+        raise ArgumentTypeError(f"{name} must be a set of MessageQueue, got {type(mqs).__name__}")
+    if not isinstance(mqs, (set, frozenset)):
+        mqs = set(mqs)
+    for mq in mqs:
+        if type(mq) is not MessageQueue:
+            check_instance(mq, f"{name}[...]", MessageQueue)
+    return mqs
 
 
 class RebalanceStep(NamedTuple):
@@ -98,12 +128,24 @@ class RebalanceImpl:
                  pull_service: PullMessageService | None = None, rebalance_service=None,
                  message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0,
                  step_listener: Callable[[RebalanceStep], None] | None = None):
-        if not isinstance(consumer_group, str) or not consumer_group:
-            raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
-        if not isinstance(client_id, str) or not client_id:
-            raise ValueError(f"client_id must be a non-empty str, got {client_id!r}")
-        if not hasattr(strategy, "allocate") or not hasattr(strategy, "name"):
-            raise ValueError("strategy must have .allocate(consumer_group, current_cid, mq_all, cid_all) and .name")
+        check_str(consumer_group, "consumer_group")
+        check_str(client_id, "client_id")
+        if not callable(getattr(strategy, "allocate", None)) or not hasattr(strategy, "name"):
+            raise ArgumentTypeError(
+                "strategy must have .allocate(consumer_group, current_cid, mq_all, cid_all) and .name")
+        check_methods(api, "api", *_API_METHODS)
+        if config is not None:
+            check_instance(config, "config", PushConsumerConfig)
+        check_bool(consume_orderly, "consume_orderly")
+        if offset_store is not None:
+            check_instance(offset_store, "offset_store", (OffsetStore, LocalFileOffsetStore))
+        if pull_service is not None:
+            check_instance(pull_service, "pull_service", PullMessageService)
+        if rebalance_service is not None:
+            check_methods(rebalance_service, "rebalance_service", "rebalance_later", "wakeup")
+        check_callable(message_queue_listener, "message_queue_listener", none=True)
+        check_callable(step_listener, "step_listener", none=True)
+        check_time(now_ms)
         self.consumer_group = consumer_group
         self.client_id = client_id
         self.api = api
@@ -134,10 +176,12 @@ class RebalanceImpl:
     # ------------------------------------------------------------ set-up
     def subscribe(self, topic: str, sub_expression: str = "*", now_ms: int = 0) -> None:
         """Subscribe to a topic (DefaultMQPushConsumerImpl#subscribe)."""
+        check_int(now_ms, "now_ms")  # it becomes the subscription's version
         self.subscription_inner[topic] = SubscriptionData.build(topic, sub_expression, now_ms)
 
     def unsubscribe(self, topic: str) -> None:
         """Drop a subscription; its queues go at the next rebalance (truncate step)."""
+        check_str(topic, "topic")
         self.subscription_inner.pop(topic, None)
 
     def update_topic_subscribe_info(self, topic: str, mqs: Iterable[MessageQueue]) -> None:
@@ -146,6 +190,9 @@ class RebalanceImpl:
         Mirrors: DefaultMQPushConsumerImpl.java#updateTopicSubscribeInfo (ignored for topics
         not subscribed). Does not trigger a rebalance, as in Java.
         """
+        check_str(topic, "topic")
+        if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
+            raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
         if topic in self.subscription_inner:
             mqs = set(mqs)
             for mq in mqs:
@@ -161,18 +208,22 @@ class RebalanceImpl:
     # ----------------------------------------------------- rebalance service hooks
     def rebalance_later(self, delay_ms: int, now_ms: int) -> None:
         """Ask for an extra rebalance after ``delay_ms`` (MQClientInstance#rebalanceLater)."""
+        check_int(delay_ms, "delay_ms")
+        check_time(now_ms)
         self.rebalance_requests.append((now_ms, delay_ms))
         if self.rebalance_service is not None:
             self.rebalance_service.rebalance_later(delay_ms, now_ms)
 
     def rebalance_immediately(self, now_ms: int) -> None:
         """Wake the rebalance service (MQClientInstance#rebalanceImmediately)."""
+        check_time(now_ms)
         self.rebalance_requests.append((now_ms, 0))
         if self.rebalance_service is not None:
             self.rebalance_service.wakeup(now_ms)
 
     def try_rebalance(self, now_ms: int) -> bool:
         """A paused consumer reports "not balanced" (DefaultMQPushConsumerImpl#tryRebalance)."""
+        check_time(now_ms)
         if self.paused:
             return False
         return self.do_rebalance(self.consume_orderly, now_ms)
@@ -192,6 +243,8 @@ class RebalanceImpl:
         other topics make the result False. Queues of topics no longer
         subscribed are then dropped.
         """
+        check_bool(is_order, "is_order")
+        check_time(now_ms)
         balanced = True
         for topic in list(self.subscription_inner):
             try:
@@ -214,6 +267,9 @@ class RebalanceImpl:
         equal the target set, so a failed lock or a queue still waiting for its
         orderly unlock makes the topic unbalanced.
         """
+        check_str(topic, "topic")
+        check_bool(is_order, "is_order")
+        check_time(now_ms)
         balanced = True
         mq_set = self.topic_subscribe_info_table.get(topic)
         if self.message_model is MessageModel.BROADCASTING:
@@ -244,6 +300,7 @@ class RebalanceImpl:
 
     def get_working_message_queue(self, topic: str) -> set[MessageQueue]:
         """Queues of ``topic`` in the table and not dropped (RebalanceImpl.java#getWorkingMessageQueue)."""
+        check_str(topic, "topic")
         return {mq for mq, pq in self.process_queue_table.items()
                 if mq.topic == topic and not pq.dropped}
 
@@ -273,6 +330,10 @@ class RebalanceImpl:
            :meth:`compute_pull_from_where` (negative: skipped) and a PullRequest,
            dispatched 500 ms later. Any failed lock asks for a rebalance 500 ms later.
         """
+        check_str(topic, "topic")
+        mq_set = _check_mq_set(mq_set, "mq_set")
+        check_bool(need_lock, "need_lock")
+        check_time(now_ms)
         changed = False
         to_remove: list[tuple[MessageQueue, ProcessQueue]] = []
         for mq, pq in self.process_queue_table.items():
@@ -324,6 +385,10 @@ class RebalanceImpl:
 
     def dispatch_pull_request(self, pull_requests: list[PullRequest], delay_ms: int, now_ms: int) -> None:
         """Mirrors: RebalancePushImpl.java#dispatchPullRequest"""
+        if not isinstance(pull_requests, (list, tuple)) or not all(isinstance(r, PullRequest) for r in pull_requests):
+            raise ArgumentTypeError(f"pull_requests must be a list of PullRequest, got {pull_requests!r:.80}")
+        check_int(delay_ms, "delay_ms")
+        check_time(now_ms)
         for req in pull_requests:
             if delay_ms <= 0:
                 self.pull_service.execute_pull_request_immediately(req)
@@ -343,6 +408,9 @@ class RebalanceImpl:
         queue is still being consumed and the 20 s force-unlock delay since its
         last lock has not passed.
         """
+        _check_mq(mq)
+        check_instance(pq, "pq", ProcessQueue)
+        check_time(now_ms)
         if self.consume_orderly and self.message_model is MessageModel.CLUSTERING:
             self.offset_store.persist(mq)
             self._step_persist(mq)
@@ -382,6 +450,8 @@ class RebalanceImpl:
 
         Mirrors: RebalanceImpl.java#removeProcessQueue
         """
+        _check_mq(mq)
+        check_time(now_ms)
         pq = self.process_queue_table.pop(mq, None)
         if pq is not None:
             pq.dropped = True
@@ -389,6 +459,7 @@ class RebalanceImpl:
 
     def remove_dirty_offset(self, mq: MessageQueue) -> None:
         """Mirrors: RebalancePushImpl.java#removeDirtyOffset"""
+        _check_mq(mq)
         self.offset_store.remove_offset(mq)
         self._step(REMOVE_DIRTY_OFFSET, mq, "forget any offset held in memory from an earlier ownership")
 
@@ -412,6 +483,7 @@ class RebalanceImpl:
         "none" for a young queue whose offset 0 is still in memory; that rule
         belongs to the broker model behind ``api.query_consumer_offset``.)
         """
+        _check_mq(mq)
         cfw = self.config.consume_from_where
         last = self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
         is_retry = mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
@@ -467,6 +539,10 @@ class RebalanceImpl:
         The heartbeat carries the new subscription version; until it reaches a
         broker, that broker answers pulls with SUBSCRIPTION_NOT_LATEST.
         """
+        check_str(topic, "topic")
+        mq_all = _check_mq_set(mq_all, "mq_all")
+        mq_divided = _check_mq_set(mq_divided, "mq_divided")
+        check_time(now_ms)
         sub = self.subscription_inner.get(topic)
         if sub is not None:  # Java would throw a NullPointerException here
             sub.sub_version = now_ms
@@ -491,6 +567,7 @@ class RebalanceImpl:
 
     def send_heartbeat(self, now_ms: int) -> None:
         """Heartbeat to the brokers; failures are swallowed (MQClientInstance#sendHeartbeatToAllBrokerWithLock)."""
+        check_time(now_ms)
         try:
             self.api.send_heartbeat(self.client_id, [self.consumer_data()], now_ms)
         except Exception:
@@ -510,6 +587,8 @@ class RebalanceImpl:
 
         Mirrors: RebalanceImpl.java#lock
         """
+        _check_mq(mq)
+        check_time(now_ms)
         try:
             locked = set(self.api.lock_batch_mq(mq.broker_name, self.consumer_group,
                                                 self.client_id, {mq}, now_ms))
@@ -527,6 +606,7 @@ class RebalanceImpl:
 
         Mirrors: RebalanceImpl.java#lockAll (run by ConsumeMessageOrderlyService every 20 s)
         """
+        check_time(now_ms)
         for broker_name, mqs in sorted(self._table_by_broker().items()):
             if not mqs:
                 continue
@@ -547,6 +627,9 @@ class RebalanceImpl:
 
     def unlock(self, mq: MessageQueue, oneway: bool, now_ms: int) -> None:
         """Release one broker lock; errors are swallowed (RebalanceImpl.java#unlock)."""
+        _check_mq(mq)
+        check_bool(oneway, "oneway")
+        check_time(now_ms)
         try:
             self.api.unlock_batch_mq(mq.broker_name, self.consumer_group, self.client_id, {mq}, now_ms)
         except Exception:
@@ -554,6 +637,8 @@ class RebalanceImpl:
 
     def unlock_all(self, oneway: bool, now_ms: int) -> None:
         """Release every held lock, per broker (RebalanceImpl.java#unlockAll, at shutdown)."""
+        check_bool(oneway, "oneway")
+        check_time(now_ms)
         for broker_name, mqs in sorted(self._table_by_broker().items()):
             try:
                 self.api.unlock_batch_mq(broker_name, self.consumer_group, self.client_id, set(mqs), now_ms)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import heapq
 
+from rmqlib.checks import ArgumentTypeError, check_int
+from rmqlib.client.process_queue import check_time
+
 WAIT_INTERVAL = 20_000  # rocketmq.client.rebalance.waitInterval (RebalanceService.java)
 MIN_INTERVAL = 1_000  # rocketmq.client.rebalance.minInterval (RebalanceService.java, 5.2+)
 
@@ -31,9 +34,9 @@ class RebalanceService:
 
     def __init__(self, now_ms: int = 0, *, wait_interval: int = WAIT_INTERVAL,
                  min_interval: int = MIN_INTERVAL):
+        check_time(now_ms)
         for name, v in (("wait_interval", wait_interval), ("min_interval", min_interval)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+            check_int(v, name, 0)
         self.wait_interval = wait_interval
         self.min_interval = min_interval
         self.consumers: list = []
@@ -48,8 +51,8 @@ class RebalanceService:
     def register(self, consumer) -> None:
         """Add a consumer (MQClientInstance#registerConsumer); it gets this service as its
         ``rebalance_service`` if it has none."""
-        if not hasattr(consumer, "try_rebalance"):
-            raise ValueError("consumer must have try_rebalance(now_ms)")
+        if not callable(getattr(consumer, "try_rebalance", None)):
+            raise ArgumentTypeError(f"consumer must have try_rebalance(now_ms), got {type(consumer).__name__}")
         if consumer in self.consumers:
             raise ValueError("consumer is already registered")
         self.consumers.append(consumer)
@@ -63,11 +66,14 @@ class RebalanceService:
 
     def wakeup(self, now_ms: int) -> None:
         """Wake the loop now; repeated wake-ups before the next run coalesce."""
+        check_time(now_ms)
         if self._notified_at is None:
             self._notified_at = now_ms
 
     def rebalance_later(self, delay_ms: int, now_ms: int) -> None:
         """Wake the loop after ``delay_ms`` (at once if ``delay_ms <= 0``)."""
+        check_int(delay_ms, "delay_ms")
+        check_time(now_ms)
         if delay_ms <= 0:
             self.wakeup(now_ms)
         else:
@@ -95,6 +101,7 @@ class RebalanceService:
         wait the remainder (None). Otherwise rebalance every consumer and wait
         ``wait_interval`` if all were balanced, else ``min_interval``.
         """
+        check_time(now_ms)
         while self._scheduled and self._scheduled[0] <= now_ms:
             heapq.heappop(self._scheduled)
             self.wakeup(now_ms)
