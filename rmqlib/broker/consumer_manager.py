@@ -35,9 +35,43 @@ from rmqlib.broker.protocol import (
     ConsumeType,
     MessageModel,
     SubscriptionData,
+    check_schedule_time,
     check_time,
     coerce_enum,
 )
+from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_methods, check_str
+
+
+def _check_group(group) -> None:
+    if type(group) is not str:
+        check_str(group, "group", empty=True)
+
+
+def _check_info(client_channel_info) -> None:
+    if type(client_channel_info) is not ClientChannelInfo:
+        check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
+
+
+def _check_subscriptions(subscriptions, name: str = "subscriptions") -> list:
+    if isinstance(subscriptions, (str, bytes, SubscriptionData)) or not isinstance(subscriptions, Iterable):
+        raise ArgumentTypeError(f"{name} must be a list of SubscriptionData, got {type(subscriptions).__name__}")
+    subscriptions = list(subscriptions)
+    for sub in subscriptions:
+        if not isinstance(sub, SubscriptionData):
+            raise ArgumentTypeError(f"{name} must hold SubscriptionData, got {sub!r}")
+    return subscriptions
+
+
+def next_period_after(next_ms, now_ms, period_ms):
+    """The first of ``next_ms``, ``next_ms + period_ms``, ``next_ms + 2 * period_ms``, ... that is after
+    ``now_ms``: a fixed-rate schedule's next run once the missed ones have collapsed into one.
+
+    Computed in one step (the same value, and type, as adding ``period_ms`` until past ``now_ms``), so
+    catching up after a long gap costs nothing.
+    """
+    if next_ms > now_ms:
+        return next_ms
+    return next_ms + (int((now_ms - next_ms) // period_ms) + 1) * period_ms
 
 
 class ConsumerGroupEvent(str, enum.Enum):
@@ -65,9 +99,13 @@ class ClientChannelInfo:
     def __init__(self, channel: str, client_id: str, language: str = "JAVA", version: int = 0,
                  last_update_timestamp=None):
         if not isinstance(channel, str) or not channel:
-            raise ValueError(f"channel must be a non-empty str id, got {channel!r}")
+            raise (ValueError if isinstance(channel, str) else ArgumentTypeError)(
+                f"channel must be a non-empty str id, got {channel!r}")
         if not isinstance(client_id, str) or not client_id:
-            raise ValueError(f"client_id must be a non-empty str, got {client_id!r}")
+            raise (ValueError if isinstance(client_id, str) else ArgumentTypeError)(
+                f"client_id must be a non-empty str, got {client_id!r}")
+        check_str(language, "language")
+        check_int(version, "version")
         if last_update_timestamp is not None:
             check_time(last_update_timestamp, "last_update_timestamp")
         self.channel = channel
@@ -90,7 +128,9 @@ class ConsumerGroupInfo:
     def __init__(self, group_name: str, consume_type=None, message_model=None,
                  consume_from_where=None, now_ms=0):
         if not isinstance(group_name, str) or not group_name:
-            raise ValueError(f"group_name must be a non-empty str, got {group_name!r}")
+            raise (ValueError if isinstance(group_name, str) else ArgumentTypeError)(
+                f"group_name must be a non-empty str, got {group_name!r}")
+        check_time(now_ms)
         self.group_name = group_name
         self.consume_type = None if consume_type is None else coerce_enum(
             ConsumeType, consume_type, "consume_type")
@@ -108,6 +148,7 @@ class ConsumerGroupInfo:
 
         Mirrors: ConsumerGroupInfo.java#findChannel(String)
         """
+        check_str(client_id, "client_id", empty=True)
         for info in self.channel_info_table.values():
             if info.client_id == client_id:
                 return info
@@ -115,6 +156,8 @@ class ConsumerGroupInfo:
 
     def find_channel(self, channel: str) -> ClientChannelInfo | None:
         """Mirrors: ConsumerGroupInfo.java#findChannel(Channel)"""
+        if type(channel) is not str:
+            check_str(channel, "channel", empty=True)
         return self.channel_info_table.get(channel)
 
     def get_all_channel(self) -> list[str]:
@@ -132,6 +175,8 @@ class ConsumerGroupInfo:
         return list(self.subscription_table)
 
     def find_subscription_data(self, topic: str) -> SubscriptionData | None:
+        if type(topic) is not str:
+            check_str(topic, "topic", empty=True)
         return self.subscription_table.get(topic)
 
     # ---- mutation ---------------------------------------------------------
@@ -140,10 +185,12 @@ class ConsumerGroupInfo:
 
         Mirrors: ConsumerGroupInfo.java#unregisterChannel
         """
+        _check_info(client_channel_info)
         return self.channel_info_table.pop(client_channel_info.channel, None) is not None
 
     def do_channel_close_event(self, remote_addr: str, channel: str) -> ClientChannelInfo | None:
         """Mirrors: ConsumerGroupInfo.java#doChannelCloseEvent"""
+        check_str(channel, "channel", empty=True)
         return self.channel_info_table.pop(channel, None)
 
     def update_channel(self, info_new: ClientChannelInfo, consume_type, message_model,
@@ -158,6 +205,7 @@ class ConsumerGroupInfo:
         Mirrors: ConsumerGroupInfo.java#updateChannel
         """
         check_time(now_ms)
+        _check_info(info_new)
         updated = False
         self.consume_type = coerce_enum(ConsumeType, consume_type, "consume_type")
         self.message_model = coerce_enum(MessageModel, message_model, "message_model")
@@ -186,11 +234,12 @@ class ConsumerGroupInfo:
 
         Mirrors: ConsumerGroupInfo.java#updateSubscription
         """
+        sub_list = _check_subscriptions(sub_list, "sub_list")
+        if now_ms is not None:
+            check_time(now_ms)
         updated = False
         topics_seen = set()
         for sub in sub_list:
-            if not isinstance(sub, SubscriptionData):
-                raise ValueError(f"subscriptions must hold SubscriptionData, got {sub!r}")
             old = self.subscription_table.get(sub.topic)
             if old is None:
                 self.subscription_table[sub.topic] = sub
@@ -257,17 +306,31 @@ class DefaultConsumerIdsChangeListener:
     """
 
     def __init__(self, broker_config: BrokerConfig | None = None, start_ms=0):
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
         self.broker_config = broker_config or BrokerConfig()
         self.outbox: list[ConsumerIdsChangedNotification] = []
         self.consumer_channel_map: dict[str, list[ClientChannelInfo]] = {}
-        self.next_flush_ms = check_time(start_ms, "start_ms") + NOTIFY_CONSUMER_CHANGE_INITIAL_DELAY_MS
+        self.next_flush_ms = check_schedule_time(start_ms, "start_ms") + NOTIFY_CONSUMER_CHANGE_INITIAL_DELAY_MS
 
     def handle(self, event: ConsumerGroupEvent, group: str, args: tuple, now_ms) -> None:
+        event = coerce_enum(ConsumerGroupEvent, event, "event")
+        _check_group(group)
+        check_time(now_ms)
+        if not isinstance(args, (tuple, list)):
+            raise ArgumentTypeError(f"args must be a tuple, got {type(args).__name__}")
         if event is not ConsumerGroupEvent.CHANGE:
             return  # REGISTER/UNREGISTER only touch the filter manager in Java
         if not args:
             return
         channels = args[0]
+        if channels is not None:
+            if isinstance(channels, (str, bytes)) or not isinstance(channels, Iterable):
+                raise ArgumentTypeError(f"args[0] must be a list of ClientChannelInfo, got {type(channels).__name__}")
+            channels = list(channels)
+            for info in channels:
+                if not isinstance(info, ClientChannelInfo):
+                    raise ArgumentTypeError(f"args[0] must hold ClientChannelInfo, got {info!r}")
         if channels is None or not self.broker_config.notify_consumer_ids_changed_enable:
             return
         if self.broker_config.real_time_notify_consumer_change:
@@ -278,6 +341,7 @@ class DefaultConsumerIdsChangeListener:
 
     def notify_consumer_change(self, now_ms) -> list[ConsumerIdsChangedNotification]:
         """Flush the coalesced groups now. Mirrors: #notifyConsumerChange"""
+        check_time(now_ms)
         sent = []
         if not self.consumer_channel_map:
             return sent
@@ -291,13 +355,16 @@ class DefaultConsumerIdsChangeListener:
         return sent
 
     def run_due(self, now_ms) -> list[ConsumerIdsChangedNotification]:
-        """Run the fixed-rate flush if its time has come (missed runs collapse into one)."""
-        check_time(now_ms)
+        """Run the fixed-rate flush if its time has come (missed runs collapse into one).
+
+        ``now_ms`` must be within +-2**53 (:data:`~rmqlib.checks.MAX_TIME_MS`); the schedule then jumps
+        straight to the first period after it, however long the gap.
+        """
+        check_schedule_time(now_ms)
         sent = []
         if now_ms >= self.next_flush_ms:
             sent = self.notify_consumer_change(now_ms)
-            while self.next_flush_ms <= now_ms:
-                self.next_flush_ms += NOTIFY_CONSUMER_CHANGE_PERIOD_MS
+            self.next_flush_ms = next_period_after(self.next_flush_ms, now_ms, NOTIFY_CONSUMER_CHANGE_PERIOD_MS)
         return sent
 
     def drain(self) -> list[ConsumerIdsChangedNotification]:
@@ -318,11 +385,15 @@ class ConsumerManager:
     """
 
     def __init__(self, listeners=None, broker_config: BrokerConfig | None = None):
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
         self.broker_config = broker_config or BrokerConfig()
         if listeners is None:
             listeners = [DefaultConsumerIdsChangeListener(self.broker_config)]
         elif not isinstance(listeners, (list, tuple)):
             listeners = [listeners]
+        for i, listener in enumerate(listeners):
+            check_methods(listener, f"listeners[{i}]", "handle")
         self.listeners = list(listeners)
         self.channel_expired_timeout = self.broker_config.channel_expired_timeout
         self.subscription_expired_timeout = self.broker_config.subscription_expired_timeout
@@ -349,20 +420,24 @@ class ConsumerManager:
 
     # ---- lookups ----------------------------------------------------------
     def get_consumer_group_info(self, group: str, from_compensation_table: bool = False):
+        _check_group(group)
         info = self.consumer_table.get(group)
         if info is None and from_compensation_table:
             info = self.consumer_compensation_table.get(group)
         return info
 
     def find_channel(self, group: str, channel: str) -> ClientChannelInfo | None:
+        _check_group(group)
         info = self.consumer_table.get(group)
         return None if info is None else info.find_channel(channel)
 
     def find_channel_by_client_id(self, group: str, client_id: str) -> ClientChannelInfo | None:
+        _check_group(group)
         info = self.consumer_table.get(group)
         return None if info is None else info.find_channel_by_client_id(client_id)
 
     def find_subscription_data(self, group: str, topic: str, from_compensation_table: bool = True):
+        _check_group(group)
         info = self.consumer_table.get(group)
         if info is not None:
             sub = info.find_subscription_data(topic)
@@ -375,6 +450,7 @@ class ConsumerManager:
         return None
 
     def find_subscription_data_count(self, group: str) -> int:
+        _check_group(group)
         info = self.consumer_table.get(group)
         return 0 if info is None else len(info.subscription_table)
 
@@ -383,16 +459,19 @@ class ConsumerManager:
 
         Mirrors: broker/.../processor/ConsumerManageProcessor.java#getConsumerListByGroup
         """
+        _check_group(group)
         info = self.consumer_table.get(group)
         if info is None:
             return None
         return info.get_all_client_id()
 
     def get_all_client_id(self, group: str) -> list[str]:
+        _check_group(group)
         info = self.consumer_table.get(group)
         return [] if info is None else info.get_all_client_id()
 
     def query_topic_consume_by_who(self, topic: str) -> set[str]:
+        check_str(topic, "topic", empty=True)
         return set(self.topic_group_table.get(topic, ()))
 
     # ---- heartbeat --------------------------------------------------------
@@ -408,16 +487,16 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#registerConsumer
         """
         check_time(now_ms)
-        if not isinstance(client_channel_info, ClientChannelInfo):
-            raise ValueError(f"client_channel_info must be a ClientChannelInfo, got {client_channel_info!r}")
-        subscriptions = list(subscriptions)
+        _check_group(group)
+        _check_info(client_channel_info)
+        subscriptions = _check_subscriptions(subscriptions)
+        check_bool(is_notify_consumer_ids_changed_enable, "is_notify_consumer_ids_changed_enable")
+        check_bool(update_subscription, "update_subscription")
         info = self.consumer_table.get(group)
         if info is None:
             info = ConsumerGroupInfo(group, consume_type, message_model, consume_from_where, now_ms)
             self.consumer_table[group] = info
         for sub in subscriptions:
-            if not isinstance(sub, SubscriptionData):
-                raise ValueError(f"subscriptions must hold SubscriptionData, got {sub!r}")
             self.topic_group_table.setdefault(sub.topic, set()).add(group)
         r1 = info.update_channel(client_channel_info, consume_type, message_model,
                                  consume_from_where, now_ms)
@@ -439,6 +518,9 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#registerConsumerWithoutSub
         """
         check_time(now_ms)
+        _check_group(group)
+        _check_info(client_channel_info)
+        check_bool(is_notify_consumer_ids_changed_enable, "is_notify_consumer_ids_changed_enable")
         info = self.consumer_table.get(group)
         if info is None:
             info = ConsumerGroupInfo(group, consume_type, message_model, consume_from_where, now_ms)
@@ -463,6 +545,9 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#unregisterConsumer
         """
         check_time(now_ms)
+        _check_group(group)
+        _check_info(client_channel_info)
+        check_bool(is_notify_consumer_ids_changed_enable, "is_notify_consumer_ids_changed_enable")
         info = self.consumer_table.get(group)
         if info is None:
             return
@@ -485,6 +570,7 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#doChannelCloseEvent (the non-fast path)
         """
         check_time(now_ms)
+        check_str(channel, "channel", empty=True)
         removed = False
         for group, info in list(self.consumer_table.items()):
             closed = info.do_channel_close_event(remote_addr, channel)
@@ -532,6 +618,9 @@ class ConsumerManager:
     # ---- compensation table (pull/proxy consumers without heartbeats) -----
     def compensate_basic_consumer_info(self, group: str, consume_type, message_model) -> None:
         """Mirrors: ConsumerManager.java#compensateBasicConsumerInfo"""
+        _check_group(group)
+        consume_type = coerce_enum(ConsumeType, consume_type, "consume_type")
+        message_model = coerce_enum(MessageModel, message_model, "message_model")
         info = self.consumer_compensation_table.get(group)
         if info is None:
             info = self.consumer_compensation_table[group] = ConsumerGroupInfo(group)
@@ -540,6 +629,9 @@ class ConsumerManager:
 
     def compensate_subscribe_data(self, group: str, topic: str, subscription_data: SubscriptionData) -> None:
         """Mirrors: ConsumerManager.java#compensateSubscribeData"""
+        _check_group(group)
+        check_str(topic, "topic")
+        check_instance(subscription_data, "subscription_data", SubscriptionData)
         info = self.consumer_compensation_table.get(group)
         if info is None:
             info = self.consumer_compensation_table[group] = ConsumerGroupInfo(group)
@@ -550,6 +642,7 @@ class ConsumerManager:
 
         Mirrors: ConsumerManager.java#removeExpireConsumerGroupInfo
         """
+        check_time(now_ms)
         for group, info in list(self.consumer_compensation_table.items()):
             for topic, sub in list(info.subscription_table.items()):
                 if now_ms - sub.sub_version > self.subscription_expired_timeout:
@@ -581,17 +674,21 @@ class ClientHousekeepingService:
     """
 
     def __init__(self, consumer_manager: ConsumerManager, start_ms=0):
+        check_instance(consumer_manager, "consumer_manager", ConsumerManager)
         self.consumer_manager = consumer_manager
-        self.next_scan_ms = check_time(start_ms, "start_ms") + CLIENT_HOUSEKEEPING_INTERVAL_MS
+        self.next_scan_ms = check_schedule_time(start_ms, "start_ms") + CLIENT_HOUSEKEEPING_INTERVAL_MS
 
     def run_due(self, now_ms) -> list[tuple[str, ClientChannelInfo]]:
-        """Scan if due; missed periods collapse into one scan (the later ones would find nothing)."""
-        check_time(now_ms)
+        """Scan if due; missed periods collapse into one scan (the later ones would find nothing).
+
+        ``now_ms`` must be within +-2**53 (:data:`~rmqlib.checks.MAX_TIME_MS`); the schedule then jumps
+        straight to the first period after it, however long the gap.
+        """
+        check_schedule_time(now_ms)
         removed = []
         if now_ms >= self.next_scan_ms:
             removed = self.consumer_manager.scan_not_active_channel(now_ms)
-            while self.next_scan_ms <= now_ms:
-                self.next_scan_ms += CLIENT_HOUSEKEEPING_INTERVAL_MS
+            self.next_scan_ms = next_period_after(self.next_scan_ms, now_ms, CLIENT_HOUSEKEEPING_INTERVAL_MS)
         return removed
 
     def on_channel_close(self, remote_addr: str, channel: str, now_ms) -> bool:

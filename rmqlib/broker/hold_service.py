@@ -25,11 +25,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmqlib.broker.config import LONG_POLLING_CHECK_INTERVAL_MS, BrokerConfig
-from rmqlib.broker.protocol import check_time
-from rmqlib.model import java_split
+from rmqlib.broker.protocol import check_schedule_time, check_time
+from rmqlib.checks import ArgumentTypeError, check_callable, check_instance, check_int, check_methods, check_str
+from rmqlib.model import INT_MAX, java_split
 
 TOPIC_QUEUEID_SEPARATOR = "@"  # PullRequestHoldService.TOPIC_QUEUEID_SEPARATOR
 WOKEN_LOG_SIZE = 1_000  # how many recent wake-ups PullRequestHoldService.woken_log keeps (ours, not Java's)
+FAILURE_LOG_SIZE = 1_000  # how many recent store failures PullRequestHoldService.failure_log keeps (Java logs them)
+_INFINITIES = (float("inf"), float("-inf"))
 
 
 @dataclass(eq=False, slots=True)
@@ -52,6 +55,23 @@ class PullRequest:
     pull_from_this_offset: int
     subscription_data: Any = None
     message_filter: Any = None
+
+    def __post_init__(self):
+        if (type(self.timeout_millis) is int and self.timeout_millis >= 0
+                and type(self.pull_from_this_offset) is int and self.pull_from_this_offset >= 0
+                and type(self.suspend_timestamp) is int):
+            return  # the common case: plain ints in range
+        for name in ("timeout_millis", "suspend_timestamp"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ArgumentTypeError(f"{name} must be a finite number of milliseconds, got {value!r}")
+            if value != value or value in _INFINITIES:
+                raise ValueError(f"{name} must be a finite number of milliseconds, got {value!r}")
+        if self.timeout_millis < 0:
+            raise ValueError(f"timeout_millis must be >= 0, got {self.timeout_millis}")
+        check_int(self.pull_from_this_offset, "pull_from_this_offset", 0)
+        if self.message_filter is not None:
+            check_methods(self.message_filter, "message_filter", "is_matched_by_consume_queue")
 
     @property
     def deadline_ms(self) -> float:
@@ -107,13 +127,19 @@ class PullRequestHoldService:
 
     def __init__(self, store, broker_config: BrokerConfig | None = None,
                  wakeup_handler: Callable[[PullRequest, float], object] | None = None, start_ms=0):
+        check_methods(store, "store", "get_max_offset")
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
+        check_callable(wakeup_handler, "wakeup_handler", none=True)
         self.store = store
         self.broker_config = broker_config or BrokerConfig()
         self.wakeup_handler = wakeup_handler
         self.pull_request_table: dict[str, ManyPullRequest] = {}
-        self.next_check_ms = check_time(start_ms, "start_ms") + self.wait_interval_ms
+        self.next_check_ms = check_schedule_time(start_ms, "start_ms") + self.wait_interval_ms
         # The latest wake-ups, (time, request, "arrival"|"timeout"); bounded so a long run does not keep every pull.
         self.woken_log: deque[tuple[float, PullRequest, str]] = deque(maxlen=WOKEN_LOG_SIZE)
+        # The latest store failures, (time, "topic@queueId", error), where Java writes log.error and carries on.
+        self.failure_log: deque[tuple[float, str, Exception]] = deque(maxlen=FAILURE_LOG_SIZE)
 
     @property
     def wait_interval_ms(self) -> int:
@@ -123,14 +149,33 @@ class PullRequestHoldService:
         return self.broker_config.short_polling_time_mills
 
     def suspend_pull_request(self, topic: str, queue_id: int, pull_request: PullRequest) -> None:
-        """Park ``pull_request`` under ``topic@queue_id``. Mirrors: #suspendPullRequest"""
+        """Park ``pull_request`` under ``topic@queue_id``. Mirrors: #suspendPullRequest
+
+        Checked here, not in Java: ``topic`` is a non-empty str, ``queue_id`` an int 0..2**31-1,
+        the request's times finite, and the store must know the queue (its
+        ``get_max_offset(topic, queue_id)`` is asked once). So every held key can be scanned;
+        a pull that could never be answered is refused instead of parked.
+        """
         if not isinstance(pull_request, PullRequest):
-            raise ValueError(f"pull_request must be a PullRequest, got {pull_request!r}")
-        if pull_request.timeout_millis < 0:
-            raise ValueError(f"pull_request.timeout_millis must be >= 0, got {pull_request.timeout_millis}")
-        if pull_request.pull_from_this_offset < 0:
-            raise ValueError("pull_request.pull_from_this_offset must be >= 0, "
-                             f"got {pull_request.pull_from_this_offset}")
+            raise ArgumentTypeError(f"pull_request must be a PullRequest, got {pull_request!r}")
+        if type(topic) is not str or not topic:
+            check_str(topic, "topic")
+        if type(queue_id) is not int or not 0 <= queue_id <= INT_MAX:
+            check_int(queue_id, "queue_id", 0, INT_MAX)
+        timeout, suspended = pull_request.timeout_millis, pull_request.suspend_timestamp
+        if type(timeout) is not int or type(suspended) is not int or timeout < 0:  # checked again: fields are mutable
+            for name, value in (("pull_request.timeout_millis", timeout), ("pull_request.suspend_timestamp", suspended)):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+                        or value in _INFINITIES:
+                    raise ValueError(f"{name} must be a finite number of milliseconds, got {value!r}")
+            if timeout < 0:
+                raise ValueError(f"pull_request.timeout_millis must be >= 0, got {timeout}")
+        if type(pull_request.pull_from_this_offset) is not int or pull_request.pull_from_this_offset < 0:
+            check_int(pull_request.pull_from_this_offset, "pull_request.pull_from_this_offset", 0)
+        try:
+            self.store.get_max_offset(topic, queue_id)
+        except Exception as exc:
+            raise ValueError(f"topic/queue_id: the store has no queue {topic[:80]!r}@{queue_id} ({exc})") from None
         key = build_key(topic, queue_id)
         mpr = self.pull_request_table.get(key)
         if mpr is None:
@@ -138,8 +183,11 @@ class PullRequestHoldService:
         mpr.add_pull_request(pull_request)
 
     def held_count(self, topic: str | None = None, queue_id: int | None = None) -> int:
+        """Requests held for ``topic@queue_id``, or over every key when ``topic`` is None."""
         if topic is None:
             return sum(len(m.pull_request_list) for m in self.pull_request_table.values())
+        check_str(topic, "topic")
+        check_int(queue_id, "queue_id")
         mpr = self.pull_request_table.get(build_key(topic, queue_id))
         return 0 if mpr is None else len(mpr.pull_request_list)
 
@@ -149,6 +197,13 @@ class PullRequestHoldService:
         A key is used only if it splits on '@' into exactly two parts (Java
         ``String.split``), so a topic containing '@' is never scanned.
 
+        A key whose store read fails (or whose queue id does not parse) is
+        skipped, its requests stay held, and the failure is recorded in
+        :attr:`failure_log`; the scan carries on with the other keys. That is
+        what Java does (it catches the failure per key, logs it and goes on),
+        and it means one bad key cannot stop every other held pull from
+        timing out.
+
         Mirrors: PullRequestHoldService.java#checkHoldRequest
         """
         check_time(now_ms)
@@ -157,14 +212,18 @@ class PullRequestHoldService:
             parts = java_split(key, TOPIC_QUEUEID_SEPARATOR)
             if len(parts) != 2:
                 continue
-            topic, queue_id = parts[0], int(parts[1])
-            offset = self.store.get_max_offset(topic, queue_id)
+            try:
+                topic, queue_id = parts[0], int(parts[1])
+                offset = self.store.get_max_offset(topic, queue_id)
+            except Exception as exc:  # Java: catch (Throwable e) { log.error(...) } and the next key
+                self.failure_log.append((now_ms, key, exc))
+                continue
             woken.extend(self.notify_message_arriving(topic, queue_id, offset, now_ms))
         return woken
 
     def run_due(self, now_ms) -> list[PullRequest]:
-        """Run the periodic scan if it is due, then schedule the next one."""
-        check_time(now_ms)
+        """Run the periodic scan if it is due, then schedule the next one (``|now_ms| <= 2**53``)."""
+        check_schedule_time(now_ms)
         woken = []
         if now_ms >= self.next_check_ms:
             woken = self.check_hold_request(now_ms)
@@ -181,10 +240,21 @@ class PullRequestHoldService:
         filter matches ``tags_code`` → wake. Else if
         ``now_ms >= suspend_timestamp + timeout_millis`` → wake. Else hold.
 
+        If re-reading the store fails, the request is dropped and the failure
+        recorded in :attr:`failure_log`: Java catches that failure, logs it and
+        goes on to the next request without holding this one again (its client
+        then re-pulls after its own 30 s timeout).
+
         Mirrors: PullRequestHoldService.java#notifyMessageArriving
         """
         if type(now_ms) is not int:  # a plain int needs no check_time call
             check_time(now_ms)
+        if type(max_offset) is not int:
+            check_int(max_offset, "max_offset")
+        if type(topic) is not str:
+            check_str(topic, "topic", empty=True)
+        if tags_code is not None and type(tags_code) is not int:
+            check_int(tags_code, "tags_code")
         mpr = self.pull_request_table.get(build_key(topic, queue_id))
         if mpr is None:
             return []
@@ -195,7 +265,11 @@ class PullRequestHoldService:
         for request in request_list:
             newest = max_offset
             if newest <= request.pull_from_this_offset:
-                newest = self.store.get_max_offset(topic, queue_id)
+                try:
+                    newest = self.store.get_max_offset(topic, queue_id)
+                except Exception as exc:  # Java: catch, log.error, continue (the request is not re-held)
+                    self.failure_log.append((now_ms, build_key(topic, queue_id), exc))
+                    continue
             if newest > request.pull_from_this_offset:
                 flt = request.message_filter
                 match = flt is None or flt.is_matched_by_consume_queue(tags_code)
@@ -215,6 +289,7 @@ class PullRequestHoldService:
 
     def notify_master_online(self, now_ms) -> list[PullRequest]:
         """Wake every held request. Mirrors: #notifyMasterOnline"""
+        check_time(now_ms)
         woken = []
         for mpr in self.pull_request_table.values():
             for request in mpr.clone_list_and_clear() or []:
@@ -250,6 +325,9 @@ class NotifyMessageArrivingListener:
     """
 
     def __init__(self, pull_request_hold_service: PullRequestHoldService, pop_message_processor=None):
+        check_instance(pull_request_hold_service, "pull_request_hold_service", PullRequestHoldService)
+        if pop_message_processor is not None:
+            check_methods(pop_message_processor, "pop_message_processor", "notify_message_arriving")
         self.pull_request_hold_service = pull_request_hold_service
         self.pop_message_processor = pop_message_processor
         self.last_woken: list[PullRequest] = []

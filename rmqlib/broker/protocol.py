@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import enum
 
+from rmqlib.checks import MAX_TIME_MS, ArgumentTypeError, check_time_ms
+
 from rmqlib.protocol import (RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, ConsumeFromWhere, ConsumeType,  # noqa: F401
                              MessageModel, SubscriptionData, java_string_hash, retry_topic)
 
@@ -76,7 +78,7 @@ def coerce_enum(enum_cls, value, argname: str):
         return value
     try:
         return enum_cls(value)
-    except ValueError:
+    except (ValueError, TypeError):
         names = ", ".join(m.value for m in enum_cls)
         raise ValueError(f"{argname} must be one of {names}, got {value!r}") from None
 
@@ -85,7 +87,7 @@ def check_non_negative_int(value, argname: str) -> int:
     if type(value) is int and value >= 0:  # the common case, without the full checks below
         return value
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{argname} must be an int, got {value!r}")
+        raise ArgumentTypeError(f"{argname} must be an int, got {value!r}")
     if value < 0:
         raise ValueError(f"{argname} must be >= 0, got {value}")
     return value
@@ -98,7 +100,15 @@ def check_time(now_ms, argname: str = "now_ms"):
     """A time in milliseconds: an int (or a finite float, as simpy's clock may give)."""
     if type(now_ms) is int:  # the common case (a plain int is always valid), without the full checks below
         return now_ms
-    if isinstance(now_ms, bool) or not isinstance(now_ms, (int, float)) or now_ms != now_ms \
-            or now_ms in _INFINITIES:
+    if isinstance(now_ms, bool) or not isinstance(now_ms, (int, float)):
+        raise ArgumentTypeError(f"{argname} must be a finite number of milliseconds, got {now_ms!r}")
+    if now_ms != now_ms or now_ms in _INFINITIES:
         raise ValueError(f"{argname} must be a finite number of milliseconds, got {now_ms!r}")
     return now_ms
+
+
+def check_schedule_time(now_ms, argname: str = "now_ms"):
+    """:func:`check_time` for the periodic services (``run_due``), which also refuse
+    ``|now_ms| > MAX_TIME_MS`` (2**53 ms, some 285,000 years): their schedules add periods
+    to it, and beyond 2**53 a float time can no longer tell one millisecond from the next."""
+    return check_time_ms(now_ms, argname)
