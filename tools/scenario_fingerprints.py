@@ -24,6 +24,8 @@ CASES.update({
     "crash/no_real_time_notify": ("crash", {"real_time_notify": False}),
     "scale_out/short_polling": ("scale_out", {"long_polling": False}),
     "crash/exponential": ("crash", {"consume_time_dist": "exponential", "start_jitter_ms": 500}),
+    "broker_outage/orderly": ("broker_outage", {"consume_mode": "ORDERLY"}),
+    "topic_grows/broadcasting": ("topic_grows", {"message_model": "BROADCASTING"}),
 })
 
 

@@ -12,5 +12,6 @@ from rmqlib.sim.sweep import run_one, run_variants, sweep, sweep_stats, sweep_va
 from rmqlib.sim.scenario import (BROADCASTING, CLUSTERING, CONCURRENT, CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN,
                                  BrokerOutage, ConsumerSpec, Scenario, TopicChange)
 
-__all__ = ["simulate", "sweep", "run_one", "run_variants", "sweep_stats", "sweep_values", "scenarios", "Scenario", "ConsumerSpec", "TopicChange", "BrokerOutage", "SimResult", "Event", "Interval", "ConsumeBatch",
-           "CLUSTERING", "BROADCASTING", "CONCURRENT", "ORDERLY", "POP", "SHUTDOWN", "CRASH", "HOST_LOSS"]
+__all__ = ["BROADCASTING", "CLUSTERING", "CONCURRENT", "CRASH", "HOST_LOSS", "ORDERLY", "POP", "SHUTDOWN",
+           "BrokerOutage", "ConsumeBatch", "ConsumerSpec", "Event", "Interval", "Scenario", "SimResult", "TopicChange",
+           "run_one", "run_variants", "scenarios", "simulate", "sweep", "sweep_stats", "sweep_values"]

@@ -46,15 +46,23 @@ from rmqlib.client import (BrokerError, ConsumeConcurrentlyStatus, Message, Mess
                            PullMessageService, PullResult, PullStatus, PushConsumerConfig, RebalanceImpl,
                            RebalanceService, process_consume_result_concurrently, process_pull_exception,
                            process_pull_result, pull_message, retry_topic)
+from rmqlib.client.route import topic_route_data_to_publish_info, topic_route_data_to_subscribe_info
 from rmqlib.model import MessageQueue
+from rmqlib.namesrv import SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS, RouteInfoManager, TopicRouteData
 from rmqlib.sim.result import ConsumptionLog, EventLog, Interval, SimResult
-from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
+from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, BrokerOutage, Scenario, TopicChange
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
 PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = 50  # DefaultMQPushConsumerImpl, also used by the pop path
 POP_LONG_POLLING_MS = 15_000  # DefaultMQPushConsumerImpl: BROKER_SUSPEND_MAX_TIME_MILLIS sent as pollTime
 TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndReconsume when not locked
 LOAD_BUCKET_MS = 1_000
+FIRST_ROUTE_POLL_MS = 10  # MQClientInstance#startScheduledTask: the first route poll, 10 ms after start
+PULL_TIMEOUT_MS = 30_000  # DefaultMQPushConsumerImpl: CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND (a pull's RPC timeout)
+
+
+class BrokerUnavailable(Exception):
+    """A call to a broker that is down (connection refused, or no answer before the timeout)."""
 
 
 class _Environment(simpy.Environment):
@@ -146,25 +154,75 @@ class SimBroker:
     def __init__(self, sim: Simulation, name: str):
         sc = sim.scenario
         self.sim, self.name = sim, name
+        self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
+        self.silent = False  # down without closing its connections (BrokerOutage.silent)
         self.config = BrokerConfig(broker_name=name, long_polling_enable=sc.long_polling, short_polling_time_mills=sc.short_polling_ms,
                                    real_time_notify_consumer_change=sc.real_time_notify,
                                    channel_expired_timeout=sc.channel_expired_ms)
         self.listener = DefaultConsumerIdsChangeListener(self.config)
-        self.consumer_manager = ConsumerManager([self.listener], self.config)
         self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
         self.store.broker_name = name
         self.store.recorder = sim
-        self.processor = PullMessageProcessor(self.store, consumer_manager=self.consumer_manager,
-                                              broker_config=self.config)
-        self.hold = self.processor.hold_service
-        self.locks = RebalanceLockManager(sc.broker_lock_expiry_ms)
+        self._start_services()
         self.pop = PopMessageProcessor(self.store, self.config, random.Random(sim.rng.random()))
         self.revive = PopReviveService(self.pop)
         self.assignment = QueryAssignmentProcessor(self.consumer_manager, sim.route, self.config)
         self.pop_waiters: list[simpy.Event] = []
-        for topic, queues in sc.topics.items():
-            self.store.create_topic(topic, queues)
-        self.store.create_topic(retry_topic(sc.consumer_group), sc.retry_queue_nums)
+        # what the broker registers with the name server: topic -> (read queues, write queues)
+        self.topic_config: dict[str, tuple[int, int]] = {}
+        if self.up:
+            for topic, queues in sc.topics.items():
+                self.set_topic(topic, queues, queues)
+        self.set_topic(retry_topic(sc.consumer_group), sc.retry_queue_nums, sc.retry_queue_nums)
+
+    def _start_services(self) -> None:
+        """What a (re)started broker keeps only in memory: its consumer registry, held pulls and lock table."""
+        sc = self.sim.scenario
+        self.consumer_manager = ConsumerManager([self.listener], self.config)
+        self.processor = PullMessageProcessor(self.store, consumer_manager=self.consumer_manager,
+                                              broker_config=self.config)
+        self.hold = self.processor.hold_service
+        self.locks = RebalanceLockManager(sc.broker_lock_expiry_ms)
+
+    def set_topic(self, topic: str, read: int, write: int) -> None:
+        """Give ``topic`` these queue counts here (0 and 0: drop it from the config); the store only grows."""
+        if read == 0 and write == 0:
+            self.topic_config.pop(topic, None)
+            return
+        if max(read, write) > self.store.topic_queue_nums.get(topic, 0):
+            self.store.create_topic(topic, max(read, write))
+        self.topic_config[topic] = (read, write)
+
+    def register(self, now_ms: int) -> None:
+        """BrokerController#registerBrokerAll: the whole topic config to the name server."""
+        self.sim.namesrv.register_broker(self.name, dict(self.topic_config), now_ms)
+        self.sim.note_routes()
+
+    # --- outages (BrokerOutage) ----------------------------------------------
+    def go_down(self, silent: bool) -> None:
+        sim, now = self.sim, int(self.sim.env.now)
+        self.up, self.silent = False, silent
+        sim.log(now, "broker down", self.name, "silent" if silent else "connections closed")
+        if not silent and sim.namesrv.on_channel_destroy(self.name):
+            sim.log(now, "route removed", self.name, "channel closed")
+            sim.note_routes()
+        sim.fail_pending_pulls(self)
+        sim.close_locks(self, now)
+
+    def come_up(self) -> None:
+        sim, now = self.sim, int(self.sim.env.now)
+        self.up, self.silent = True, False
+        self._start_services()
+        sim.log(now, "broker up", self.name)
+        self.register(now)
+
+    def registration_loop(self):
+        """Re-register every registerNameServerPeriod while up (keeps the name server's entry fresh)."""
+        env = self.sim.env
+        while True:
+            yield env.timeout(self.sim.scenario.register_name_server_period_ms)
+            if self.up:
+                self.register(int(env.now))
 
     def _on_arrival(self, topic, queue_id, max_offset, tags_code, store_time, properties, now_ms):
         self.hold.notify_message_arriving(topic, queue_id, max_offset, now_ms, tags_code, store_time)
@@ -193,13 +251,16 @@ class SimBroker:
         interval = sc.long_polling_check_ms if sc.long_polling else sc.short_polling_ms
         while True:
             yield env.timeout(interval)
-            self.hold.check_hold_request(int(env.now))
-            self.flush_pull_answers()
+            if self.up:
+                self.hold.check_hold_request(int(env.now))
+                self.flush_pull_answers()
 
     def housekeeping_loop(self):
         env = self.sim.env
         while True:
             yield env.timeout(self.sim.scenario.channel_scan_ms)
+            if not self.up:
+                continue
             for _group, info in self.consumer_manager.scan_not_active_channel(int(env.now)):
                 self.sim.log(int(env.now), "channel expired", self.name, info.client_id)
             self.flush_notifications()
@@ -221,29 +282,57 @@ class SimBroker:
                 self.store.reput(int(env.now))
 
     def producer(self):
-        """Bursts every produce_batch_ms; queue q's messages are spread evenly over time."""
+        """Bursts every produce_batch_ms to this broker's write queues in the producers' route view; queue
+        q's messages are spread evenly over time. Each topic keeps the total rate it started with
+        (``produce_rate_per_queue`` x its queues), shared by however many write queues the view shows.
+        While this broker is down its share goes to the next live broker's queues, as a failed send is
+        retried on another broker (DefaultMQProducerImpl#sendDefaultImpl)."""
         sim, env, sc = self.sim, self.sim.env, self.sim.scenario
-        rate = sc.produce_rate_per_queue / 1000.0
-        queues = [(topic, q) for topic, n in sc.topics.items() for q in range(n)]
-        if rate <= 0:
+        if sc.produce_rate_per_queue / 1000.0 <= 0:
             return
-        plan = [(topic, q, (i + 0.5) / len(queues)) for i, (topic, q) in enumerate(queues)]  # phase per queue
-        sent = [0] * len(plan)
         put, new_id, body_size = self.store.put_message, sim.new_message_id, sim.body_size
         yield env.timeout(sc.produce_start_ms)
+        plan: list[list] = []
+        version = -1
         while env.now < sc.duration_ms:
             yield env.timeout(min(sc.produce_batch_ms, sc.duration_ms - env.now))
             now = int(env.now)
-            produced = (now - sc.produce_start_ms) * rate  # messages due per queue so far, before its phase
-            for k, (topic, queue_id, phase) in enumerate(plan):
-                due = int(produced + phase) - sent[k]
+            if version != sim.publish_version:  # the producers' view of the routes changed (or: the first burst)
+                plan, version = self._replan(plan, now), sim.publish_version
+            if not self.up:
+                for entry in plan:
+                    due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
+                    entry[6] += due
+                    sim.send_elsewhere(self, entry[0], due, now)
+                continue
+            for entry in plan:  # [topic, queue id, phase, rate, since, produced before since, sent]
+                due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
                 for _ in range(due):
-                    put(topic, queue_id, now, body_size, None, str(new_id()))  # tags None, uniq_key
-                sent[k] += due
+                    put(entry[0], entry[1], now, body_size, None, str(new_id()))  # tags None, uniq_key
+                entry[6] += due
             if sim.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
                 sim.log(now, "reput", self.name, _queue_counts(self.store.commit_log[self.store.reput_from_index:]))
             self.store.reput(now)
             self.flush_pull_answers()
+
+    def _replan(self, plan: list[list], now: int) -> list[list]:
+        """The burst plan for this broker's queues in the producers' view, carrying over what each queue
+        that stays has produced so far (its phase, count and credit), at the rate its topic now gives it."""
+        sim, sc = self.sim, self.sim.scenario
+        old = {(entry[0], entry[1]): entry for entry in plan}
+        queues = [(mq.topic, mq.queue_id) for topic in sc.topics for mq in sim.publish_view.get(topic, ())
+                  if mq.broker_name == self.name]
+        start = max(now, sc.produce_start_ms) if plan else sc.produce_start_ms
+        fresh = []
+        for i, (topic, queue_id) in enumerate(queues):
+            rate = sim.produce_rate(topic)
+            entry = old.get((topic, queue_id))
+            if entry is None:
+                fresh.append([topic, queue_id, (i + 0.5) / len(queues), rate, start, 0.0, 0])
+            else:
+                produced = (start - entry[4]) * entry[3] + entry[5]
+                fresh.append([topic, queue_id, entry[2], rate, start, produced, entry[6]])
+        return fresh
 
 
 class SimClientAPI:
@@ -254,10 +343,20 @@ class SimClientAPI:
         self.sim = consumer.sim
 
     def _broker(self, name: str) -> SimBroker:
-        return self.sim.brokers[name]
+        broker = self.sim.brokers[name]
+        if not broker.up:
+            raise BrokerUnavailable(f"{name} is down")
+        return broker
 
     def find_consumer_id_list(self, topic, group):
-        broker = self.sim.brokers[self.sim.rng.choice(self.sim.broker_names)]
+        """GET_CONSUMER_LIST_BY_GROUP to a random broker of the topic's route as this client last saw it
+        (MQClientInstance#findConsumerIdList); None when that broker is down."""
+        broker = self.sim.brokers[self.sim.rng.choice(self.consumer.route_brokers[topic])]
+        if not broker.up:
+            if self.sim.trace:
+                self.sim.log(int(self.sim.env.now), "find consumer ids", self.consumer.cid,
+                             f"{broker.name}: {topic}, failed (broker down)")
+            return None
         ids = broker.consumer_manager.get_consumer_id_list(group)
         if self.sim.trace:
             self.sim.log(int(self.sim.env.now), "find consumer ids", self.consumer.cid,
@@ -315,7 +414,9 @@ class SimConsumer:
         self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
         self.impl: RebalanceImpl | None = None
         self.orderly = sim.scenario.consume_mode == ORDERLY
-        self.channel_names = {name: f"{self.cid}->{name}" for name in sim.scenario.brokers}
+        self.channel_names = {name: f"{self.cid}->{name}" for name in sim.scenario.all_brokers}
+        self.routes: dict[str, TopicRouteData | None] = {}  # topic -> the route this client last took
+        self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
         jitter = sim.scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (sim.rng.randrange(jitter + 1) if jitter else 0)
 
@@ -343,7 +444,7 @@ class SimConsumer:
         for topic in sc.topics:
             self.impl.subscribe(topic, "*", now)
         for topic in list(self.impl.subscription_inner):
-            self.impl.update_topic_subscribe_info(topic, sim.route(topic))
+            self.take_route(topic, now)
         self.service.register(self if sc.consume_mode == POP else self.impl)
         self.pool = ConsumePool(sim, sc.consume_threads)
         sim.log(now, "join", self.cid)
@@ -352,6 +453,8 @@ class SimConsumer:
         env = sim.env
         env.process(self.rebalance_loop())
         env.process(self.heartbeat_loop())
+        if sc.changes_routes:  # otherwise every poll would find the same routes
+            env.process(self.route_loop())
         if self.spec.leave_ms is not None:
             env.process(self.leave())
         if sc.consume_mode == POP:
@@ -375,7 +478,7 @@ class SimConsumer:
             sim.log(now, "leave", self.cid, how)
             if how == CRASH:  # the kernel closes the sockets: every broker sees a channel close
                 for broker in sim.brokers.values():
-                    if broker.consumer_manager.do_channel_close_event(self.cid, self.channel(broker), now):
+                    if broker.up and broker.consumer_manager.do_channel_close_event(self.cid, self.channel(broker), now):
                         sim.log(now, "channel closed", broker.name, self.cid)
                     broker.flush_notifications()
             return
@@ -389,24 +492,55 @@ class SimConsumer:
         self.connected = False
         sim.log(now, "leave", self.cid, "shutdown")
         for broker in sim.brokers.values():
+            if not broker.up:
+                continue
             info = broker.consumer_manager.find_channel(sim.scenario.consumer_group, self.channel(broker))
             if info is not None:
                 broker.consumer_manager.unregister_consumer(sim.scenario.consumer_group, info, True, now)
             broker.flush_notifications()
 
     def heartbeat(self, now_ms, consumers=None):
-        """HEART_BEAT to every broker (MQClientInstance#sendHeartbeatToAllBroker)."""
+        """HEART_BEAT to every broker of the routes this client holds (MQClientInstance#sendHeartbeatToAllBroker);
+        one that is down misses it."""
         if not self.connected:
             return
         sim, sc = self.sim, self.sim.scenario
         data = (consumers or [self.impl.consumer_data()])[0]
+        known = {name for names in self.route_brokers.values() for name in names}
         for broker in sim.brokers.values():
+            if not broker.up or broker.name not in known:
+                continue
             info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
             broker.consumer_manager.register_consumer(sc.consumer_group, info, data.consume_type.value,
                                                       data.message_model.value, data.consume_from_where.value,
                                                       data.subscription_data_set, True, now_ms)
             broker.flush_notifications()
         sim.log(now_ms, "heartbeat", self.cid)
+
+    def take_route(self, topic: str, now_ms: int) -> bool:
+        """MQClientInstance#updateTopicRouteInfoFromNameServer for one topic: ask the name server and, if the
+        route changed, hand the readable queues to the rebalance (which sees them at its next run). A topic
+        the name server no longer knows leaves the old route in place, as Java does (the call fails)."""
+        route = self.sim.namesrv.pickup_topic_route_data(topic)
+        if route is None or not route.topic_route_data_changed(self.routes.get(topic)):
+            return False
+        self.routes[topic] = route
+        self.route_brokers[topic] = [bd.broker_name for bd in route.broker_datas]
+        queues = self.sim.ordered(topic_route_data_to_subscribe_info(topic, route), route)
+        self.impl.update_topic_subscribe_info(topic, queues)
+        if topic in self.sim.scenario.topics and self.sim.scenario.changes_routes:
+            self.sim.log(now_ms, "route", self.cid, f"{topic}: {_route_text(route)}")
+        return True
+
+    def route_loop(self):
+        """The client's route poll: 10 ms after start, then every pollNameServerInterval."""
+        env, sc = self.sim.env, self.sim.scenario
+        yield env.timeout(FIRST_ROUTE_POLL_MS)
+        while self.alive:
+            now = int(env.now)
+            for topic in list(self.impl.subscription_inner):
+                self.take_route(topic, now)
+            yield env.timeout(sc.poll_name_server_interval_ms)
 
     def on_notify(self):
         if self.alive:
@@ -483,6 +617,13 @@ class SimConsumer:
     def _pull_timer(self):
         if self.pull_timer_at is not None and self.pull_timer_at <= self.sim.env.now:
             self.pull_timer_at = None
+        self.drain_pulls()
+
+    def on_pull_failure(self, request, error):
+        """PullCallback#onException: the pull goes out again after pullTimeDelayMillsWhenException."""
+        if not self.alive:
+            return
+        process_pull_exception(request, error, self.impl, int(self.sim.env.now))
         self.drain_pulls()
 
     def on_pull_answer(self, request, response):
@@ -698,7 +839,15 @@ class Simulation:
         self.later = self.env.later  # later(delay_ms, action, *args): run action(*args) delay_ms from now
         self.body_size = 1024
         self.broker_names = list(scenario.brokers)
-        self.brokers = {name: SimBroker(self, name) for name in scenario.brokers}
+        self.namesrv = RouteInfoManager()
+        self.route_queues: dict[str, dict[MessageQueue, None]] = defaultdict(dict)  # every queue a route held
+        self.publish_view: dict[str, list[MessageQueue]] = {}  # the producers' write queues, per topic
+        self.publish_version = 0
+        self.brokers = {name: SimBroker(self, name) for name in scenario.all_brokers}
+        for name in scenario.brokers:
+            self.brokers[name].register(0)
+        self.start_queue_counts = {topic: len(self.publish_queues(topic)) for topic in scenario.topics}
+        self.take_publish_routes()
         self.consumers = {spec.client_id: SimConsumer(self, spec) for spec in scenario.consumers}
         self.channels = {}
         for consumer in self.consumers.values():
@@ -707,6 +856,7 @@ class Simulation:
         self.broadcasting = scenario.message_model == BROADCASTING
         self.pop_mode = scenario.consume_mode == POP
         self.next_id = 0
+        self.next_send = -1  # the last live queue a redirected send went to
         self.delivered: list[int] = []
         self.duplicates = 0
         self.seen_by = defaultdict(set)
@@ -724,7 +874,7 @@ class Simulation:
         self.offset_tallies: dict[tuple[str, str, int], _OffsetTally] = {}  # by (broker, topic, queue id)
         self.queue_tallies: dict[MessageQueue, _OffsetTally] = {}  # the same, by MessageQueue
         self.offset_violations: list[str] = []
-        self.load = defaultdict(lambda: [0] * (scenario.end_ms // LOAD_BUCKET_MS + 1))
+        self.load: dict[str, defaultdict[int, int]] = defaultdict(lambda: defaultdict(int))  # cid -> bucket -> count
         if scenario.consume_mode == POP:
             for broker in self.brokers.values():
                 for topic in scenario.topics:
@@ -732,15 +882,59 @@ class Simulation:
 
     # --- wiring helpers ---------------------------------------------------------
     def route(self, topic: str):
-        """The topic's readable queues on every broker (the name server's route)."""
-        sc = self.scenario
-        if topic in sc.topics:
-            n = sc.topics[topic]
-        elif topic == retry_topic(sc.consumer_group):
-            n = sc.retry_queue_nums
-        else:
-            return None
-        return [MessageQueue(topic, b, q) for b in sc.brokers for q in range(n)]
+        """The topic's readable queues as the name server now routes them (brokers in route order), or None."""
+        route = self.namesrv.pickup_topic_route_data(topic)
+        return None if route is None else self.ordered(topic_route_data_to_subscribe_info(topic, route), route)
+
+    @staticmethod
+    def ordered(queues, route: TopicRouteData) -> list[MessageQueue]:
+        """``queues`` by the broker's place in ``route``, then by queue id."""
+        rank = {qd.broker_name: i for i, qd in enumerate(route.queue_datas)}
+        return sorted(queues, key=lambda mq: (rank[mq.broker_name], mq.queue_id))
+
+    def publish_queues(self, topic: str) -> list[MessageQueue]:
+        """The topic's write queues as the name server now routes them (what a producer takes)."""
+        route = self.namesrv.pickup_topic_route_data(topic)
+        return [] if route is None else topic_route_data_to_publish_info(topic, route)
+
+    def note_routes(self) -> None:
+        """Remember every queue the name server's routes have held (the result lists them all)."""
+        for topic in self.scenario.topics:
+            for mq in self.route(topic) or ():
+                self.route_queues[topic].setdefault(mq)
+
+    def take_publish_routes(self) -> None:
+        """The producers' route poll (they share one view): take the name server's write queues."""
+        view = {topic: self.publish_queues(topic) for topic in self.scenario.topics}
+        view = {topic: queues for topic, queues in view.items() if queues or topic not in self.publish_view}
+        if any(self.publish_view.get(topic) != queues for topic, queues in view.items()):
+            self.publish_view.update(view)
+            self.publish_version += 1
+
+    def produce_rate(self, topic: str) -> float:
+        """Messages per ms on each write queue of ``topic``: its starting total over the queues it has now."""
+        rate = self.scenario.produce_rate_per_queue / 1000.0
+        now, start = len(self.publish_view.get(topic, ())), self.start_queue_counts[topic]
+        return rate if now == start or now == 0 else rate * start / now
+
+    def send_elsewhere(self, down: SimBroker, topic: str, count: int, now_ms: int) -> None:
+        """``count`` sends meant for ``down`` retried on the live brokers' queues of ``topic``, one after another;
+        with no live broker the sends fail and the messages never exist (counted as ``send_failed``)."""
+        live = [mq for mq in self.publish_view.get(topic, ()) if self.brokers[mq.broker_name].up]
+        if not live:
+            self.counters["send_failed"] += count
+            return
+        touched = set()
+        for _ in range(count):
+            self.next_send = (self.next_send + 1) % len(live)
+            mq = live[self.next_send]
+            broker = self.brokers[mq.broker_name]
+            broker.store.put_message(topic, mq.queue_id, now_ms, self.body_size, None, str(self.new_message_id()))
+            touched.add(broker)
+        self.counters["sent_elsewhere"] += count
+        for broker in sorted(touched, key=lambda b: b.name):
+            broker.store.reput(now_ms)
+            broker.flush_pull_answers()
 
     def new_message_id(self) -> int:
         self.next_id += 1
@@ -773,7 +967,7 @@ class Simulation:
                                     command.max_msg_nums, command.commit_offset_enable, commit_offset,
                                     True, sc.suspend_timeout_ms, False, "*", command.sub_version,
                                     consumer.cid, consumer.channel_names[mq.broker_name], opaque)
-        self.pending_pulls[opaque] = (consumer, request)
+        self.pending_pulls[opaque] = (consumer, request, now_ms)
         self.pulls += 1
         if self.trace:
             self.log(now_ms, "pull", consumer.cid,
@@ -782,6 +976,9 @@ class Simulation:
 
     def _pull_at_broker(self, broker: SimBroker, header):
         now = int(self.env.now)
+        if not broker.up:
+            self._fail_pull(broker, header.opaque)
+            return
         response = broker.processor.process_request(header, now)
         if response is None:
             self.held += 1
@@ -789,8 +986,31 @@ class Simulation:
         else:
             self.answer_pull(response)
 
+    def _fail_pull(self, broker: SimBroker, opaque: int) -> None:
+        """A pull that reached a broker that is down: refused at once (its answer takes the way back), or,
+        for a silent broker, never answered until the pull's RPC timeout."""
+        consumer, request, sent_ms = self.pending_pulls.pop(opaque, (None, None, 0))
+        if consumer is None:  # already failed when the broker went down
+            return
+        error = BrokerUnavailable(f"pull to {broker.name} failed: broker down")
+        now = int(self.env.now)
+        delay = max(0, sent_ms + PULL_TIMEOUT_MS - now) if broker.silent else self.scenario.rpc_latency_ms
+        self.later(delay, consumer.on_pull_failure, request, error)
+
+    def fail_pending_pulls(self, broker: SimBroker) -> None:
+        """The broker went down: every pull it holds (or that is on its way to it) fails."""
+        for opaque in [o for o, (_, request, _) in self.pending_pulls.items()
+                       if request.message_queue.broker_name == broker.name]:
+            self._fail_pull(broker, opaque)
+
+    def close_locks(self, broker: SimBroker, now_ms: int) -> None:
+        """The broker's lock table is gone with it: close the lock intervals it held."""
+        for mq in [mq for mq in self.lock_state if mq.broker_name == broker.name]:
+            holder, start, _ = self.lock_state.pop(mq)
+            self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, now_ms))
+
     def answer_pull(self, response):
-        consumer, request = self.pending_pulls.pop(response.request.opaque, (None, None))
+        consumer, request, _ = self.pending_pulls.pop(response.request.opaque, (None, None, None))
         if self.trace and consumer is not None:
             header = response.request
             self.log(int(self.env.now), "pull answered", request.message_queue.broker_name,
@@ -905,6 +1125,59 @@ class Simulation:
                 else:
                     self.lock_state[mq] = (owner, current[1], int(entry.last_update_timestamp))
 
+    # --- routes that change ---------------------------------------------------------
+    def route_changes(self):
+        """Topic changes and broker outages, in time order (a change and an outage at one instant: the change first)."""
+        env, sc = self.env, self.scenario
+        steps = [(c.at_ms, 0, c) for c in sc.topic_changes]
+        for outage in sc.outages:
+            steps.append((outage.down_ms, 1, outage))
+            if outage.up_ms is not None:
+                steps.append((outage.up_ms, 2, outage))
+        for at_ms, kind, step in sorted(steps, key=lambda s: (s[0], s[1])):
+            yield env.timeout(at_ms - env.now)
+            now = int(env.now)
+            if isinstance(step, TopicChange):
+                broker, topic = self.brokers[step.broker], step.topic or next(iter(sc.topics))
+                broker.set_topic(topic, step.read_queue_nums, step.write_queue_nums)
+                self.log(now, "topic change", broker.name,
+                         f"{topic}: {step.read_queue_nums} read / {step.write_queue_nums} write queues")
+                if not broker.up and broker.name not in sc.brokers and not self._outage_covers(broker.name, now):
+                    broker.up = True  # a new broker starts serving with its first topic
+                    self.log(now, "broker up", broker.name, "new")
+                if broker.up:
+                    broker.register(now)
+            elif isinstance(step, BrokerOutage):
+                if kind == 1:
+                    self.brokers[step.broker].go_down(step.silent)
+                else:
+                    self.brokers[step.broker].come_up()
+
+    def _outage_covers(self, broker_name: str, now_ms: int) -> bool:
+        return any(o.broker == broker_name and o.down_ms <= now_ms and (o.up_ms is None or now_ms < o.up_ms)
+                   for o in self.scenario.outages)
+
+    def name_server_scan_loop(self):
+        """RouteInfoManager#scanNotActiveBroker every 5 s: a broker silent for 120 s leaves every route."""
+        env = self.env
+        while True:
+            yield env.timeout(SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS)
+            for name in self.namesrv.scan_not_active_broker(int(env.now)):
+                self.log(int(env.now), "route removed", name, "registration expired")
+                self.note_routes()
+
+    def producer_route_loop(self):
+        """The producers' route poll: 10 ms after they start, then every pollNameServerInterval."""
+        env = self.env
+        yield env.timeout(FIRST_ROUTE_POLL_MS)
+        while True:
+            before = self.publish_version
+            self.take_publish_routes()
+            if self.publish_version != before:
+                self.log(int(env.now), "route", "producers",
+                         "; ".join(f"{t}: {len(q)} write queues" for t, q in self.publish_view.items()))
+            yield env.timeout(self.scenario.poll_name_server_interval_ms)
+
     # --- the run ------------------------------------------------------------------
     def run(self) -> SimResult:
         wall = time.perf_counter()
@@ -919,6 +1192,12 @@ class Simulation:
                 env.process(broker.revive_loop())
         for consumer in self.consumers.values():
             env.process(consumer.start())
+        if sc.changes_routes:
+            for broker in self.brokers.values():
+                env.process(broker.registration_loop())
+            env.process(self.route_changes())
+            env.process(self.name_server_scan_loop())
+            env.process(self.producer_route_loop())
         gc_was_enabled = gc.isenabled()
         gc.disable()  # the run allocates millions of short-lived objects; collecting as it goes costs 3-4x
         try:
@@ -932,7 +1211,7 @@ class Simulation:
                 self.close_ownership(consumer, end)
         for mq, (holder, start, renewed) in self.lock_state.items():
             self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
-        queues = [str(mq) for topic in sc.topics for mq in self.route(topic)]
+        queues = [str(mq) for topic in sc.topics for mq in self.route_queues[topic]]
         self.counters["pulls"], self.counters["held"] = self.pulls, self.held
         self.counters["events"] = len(self.event_log)
         self.counters["simpy_events"] = next(env._eid)  # simpy numbers every event it schedules
@@ -941,13 +1220,26 @@ class Simulation:
             delivered=dict(enumerate(self.delivered)), duplicates=self.duplicates,
             ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
             consumption_log=self.consumption_log, latencies_ms=np.asarray(self.latencies, dtype=float),
-            load={cid: self.load[cid] for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
+            load={cid: _series(self.load.get(cid, {})) for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
             event_log=self.event_log, offset_violations=self.offset_violations,
-            queues=queues, counters=dict(self.counters), wall_seconds=time.perf_counter() - wall)
+            queues=queues, counters=dict(self.counters), wall_seconds=time.perf_counter() - wall,
+            stored={str(MessageQueue(topic, broker.name, queue_id)): broker.store.get_max_offset(topic, queue_id)
+                    for broker in self.brokers.values() for topic in sc.topics
+                    for queue_id in range(broker.store.topic_queue_nums.get(topic, 0))})
 
 
 _CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow property
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
+
+
+def _series(buckets: dict[int, int]) -> list[int]:
+    """A load series from bucket -> count: every bucket up to the last one with a message (none after)."""
+    return [buckets.get(i, 0) for i in range(max(buckets) + 1)] if buckets else []
+
+
+def _route_text(route: TopicRouteData) -> str:
+    """``broker-a 4r/4w, broker-b 8r/4w``: the route's brokers and queue counts."""
+    return ", ".join(f"{qd.broker_name} {qd.read_queue_nums}r/{qd.write_queue_nums}w" for qd in route.queue_datas)
 
 
 def _consume_batches(msgs, size: int) -> list:

@@ -155,6 +155,7 @@ class SimResult:
     queues: list[str] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    stored: dict[str, int] = field(default_factory=dict)  # per queue of the scenario's topics: messages it holds
 
     @cached_property
     def events(self) -> list[Event]:
@@ -168,8 +169,18 @@ class SimResult:
 
     @property
     def lost(self) -> list[int]:
-        """Ids of produced messages that no listener ever consumed."""
+        """Ids of produced messages that no listener ever consumed (by the end of the run)."""
         return [mid for mid, count in self.delivered.items() if count == 0]
+
+    def unconsumed(self) -> dict[str, int]:
+        """Per queue (only those with any), how many stored messages nobody consumed by the end of the run:
+        messages on a queue no consumer reads (more write queues than read queues), on a broker that did not
+        come back, or simply not reached yet. Their sum is ``len(lost)``."""
+        consumed: dict[str, set] = {}
+        for queue, batches in self.consumption.items():
+            consumed[queue] = {offset for batch in batches for offset in batch.offsets}
+        left = {queue: count - len(consumed.get(queue, ())) for queue, count in self.stored.items()}
+        return {queue: n for queue, n in left.items() if n}
 
     def pauses(self, min_ms: int = 0) -> dict[str, list[tuple[int, int]]]:
         """Per queue, the stretches with no live consumer believing it owns the queue.

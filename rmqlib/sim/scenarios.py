@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from rmqlib.sim.scenario import CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN, ConsumerSpec, Scenario
+from rmqlib.sim.scenario import (CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN, BrokerOutage, ConsumerSpec, Scenario,
+                                 TopicChange)
 
 
 def client_ids(count: int, start: int = 1) -> list[str]:
@@ -96,5 +97,33 @@ def pop_crash(**overrides) -> Scenario:
                                     consume_mode=POP, consume_time_ms=50.0), overrides)
 
 
+def topic_grows(**overrides) -> Scenario:
+    """Four consumers; at 60 s an operator raises broker-a's queues of TopicTest from 4 to 8. Each client
+    learns the new route at its next route poll (every 30 s), and the new queues wait for the next rebalance."""
+    return _build("topic_grows", dict(consumers=_group(4), topic_changes=(TopicChange(60_000, "broker-a", 8, 8),)),
+                  overrides)
+
+
+def broker_joins(**overrides) -> Scenario:
+    """Four consumers over two brokers; at 60 s a third broker, broker-c, starts serving TopicTest with 4 queues."""
+    return _build("broker_joins", dict(consumers=_group(4), topic_changes=(TopicChange(60_000, "broker-c", 4, 4),)),
+                  overrides)
+
+
+def broker_outage(**overrides) -> Scenario:
+    """broker-b stops at 60 s and starts again at 120 s. Its connections close, so the name server drops it
+    at once; producers send to broker-a meanwhile; broker-b's queues wait, then come back to the group."""
+    return _build("broker_outage", dict(consumers=_group(4), outages=(BrokerOutage("broker-b", 60_000, 120_000),)),
+                  overrides)
+
+
+def broker_vanishes(**overrides) -> Scenario:
+    """broker-b's host vanishes at 60 s (no connection closes) and never comes back: the name server keeps
+    routing to it until its registration is 120 s old, and the messages it holds stay unconsumed."""
+    return _build("broker_vanishes", dict(consumers=_group(4),
+                                          outages=(BrokerOutage("broker-b", 60_000, None, silent=True),)), overrides)
+
+
 ALL = {f.__name__: f for f in (steady_state, scale_out, scale_in, crash, host_loss, rolling_restart,
-                               more_consumers_than_queues, many_topics, orderly_crash, pop_mode, pop_crash)}
+                               more_consumers_than_queues, many_topics, orderly_crash, pop_mode, pop_crash,
+                               topic_grows, broker_joins, broker_outage, broker_vanishes)}

@@ -1,0 +1,100 @@
+"""Routes that change during a run: queues added, a broker joining, stopping, vanishing; read != write."""
+
+import pytest
+
+from rmqlib.namesrv import BROKER_CHANNEL_EXPIRED_MS, SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
+from rmqlib.sim import BrokerOutage, Scenario, TopicChange, scenarios, simulate
+
+
+def _events(result, kind, who=None):
+    return [e for e in result.events if e.kind == kind and (who is None or e.who == who)]
+
+
+def _first_owned(result, queue_part):
+    starts = [i.start_ms for q, intervals in result.ownership.items() if queue_part in q for i in intervals]
+    return min(starts) if starts else None
+
+
+def test_new_queues_wait_for_each_consumers_route_poll_and_then_a_rebalance():
+    sc = scenarios.topic_grows()
+    result = simulate(sc, seed=2)
+    change = sc.topic_changes[0].at_ms
+    sightings = [e.time_ms for e in _events(result, "route") if "broker-a 8r/8w" in e.detail and e.who != "producers"]
+    assert len(sightings) == len(sc.consumers)  # each consumer learns the new route once
+    assert all(change < t <= change + sc.poll_name_server_interval_ms for t in sightings)
+    latest = change + sc.poll_name_server_interval_ms + sc.rebalance_interval_ms + sc.rebalance_min_interval_ms
+    for queue_id in range(4, 8):
+        first = _first_owned(result, f"brokerName=broker-a, queueId={queue_id}]")
+        assert first is not None and min(sightings) <= first <= latest, (queue_id, first)
+    assert result.lost == [] and result.unconsumed() == {}
+    assert result.offset_violations == []
+
+
+def test_a_stopped_broker_leaves_the_route_at_once_and_its_queues_come_back_with_it():
+    sc = scenarios.broker_outage()
+    outage = sc.outages[0]
+    result = simulate(sc, seed=2)
+    assert [e.time_ms for e in _events(result, "route removed", "broker-b")] == [outage.down_ms]
+    assert result.counters.get("sent_elsewhere", 0) > 0  # sends meant for broker-b before the producers' poll
+    b_batches = [b for q, batches in result.consumption.items() if "broker-b" in q and "TopicTest" in q
+                 for b in batches]
+    assert not [b for b in b_batches if outage.down_ms + sc.rpc_latency_ms < b.start_ms < outage.up_ms]
+    assert [b for b in b_batches if b.start_ms > outage.up_ms], "broker-b's queues were not consumed after it returned"
+    assert result.lost == [] and result.offset_violations == []
+
+
+def test_a_vanished_broker_stays_in_the_route_until_its_registration_is_older_than_120_s():
+    sc = scenarios.broker_vanishes()
+    down = sc.outages[0].down_ms
+    result = simulate(sc, seed=2)
+    [removed] = [e.time_ms for e in _events(result, "route removed", "broker-b")]
+    last_registration = down // sc.register_name_server_period_ms * sc.register_name_server_period_ms
+    assert removed % SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS == 0
+    assert last_registration - sc.register_name_server_period_ms + BROKER_CHANNEL_EXPIRED_MS < removed \
+        <= last_registration + BROKER_CHANNEL_EXPIRED_MS + SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
+    assert result.lost == []
+
+
+@pytest.mark.parametrize("read, write", [(4, 8), (2, 4)])
+def test_messages_on_write_queues_nobody_reads_stay_unconsumed(read, write):
+    sc = scenarios.steady_state(topic_changes=(TopicChange(60_000, "broker-a", read, write),))
+    result = simulate(sc, seed=2)
+    unread = result.unconsumed()
+    assert unread and sum(unread.values()) == len(result.lost)
+    assert all("broker-a" in q and int(q.rsplit("=", 1)[1].rstrip("]")) >= read for q in unread)
+
+
+def test_shrinking_write_queues_first_strands_nothing_shrinking_read_queues_first_does():
+    wrong = scenarios.steady_state(topic_changes=(TopicChange(60_000, "broker-a", 2, 4),
+                                                  TopicChange(100_000, "broker-a", 2, 2)))
+    right = scenarios.steady_state(topic_changes=(TopicChange(60_000, "broker-a", 4, 2),
+                                                  TopicChange(150_000, "broker-a", 2, 2)))
+    assert sum(simulate(wrong, seed=2).unconsumed().values()) > 0
+    assert simulate(right, seed=2).unconsumed() == {}
+
+
+def test_with_every_broker_down_clients_keep_their_last_route_and_sends_fail():
+    sc = scenarios.steady_state(outages=(BrokerOutage("broker-a", 60_000, 90_000),
+                                         BrokerOutage("broker-b", 60_000, 90_000)))
+    result = simulate(sc, seed=2)
+    consumer_routes = [e for e in _events(result, "route") if e.who != "producers" and 60_000 <= e.time_ms < 90_000]
+    assert consumer_routes == []  # the name server knows the topic no more: the poll fails, the old route stays
+    assert result.counters.get("send_failed", 0) > 0
+    assert result.lost == []
+
+
+def test_route_change_runs_are_deterministic():
+    sc = scenarios.broker_joins(start_jitter_ms=3_000)
+    one, two = simulate(sc, seed=5), simulate(sc, seed=5)
+    assert one.summary() == two.summary() and one.event_log == two.event_log
+
+
+@pytest.mark.parametrize("changes, field", [
+    (dict(outages=(BrokerOutage("broker-x", 10_000),)), "outages"),
+    (dict(outages=(BrokerOutage("broker-a", 10_000, 50_000), BrokerOutage("broker-a", 40_000))), "outages"),
+    (dict(topic_changes=(TopicChange(10_000, "broker-a", -1, 4),)), "topic_changes"),
+    (dict(outages=(BrokerOutage("broker-a", 10_000),), consume_mode="POP"), "consume_mode"),
+])
+def test_bad_route_changes_are_refused_naming_the_field(changes, field):
+    with pytest.raises(ValueError, match=f"Scenario.{field}"):
+        Scenario(**changes)

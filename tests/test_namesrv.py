@@ -1,0 +1,83 @@
+"""The name server's route table and what clients make of a route (RouteInfoManager, MQClientInstance statics)."""
+
+import pytest
+
+from rmqlib.client.route import topic_route_data_to_publish_info, topic_route_data_to_subscribe_info
+from rmqlib.model import MessageQueue
+from rmqlib.namesrv import (
+    BROKER_CHANNEL_EXPIRED_MS, PERM_READ, PERM_WRITE, BrokerData, QueueData, RouteInfoManager, TopicRouteData,
+)
+
+
+def _two_brokers() -> RouteInfoManager:
+    table = RouteInfoManager()
+    table.register_broker("broker-b", {"T": (4, 4), "U": (2, 2)}, now_ms=0)
+    table.register_broker("broker-a", {"T": (8, 2)}, now_ms=1_000)
+    return table
+
+
+def test_route_lists_each_broker_once_in_registration_order():
+    route = _two_brokers().pickup_topic_route_data("T")
+    assert [qd.broker_name for qd in route.queue_datas] == ["broker-b", "broker-a"]
+    assert {bd.broker_name for bd in route.broker_datas} == {"broker-a", "broker-b"}
+    assert _two_brokers().pickup_topic_route_data("nope") is None
+
+
+def test_consumers_get_read_queues_and_producers_get_write_queues():
+    route = _two_brokers().pickup_topic_route_data("T")
+    subscribe = topic_route_data_to_subscribe_info("T", route)
+    assert len(subscribe) == 8 + 4
+    assert MessageQueue("T", "broker-a", 7) in subscribe
+    publish = topic_route_data_to_publish_info("T", route)
+    assert publish == [MessageQueue("T", "broker-a", 0), MessageQueue("T", "broker-a", 1)] + \
+        [MessageQueue("T", "broker-b", i) for i in range(4)]  # brokers by name, as Java sorts QueueData
+
+
+def test_permissions_and_a_missing_master_decide_who_sees_a_broker():
+    route = TopicRouteData(
+        (QueueData("read-only", 4, 4, PERM_READ), QueueData("write-only", 4, 4, PERM_WRITE),
+         QueueData("no-master", 4, 4)),
+        (BrokerData("read-only", ((0, "r:1"),)), BrokerData("write-only", ((0, "w:1"),)),
+         BrokerData("no-master", ((1, "slave:1"),))))
+    assert {mq.broker_name for mq in topic_route_data_to_subscribe_info("T", route)} == {"read-only", "no-master"}
+    assert {mq.broker_name for mq in topic_route_data_to_publish_info("T", route)} == {"write-only"}
+
+
+def test_a_closed_channel_removes_the_broker_at_once_and_an_empty_topic_disappears():
+    table = _two_brokers()
+    assert table.on_channel_destroy("broker-b")
+    assert [qd.broker_name for qd in table.pickup_topic_route_data("T").queue_datas] == ["broker-a"]
+    assert table.pickup_topic_route_data("U") is None
+    assert not table.on_channel_destroy("broker-b")
+
+
+def test_a_silent_broker_expires_only_after_more_than_120_s_without_registering():
+    table = _two_brokers()
+    assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS) == []  # broker-b: exactly 120 s, kept
+    assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS + 1) == ["broker-b"]
+    assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS + 1_001) == ["broker-a"]
+    assert table.pickup_topic_route_data("T") is None
+
+
+def test_registering_again_keeps_a_broker_alive_and_drops_the_topics_it_no_longer_lists():
+    table = _two_brokers()
+    table.register_broker("broker-b", {"T": (4, 4)}, now_ms=100_000)
+    assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS + 1_001) == ["broker-a"]
+    assert table.pickup_topic_route_data("U") is None
+    assert table.pickup_topic_route_data("T") is not None
+
+
+def test_a_route_change_is_seen_whatever_the_order_of_its_records():
+    one = TopicRouteData((QueueData("a", 4, 4), QueueData("b", 4, 4)), (BrokerData("a", ((0, "a"),)),
+                                                                       BrokerData("b", ((0, "b"),))))
+    same = TopicRouteData(one.queue_datas[::-1], one.broker_datas[::-1])
+    grown = TopicRouteData((QueueData("a", 8, 8), QueueData("b", 4, 4)), one.broker_datas)
+    assert not same.topic_route_data_changed(one)
+    assert grown.topic_route_data_changed(one)
+    assert one.topic_route_data_changed(None)
+
+
+@pytest.mark.parametrize("bad", [{"T": (-1, 4)}, {"T": ("4", 4)}, {"": (4, 4)}])
+def test_bad_topic_configs_are_refused_naming_the_argument(bad):
+    with pytest.raises(ValueError, match="topic_config"):
+        RouteInfoManager().register_broker("broker-a", bad, now_ms=0)
