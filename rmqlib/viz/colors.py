@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rmqlib.checks import check_each, check_int, check_str
+
 # 24 well-separated colours (plotly's Dark24), written out so a plotly upgrade cannot repaint the book.
 PALETTE: tuple[str, ...] = (
     "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86",
@@ -22,11 +24,13 @@ UNASSIGNED_COLOR = "#BBBBBB"
 
 def color_of(index: int) -> str:
     """The colour of consumer number ``index`` (0-based, creation order); wraps after 24."""
+    index = check_int(index, "index", 0)
     return PALETTE[index % len(PALETTE)]
 
 
 def consumer_colors(cids: Sequence[str]) -> dict[str, str]:
     """cid -> colour, by first position in ``cids`` (creation order)."""
+    cids = check_each(cids, "cids", lambda cid, label: check_str(cid, label, empty=True))
     colors: dict[str, str] = {}
     for cid in cids:
         if cid not in colors:

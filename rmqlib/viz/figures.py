@@ -7,6 +7,12 @@ without decoding marker positions.
 
 Consumer colours come from :mod:`rmqlib.viz.colors`: pass ``cids`` in creation
 order (``make_cids(n)``) and consumer ``i`` keeps its colour across figures.
+
+Limits: the ``*_view`` functions, the sweeps and the panels built on them refuse sizes past the
+``MAX_VIEW_*`` constants below with a ValueError naming the argument and the limit. Each limit is
+about the largest figure that builds in well under a second here (measured with a stopwatch on the
+development machine, Python side) and that a browser still draws without a pause; the figure
+builders that take ready-made results (``allocation_figure``, ...) draw what they are given.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 import plotly.graph_objects as go
 
 from rmqlib.allocation import (
-    allocate_group, imbalance_spread, make_cids, make_queues, moved_on_scale_out, multi_topic_totals, overlapping_queues, queues_per_consumer, random_assignment_imbalance, random_cids,
-    spread_queues, unassigned_queues,
+    allocate_group, imbalance_spread, make_cids, make_queues, moved_on_scale_out, multi_topic_totals,
+    overlapping_queues, queues_per_consumer, random_assignment_imbalance, random_cids, spread_queues,
+    unassigned_queues,
 )
+from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_str
 from rmqlib.hashring import HashRing, md5_hash
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
@@ -30,12 +38,81 @@ from rmqlib.viz.style import house_style, plain_title, retitle, styled_figure
 
 RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
 
+# Largest views (see the module docstring). Python-side build times at these sizes, measured here:
+# allocation_view(256 queues, 64 consumers) 0.05 s; ring_view at 5,000 ring points 0.1 s (100,000 took
+# 12.7 s); moved_queues_figure(256 queues, 128 consumers, 10 vnodes) 0.5 s; machine_room_view at 6 rooms
+# x 8 brokers x 16 queues and 16 consumers a room 0.2 s.
+MAX_VIEW_QUEUES = 256
+"""Most queues an allocation, ring or moved-queues view draws."""
+MAX_VIEW_CONSUMERS = 64
+"""Most consumers an allocation or ring view draws (one row or colour each)."""
+MAX_VIEW_VIRTUAL_NODES = 1_000
+"""Most virtual nodes per consumer in a view."""
+MAX_VIEW_RING_POINTS = 5_000
+"""Most points a ring drawing shows: consumers x virtual nodes (each point is a marker and an arc)."""
+MAX_VIEW_SCALE_OUT = 128
+"""Largest ``max_consumers`` of :func:`moved_queues_figure`."""
+MAX_VIEW_SCALE_OUT_POINTS = 200_000
+"""Ring points :func:`moved_queues_figure` may build in all (about ``max_consumers`` squared x virtual nodes)."""
+MAX_VIEW_ROOMS = 6
+"""Most machine rooms a machine-room view draws."""
+MAX_VIEW_ROOM_BROKERS = 8
+"""Most brokers in one room of a machine-room view."""
+MAX_VIEW_ROOM_CONSUMERS = 16
+"""Most consumers in one room of a machine-room view."""
+MAX_VIEW_QUEUES_PER_BROKER = 16
+"""Most queues per broker in a machine-room view."""
+MAX_VIEW_NAME = 255
+"""Longest strategy, topic or room name a view takes."""
+
+
+# --------------------------------------------------------------------------- argument checks
+
+def _title_arg(title, name: str = "title"):
+    """``None`` or a string."""
+    return None if title is None else check_str(title, name, empty=True)
+
+
+def _str_list(values, name: str, max_len: int | None = None, distinct: bool = False) -> list[str]:
+    """A list of strings from any iterable but a string (optionally at most ``max_len``, all different)."""
+    items = check_each(values, name, lambda v, label: check_str(v, label, empty=True), max_len=max_len)
+    if distinct and len(set(items)) != len(items):
+        raise ValueError(f"{name} must not repeat a name, got {items!r}"[:200])
+    return items
+
+
+def _queue_list(values, name: str) -> list[MessageQueue]:
+    """A list of MessageQueue from any iterable but a string."""
+    return check_each(values, name, lambda v, label: check_instance(v, label, MessageQueue))
+
+
+def _checked_allocation(allocation, name: str = "allocation"):
+    """``allocation`` as allocate_group returns it: client id (str) -> MessageQueue list (else a named error)."""
+    try:
+        queues_per_consumer(allocation)
+    except (TypeError, ValueError) as error:
+        text = str(error)
+        raise type(error)(text if text.startswith(name) else f"{name}: {text}") from None
+    return allocation
+
+
+def _strategy_name(value, name: str = "strategy") -> str:
+    return check_str(value, name, max_len=MAX_VIEW_NAME)
+
 
 # --------------------------------------------------------------------------- helpers
 
 def queue_label(mq: MessageQueue, mq_all: Sequence[MessageQueue] = ()) -> str:
     """Short axis label: ``broker-a:3``, with the topic in front when several topics are shown."""
-    topics = {q.topic for q in mq_all} if mq_all else {mq.topic}
+    check_instance(mq, "mq", MessageQueue)
+    if isinstance(mq_all, (str, bytes, Mapping)) or not isinstance(mq_all, Iterable):
+        raise ArgumentTypeError(f"mq_all must be a list of MessageQueue, got {type(mq_all).__name__}")
+    topics = set()
+    for q in mq_all:
+        if not isinstance(q, MessageQueue):
+            raise ArgumentTypeError(f"mq_all must hold MessageQueue items, got {type(q).__name__}")
+        topics.add(q.topic)
+    topics = topics or {mq.topic}
     base = f"{mq.broker_name}:{mq.queue_id}"
     return base if len(topics) <= 1 else f"{mq.topic}/{base}"
 
@@ -82,6 +159,15 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
     ``cids`` (creation order) fixes the colours; default: the allocation's keys. ``label`` (a strategy's
     name, say) goes before the title, as ``"label: title"``. ``meta`` adds keys to ``layout.meta``.
     """
+    _checked_allocation(allocation)
+    if cids is not None:
+        cids = _str_list(cids, "cids")
+    if mq_all is not None:
+        mq_all = _queue_list(mq_all, "mq_all")
+    title = _title_arg(title)
+    check_str(label, "label", empty=True)
+    if meta is not None and not isinstance(meta, Mapping):
+        raise ArgumentTypeError(f"meta must be a dict or None, got {type(meta).__name__}")
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
     rows = java_sorted_cids(list(dict.fromkeys(list(allocation) + cids)))
@@ -139,6 +225,10 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
 def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
                                cids: Sequence[str] | None = None, title: str | None = None) -> go.Figure:
     """Bar per consumer (Java order): how many queues it holds; a dashed line at the fair share."""
+    _checked_allocation(allocation)
+    if cids is not None:
+        cids = _str_list(cids, "cids")
+    title = _title_arg(title)
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
     rows = java_sorted_cids(list(dict.fromkeys(list(allocation) + cids)))
@@ -163,7 +253,16 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
 
     ``strategy`` is a Java strategy name (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH).
     Queue ``k`` lives on broker ``k % len(brokers)``; consumers are ``make_cids(consumers)``.
+
+    Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (256), ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64),
+    ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000); larger raise ValueError.
     """
+    _strategy_name(strategy)
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
+    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
     mq_all = spread_queues(queues, brokers, topic)
     cids = make_cids(consumers)
     strat = strategy_from_name(strategy, virtual_node_cnt=virtual_nodes)
@@ -189,7 +288,16 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
     diamonds: the queues at the angle of ``md5(str(mq))``, coloured by owner.
     The ring is built exactly as ``AllocateMessageQueueConsistentHash`` builds it
     (client ids in Java order, ``cid-k`` keys), so owners match rmqlib.
+
+    At most :data:`MAX_VIEW_RING_POINTS` (5,000) ring points: ``len(cids)`` x ``virtual_nodes``.
     """
+    cids = _str_list(cids, "cids")
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    if len(cids) * virtual_nodes > MAX_VIEW_RING_POINTS:
+        raise ValueError(f"virtual_nodes: {len(cids)} consumers x {virtual_nodes} virtual nodes is more than "
+                         f"{MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
+    mq_all = _queue_list(mq_all, "mq_all")
+    title = _title_arg(title)
     cids = _names(cids)
     colors = consumer_colors(cids)
     sorted_cids = java_sorted_cids(cids)
@@ -250,7 +358,20 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
 
 def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
               brokers: Sequence[str] = ("broker-a", "broker-b"), topic: str = "TopicTest") -> go.Figure:
-    """The ring panel's pure function."""
+    """The ring panel's pure function.
+
+    Limits: ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64), ``queues`` 1..:data:`MAX_VIEW_QUEUES` (256),
+    ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000) and ``consumers`` x ``virtual_nodes`` at most
+    :data:`MAX_VIEW_RING_POINTS` (5,000); larger raise ValueError.
+    """
+    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    if consumers * virtual_nodes > MAX_VIEW_RING_POINTS:
+        raise ValueError(f"virtual_nodes: {consumers} consumers x {virtual_nodes} virtual nodes is more than "
+                         f"{MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
+    brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
+    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
     return ring_figure(make_cids(consumers), virtual_nodes, spread_queues(queues, brokers, topic))
 
 
@@ -262,8 +383,20 @@ def imbalance_vs_vnodes_figure(consumers: int = 8, queues: int = 64,
 
     Virtual nodes even out the ring's arcs; what remains is the randomness of the queues' own hashes,
     the same as throwing each queue at a random consumer.
+
+    ``vnode_counts`` and ``seeds`` must not be empty; the work is bounded as in
+    :func:`rmqlib.allocation.imbalance_spread` (``MAX_WORK``, about a second).
     """
-    seeds = list(seeds)
+    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    vnode_counts = check_each(vnode_counts, "vnode_counts",
+                              lambda v, label: check_int(v, label, 0, MAX_VIEW_VIRTUAL_NODES), max_len=64)
+    if not vnode_counts:
+        raise ValueError("vnode_counts must hold at least one virtual-node count")
+    seeds = check_each(seeds, "seeds", check_int, max_len=64)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    title = _title_arg(title)
     spread = imbalance_spread(consumers, queues, vnode_counts, seeds)
     xs = list(spread)
     med = [sorted(v)[len(v) // 2] for v in spread.values()]
@@ -294,7 +427,20 @@ def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes
     """Queues that move when the ``c``-th consumer joins a group of ``c``, for AVG and CONSISTENT_HASH.
 
     The dotted line is the least any strategy must move: the newcomer's fair share, ``queues // (c+1)``.
+
+    Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (256), ``max_consumers`` 1..:data:`MAX_VIEW_SCALE_OUT` (128),
+    ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000), and the rings built for every step
+    (``max_consumers`` squared x ``virtual_nodes``, about) at most :data:`MAX_VIEW_SCALE_OUT_POINTS` points
+    (200,000); larger raise ValueError.
     """
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_SCALE_OUT)
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    points = (max_consumers * max_consumers + 2 * max_consumers) * virtual_nodes
+    if points > MAX_VIEW_SCALE_OUT_POINTS:
+        raise ValueError(f"max_consumers and virtual_nodes: {max_consumers} steps of {virtual_nodes} virtual nodes "
+                         f"build {points} ring points, more than {MAX_VIEW_SCALE_OUT_POINTS}")
+    title = _title_arg(title)
     mq_all = spread_queues(queues, ("broker-a", "broker-b"))
     xs = list(range(1, max_consumers + 1))
     series = {
@@ -326,8 +472,15 @@ def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
                        cids: Sequence[str], title: str | None = None) -> go.Figure:
     """Stacked bars: queues per consumer summed over every topic the group subscribes to."""
     from rmqlib.allocation import allocate_topics
-    cids = _names(cids)
-    topics = {t: list(mqs) for t, mqs in topics.items()}
+    check_instance(strategy, "strategy", AllocateMessageQueueStrategy)
+    if not isinstance(topics, Mapping):
+        raise ArgumentTypeError(f"topics must map a topic name to its queues, got {type(topics).__name__}")
+    cids = _names(_str_list(cids, "cids"))
+    if not cids:
+        raise ValueError("cids must name at least one consumer")
+    title = _title_arg(title)
+    topics = {check_str(t, "topics: a topic name", empty=True): _queue_list(mqs, f"topics[{t!r}]")
+              for t, mqs in topics.items()}
     per_topic = allocate_topics(strategy, topics, cids)
     totals = multi_topic_totals(strategy, topics, cids)
     rows = list(totals)
@@ -360,6 +513,16 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
     A queue takes its owner's colour (grey: nobody). A dashed line joins a
     queue to an owner in another room: that traffic crosses rooms.
     """
+    _checked_allocation(allocation)
+    mq_all = _queue_list(mq_all, "mq_all")
+    cids = _str_list(cids, "cids")
+    for arg, rooms_of in (("broker_rooms", broker_rooms), ("consumer_rooms", consumer_rooms)):
+        if not isinstance(rooms_of, Mapping):
+            raise ArgumentTypeError(f"{arg} must map names to rooms (a dict), got {type(rooms_of).__name__}")
+        for key, room in rooms_of.items():
+            check_str(key, f"{arg}: a name", empty=True)
+            check_str(room, f"{arg}[{key!r}]", empty=True)
+    title = _title_arg(title)
     cids = _names(cids)
     colors = consumer_colors(cids)
     queues = java_sorted_mqs(list(dict.fromkeys(mq_all)))
@@ -430,6 +593,23 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
 ROOMS = ("IDC1", "IDC2", "IDC3")
 
 
+def _room_counts(rooms, brokers, consumers) -> tuple[list[str], list[int], list[int]]:
+    """Checked rooms (distinct names) and a broker count and a consumer count per room."""
+    rooms = _str_list(rooms, "rooms", max_len=MAX_VIEW_ROOMS, distinct=True)
+    for i, room in enumerate(rooms):
+        check_str(room, f"rooms[{i}]", max_len=MAX_VIEW_NAME)
+    if not rooms:
+        raise ValueError("rooms must name at least one room")
+    brokers = check_each(brokers, "brokers", lambda v, label: check_int(v, label, 0, MAX_VIEW_ROOM_BROKERS),
+                         max_len=MAX_VIEW_ROOMS)
+    consumers = check_each(consumers, "consumers",
+                           lambda v, label: check_int(v, label, 0, MAX_VIEW_ROOM_CONSUMERS), max_len=MAX_VIEW_ROOMS)
+    for arg, counts in (("brokers", brokers), ("consumers", consumers)):
+        if len(counts) != len(rooms):
+            raise ValueError(f"{arg} must give one count per room ({len(rooms)} rooms), got {len(counts)}")
+    return rooms, brokers, consumers
+
+
 def machine_room_layout(brokers: Sequence[int], consumers: Sequence[int], queues_per_broker: int = 4,
                         rooms: Sequence[str] = ROOMS, topic: str = "TopicTest"):
     """Build a deployment: ``brokers[i]`` brokers and ``consumers[i]`` consumers in room ``rooms[i]``.
@@ -437,7 +617,14 @@ def machine_room_layout(brokers: Sequence[int], consumers: Sequence[int], queues
     Brokers are named ``IDC1@broker-1`` (the ``idc@name`` form MACHINE_ROOM reads);
     consumers are ``10.<room>.0.<k>@<pid>`` (a subnet per room). Returns
     ``(mq_all, cids, broker_rooms, consumer_rooms)``.
+
+    Limits: 1..:data:`MAX_VIEW_ROOMS` (6) distinct rooms; per room 0..:data:`MAX_VIEW_ROOM_BROKERS` (8)
+    brokers and 0..:data:`MAX_VIEW_ROOM_CONSUMERS` (16) consumers; ``queues_per_broker``
+    1..:data:`MAX_VIEW_QUEUES_PER_BROKER` (16); larger raise ValueError.
     """
+    rooms, brokers, consumers = _room_counts(rooms, brokers, consumers)
+    queues_per_broker = check_int(queues_per_broker, "queues_per_broker", 1, MAX_VIEW_QUEUES_PER_BROKER)
+    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
     mq_all, cids, broker_rooms, consumer_rooms = [], [], {}, {}
     for r, room in enumerate(rooms):
         for b in range(brokers[r]):
@@ -463,8 +650,11 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     NEARBY resolves rooms from the deployment (a ``MappingMachineRoomResolver``).
     No consumers or no brokers at all gives a figure that says so (RocketMQ
     would not call the strategy either: RebalanceImpl skips an empty view).
+    Limits as in :func:`machine_room_layout`.
     """
     from rmqlib.strategies import MappingMachineRoomResolver
+    _strategy_name(strategy)
+    consumer_idcs = _str_list(consumer_idcs, "consumer_idcs", max_len=MAX_VIEW_ROOMS * 4)
     mq_all, cids, broker_rooms, consumer_rooms = machine_room_layout(brokers, consumers, queues_per_broker, rooms)
     meta = {"view": "machine_room", "allocation": {}, "cross_room": 0, "unassigned": [str(mq) for mq in mq_all]}
     if not mq_all or not cids:

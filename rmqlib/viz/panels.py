@@ -26,8 +26,11 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 from plotly.utils import PlotlyJSONEncoder
 
+from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, ROOMS, allocation_view, machine_room_view, ring_view,
+    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_RING_POINTS,
+    MAX_VIEW_ROOM_BROKERS, MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list,
+    allocation_view, machine_room_view, ring_view,
 )
 
 View = Callable[..., go.Figure]
@@ -35,6 +38,7 @@ View = Callable[..., go.Figure]
 
 def blank_trace(kind: str) -> dict:
     """An invisible, empty trace of type ``kind`` (plotly JSON): a placeholder that keeps a trace count."""
+    check_str(kind, "kind")
     empty = {"r": [], "theta": []} if kind == "scatterpolar" else {"x": [], "y": []}
     return {"type": kind, "name": "", "visible": False, "showlegend": False, **empty}
 
@@ -62,6 +66,11 @@ def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None 
     the widget, which costs a copy of every trace and of the layout with its template); the return
     value is what it shows now.
     """
+    check_instance(target, "target", go.FigureWidget)
+    check_instance(new, "new", go.Figure)
+    if shown is not None and not (isinstance(shown, dict) and isinstance(shown.get("data"), list)
+                                  and isinstance(shown.get("layout"), dict)):
+        raise ArgumentTypeError("shown must be None or what update_in_place returned last time")
     if shown is None:
         shown = {"data": [t.to_plotly_json() for t in target.data], "layout": target.layout.to_plotly_json()}
     new_data = [t.to_plotly_json() for t in new.data]
@@ -100,6 +109,17 @@ class Panel:
     def __init__(self, view: View, controls: Mapping[str, widgets.ValueWidget],
                  combine: Callable[[dict], dict] | None = None, title: str | None = None,
                  largest: go.Figure | None = None):
+        if not callable(view):
+            raise ArgumentTypeError(f"view must be a function returning a figure, got {type(view).__name__}")
+        if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget)
+                                                        for w in controls.values()):
+            raise ArgumentTypeError("controls must map view keywords to ipywidgets value widgets")
+        if combine is not None and not callable(combine):
+            raise ArgumentTypeError(f"combine must be a function or None, got {type(combine).__name__}")
+        if title is not None:
+            check_str(title, "title", empty=True)
+        if largest is not None:
+            check_instance(largest, "largest", go.Figure)
         self.view = view
         self.height = None if largest is None else largest.layout.height
         self._margins = {} if largest is None else {side: getattr(largest.layout.margin, side) or 0
@@ -157,6 +177,8 @@ class Panel:
 
 
 def _slider(label: str, value: int, lo: int, hi: int) -> widgets.IntSlider:
+    check_str(label, "label")
+    value, lo, hi = check_int(value, label), check_int(lo, f"{label} minimum"), check_int(hi, f"{label} maximum")
     if not lo <= value <= hi:
         raise ValueError(f"{label}: value {value} outside {lo}..{hi}")
     return widgets.IntSlider(value=value, min=lo, max=hi, step=1, description=label, continuous_update=False,
@@ -166,8 +188,15 @@ def _slider(label: str, value: int, lo: int, hi: int) -> widgets.IntSlider:
 def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queues: int = 8,
                      consumers: int = 3, max_queues: int = 32, max_consumers: int = 16,
                      virtual_nodes: int = 10) -> Panel:
-    """Strategy dropdown + "queues" and "consumers" sliders over :func:`allocation_view`."""
-    strategies = list(strategies)
+    """Strategy dropdown + "queues" and "consumers" sliders over :func:`allocation_view`.
+
+    ``max_queues`` is at most :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (256) and ``max_consumers`` at most
+    :data:`~rmqlib.viz.figures.MAX_VIEW_CONSUMERS` (64): the largest figure a slider can then ask for draws in
+    well under a second. Larger raise ValueError.
+    """
+    strategies = _str_list(strategies, "strategies", max_len=8)
+    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
+    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
     if not strategies:
         raise ValueError("strategies must name at least one strategy")
     for name in strategies:
@@ -186,7 +215,20 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
 
 def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max_consumers: int = 12,
                max_queues: int = 64, max_virtual_nodes: int = 50) -> Panel:
-    """"consumers", "queues" and "virtual nodes" sliders over :func:`ring_view`."""
+    """"consumers", "queues" and "virtual nodes" sliders over :func:`ring_view`.
+
+    ``max_consumers`` at most :data:`~rmqlib.viz.figures.MAX_VIEW_CONSUMERS` (64), ``max_queues`` at most
+    :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (256), ``max_virtual_nodes`` at most
+    :data:`~rmqlib.viz.figures.MAX_VIEW_VIRTUAL_NODES` (1,000), and ``max_consumers`` x ``max_virtual_nodes``
+    at most :data:`~rmqlib.viz.figures.MAX_VIEW_RING_POINTS` (5,000), so that every slider position draws.
+    Larger raise ValueError.
+    """
+    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
+    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
+    max_virtual_nodes = check_int(max_virtual_nodes, "max_virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    if max_consumers * max_virtual_nodes > MAX_VIEW_RING_POINTS:
+        raise ValueError(f"max_virtual_nodes: {max_consumers} consumers x {max_virtual_nodes} virtual nodes is more "
+                         f"than {MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
     controls = {
         "consumers": _slider("consumers", consumers, 1, max_consumers),
         "queues": _slider("queues", queues, 1, max_queues),
@@ -200,11 +242,19 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
                        rooms: Sequence[str] = ROOMS, max_brokers: int = 3, max_consumers: int = 6) -> Panel:
     """Per room a "<room> brokers" and a "<room> consumers" slider, a strategy dropdown, a
     "queues per broker" slider and the "consumer idcs" that MACHINE_ROOM consumes, over
-    :func:`machine_room_view`."""
-    rooms = list(rooms)
-    if len(brokers) != len(rooms) or len(consumers) != len(rooms):
-        raise ValueError("brokers and consumers need one count per room")
-    strategies = list(strategies)
+    :func:`machine_room_view`.
+
+    Limits: at most :data:`~rmqlib.viz.figures.MAX_VIEW_ROOMS` (6) rooms, ``max_brokers`` at most
+    :data:`~rmqlib.viz.figures.MAX_VIEW_ROOM_BROKERS` (8), ``max_consumers`` at most
+    :data:`~rmqlib.viz.figures.MAX_VIEW_ROOM_CONSUMERS` (16); larger raise ValueError.
+    """
+    rooms, brokers, consumers = _room_counts(rooms, brokers, consumers)
+    max_brokers = check_int(max_brokers, "max_brokers", 0, MAX_VIEW_ROOM_BROKERS)
+    max_consumers = check_int(max_consumers, "max_consumers", 0, MAX_VIEW_ROOM_CONSUMERS)
+    queues_per_broker = check_int(queues_per_broker, "queues_per_broker", 1, min(8, MAX_VIEW_QUEUES_PER_BROKER))
+    strategies = _str_list(strategies, "strategies", max_len=8)
+    if not strategies:
+        raise ValueError("strategies must name at least one strategy")
     controls: dict[str, widgets.ValueWidget] = {
         "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy",
                                      layout=widgets.Layout(width="auto")),

@@ -35,12 +35,32 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-from rmqlib.viz.figures import MACHINE_ROOM_STRATEGIES, allocation_view, machine_room_view, ring_view
+from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_str
+from rmqlib.viz.figures import (
+    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, _str_list, allocation_view,
+    machine_room_view, ring_view,
+)
 from rmqlib.viz.panels import blank_trace
 from rmqlib.viz.process_queue import process_queue_view
 
 STATIC_ENV = "RMQLIB_STATIC"
 STATIC_RENDERER = "rmqlib_static"
+
+MAX_STEPS = 32
+"""Most steps :func:`frames_figure` puts on one slider (every step is a whole figure in the page; building
+takes about 20 to 40 ms a step here)."""
+MAX_RING_STEPS = 12
+"""Most steps of :func:`ring_frames_figure` (12 steps of 8 consumers, 64 queues and 5,000 ring points in
+all: about 0.8 s here)."""
+MAX_RING_FRAMES_CONSUMERS = 8
+"""Most consumers :func:`ring_frames_figure` draws (two traces each, in every step)."""
+MAX_RING_FRAMES_QUEUES = 64
+"""Most queues :func:`ring_frames_figure` draws."""
+MAX_FRAMES_WORK = 1_500
+"""What the steps of :func:`allocation_frames_figure` may draw in all: the sum over steps of queues +
+consumers (16 steps of 10 queues: 296, 0.4 s here; range(1, 201) consumer counts took 18 s)."""
+MAX_PROCESS_QUEUE_FRAMES = 24
+"""Most messages :func:`process_queue_frames_figure` steps through (24 messages: 25 steps, 0.7 s here)."""
 
 # layout keys that belong to the whole figure, not to one step
 _FIGURE_LAYOUT_KEYS = ("template", "sliders", "updatemenus", "height", "width", "margin")
@@ -88,8 +108,18 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
     slider step applies its figure's traces (padded to a common count) and its
     layout (title, axes, meta, ...; template and size stay those of the first
     step). ``fig.frames`` holds the same steps as named frames (name = ``str(value)``).
+    At most :data:`MAX_STEPS` (32) steps.
     """
-    steps = list(steps)
+    def pair(item, label):
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise ArgumentTypeError(f"{label} must be a (value, figure) pair, got {type(item).__name__}")
+        check_instance(item[1], f"{label}[1]", go.Figure)
+        return item
+
+    steps = check_each(steps, "steps", pair, max_len=MAX_STEPS)
+    check_str(slider_label, "slider_label", empty=True)
+    if height is not None:
+        height = check_int(height, "height", 100, 20_000)
     if not steps:
         raise ValueError("steps must hold at least one (value, figure) pair")
     values = [value for value, _ in steps]
@@ -133,13 +163,10 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
 
 # --------------------------------------------------------------------------- the two key panels
 
-def _counts(values: Iterable[int], name: str, minimum: int) -> list[int]:
-    counts = list(values)
+def _counts(values: Iterable[int], name: str, minimum: int, maximum: int, steps: int = MAX_STEPS) -> list[int]:
+    counts = check_each(values, name, lambda v, label: check_int(v, label, minimum, maximum), max_len=steps)
     if not counts:
         raise ValueError(f"{name} must hold at least one count")
-    for c in counts:
-        if c < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {c}")
     return counts
 
 
@@ -150,8 +177,24 @@ def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_c
 
     One step per entry of ``consumer_counts``; step ``c`` shows ``allocation_view(strategy, queues, c)``
     and carries its ``layout.meta`` (``meta.allocation`` = ``{cid: [str(mq), ...]}``).
+
+    Limits: each count and ``queues`` as in :func:`~rmqlib.viz.allocation_view`; at most :data:`MAX_STEPS`
+    (32) counts, ``queues`` + count summed over the steps at most :data:`MAX_FRAMES_WORK` (1,500), and for
+    CONSISTENT_HASH count x ``virtual_nodes`` summed over the steps at most 200,000 ring points: about a
+    second of building. Larger raise ValueError.
     """
-    counts = _counts(consumer_counts, "consumer_counts", minimum=1)
+    from rmqlib.viz.figures import MAX_VIEW_SCALE_OUT_POINTS
+
+    counts = _counts(consumer_counts, "consumer_counts", 1, MAX_VIEW_CONSUMERS)
+    queues = check_int(queues, "queues", 1)
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    work = sum(queues + c for c in counts)
+    if work > MAX_FRAMES_WORK:
+        raise ValueError(f"consumer_counts: {len(counts)} steps of {queues} queues draw {work} rows and columns in "
+                         f"all, more than {MAX_FRAMES_WORK}")
+    if strategy == "CONSISTENT_HASH" and sum(counts) * virtual_nodes > MAX_VIEW_SCALE_OUT_POINTS:
+        raise ValueError(f"virtual_nodes: {sum(counts)} consumers over all steps x {virtual_nodes} virtual nodes is "
+                         f"more than {MAX_VIEW_SCALE_OUT_POINTS} ring points")
     steps = [(c, allocation_view(strategy, queues, c, virtual_nodes, brokers, topic)) for c in counts]
     return frames_figure(steps, "consumers", initial)
 
@@ -163,8 +206,20 @@ def ring_frames_figure(consumers: int = 4, queues: int = 16,
 
     One step per entry of ``vnode_counts`` (0 allowed: the empty ring); step ``v`` shows
     ``ring_view(consumers, queues, v)`` and carries its ``layout.meta``.
+
+    Limits: each count as in :func:`~rmqlib.viz.ring_view`; at most :data:`MAX_RING_STEPS` (12) counts,
+    :data:`MAX_RING_FRAMES_CONSUMERS` (8) consumers, :data:`MAX_RING_FRAMES_QUEUES` (64) queues, and
+    ``consumers`` x virtual nodes summed over the steps at most ``MAX_VIEW_RING_POINTS`` (5,000).
+    Larger raise ValueError.
     """
-    counts = _counts(vnode_counts, "vnode_counts", minimum=0)
+    from rmqlib.viz.figures import MAX_VIEW_RING_POINTS
+
+    counts = _counts(vnode_counts, "vnode_counts", 0, MAX_VIEW_VIRTUAL_NODES, MAX_RING_STEPS)
+    consumers = check_int(consumers, "consumers", 1, MAX_RING_FRAMES_CONSUMERS)
+    queues = check_int(queues, "queues", 1, MAX_RING_FRAMES_QUEUES)
+    if consumers * sum(counts) > MAX_VIEW_RING_POINTS:
+        raise ValueError(f"vnode_counts: {consumers} consumers x {sum(counts)} virtual nodes over all steps is more "
+                         f"than {MAX_VIEW_RING_POINTS} ring points")
     steps = [(v, ring_view(consumers, queues, v, brokers, topic)) for v in counts]
     return frames_figure(steps, "virtual nodes", initial)
 
@@ -176,8 +231,11 @@ def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGI
 
     One step per strategy, all on the same rooms, brokers and consumers; each carries its ``layout.meta``.
     Steps are labelled without the ``MACHINE_ROOM_NEARBY-`` prefix (``NEARBY-AVG``), so the labels fit.
+    At most 8 strategies; rooms, brokers and consumers as in :func:`~rmqlib.viz.machine_room_view`.
     """
-    strategies = list(strategies)
+    strategies = _str_list(strategies, "strategies", max_len=8)
+    if initial is not None:
+        check_str(initial, "initial")
     if not strategies:
         raise ValueError("strategies must name at least one strategy")
     steps = [(name.replace("MACHINE_ROOM_NEARBY-", "NEARBY-"), machine_room_view(name, brokers, consumers,
@@ -188,7 +246,11 @@ def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGI
 
 
 def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -1) -> go.Figure:
-    """The ProcessQueue stepper (:func:`rmqlib.viz.process_queue_view`) with a plotly "step" slider (0..messages)."""
+    """The ProcessQueue stepper (:func:`rmqlib.viz.process_queue_view`) with a plotly "step" slider (0..messages).
+
+    ``messages`` is at most :data:`MAX_PROCESS_QUEUE_FRAMES` (24): one step a message.
+    """
+    messages = check_int(messages, "messages", 1, MAX_PROCESS_QUEUE_FRAMES)
     steps = [(k, process_queue_view(messages, seed, k, slow)) for k in range(messages + 1)]
     return frames_figure(steps, "step", 0)
 
@@ -198,7 +260,11 @@ def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
     from rmqlib.client.handover import replay_handover
     from rmqlib.viz.handover import handover_steps
 
-    return frames_figure(handover_steps(replay_handover(**replay_kwargs)), "step", 0)
+    replay = replay_handover(**replay_kwargs)
+    if len(replay.frames) > MAX_STEPS:
+        raise ValueError(f"replay_kwargs: this replay has {len(replay.frames)} steps; a slider figure holds at "
+                         f"most {MAX_STEPS} (fewer queues or consumers)")
+    return frames_figure(handover_steps(replay), "step", 0)
 
 
 # --------------------------------------------------------------------------- notebook helper
@@ -209,6 +275,9 @@ def show_panel(panel, static_figure: go.Figure | Callable[[], go.Figure]):
     ``static_figure`` may be a figure or a zero-argument function returning one
     (then nothing is computed in an interactive session).
     """
+    if not (isinstance(static_figure, go.Figure) or callable(static_figure)):
+        raise ArgumentTypeError("static_figure must be a figure or a function returning one, "
+                                f"got {type(static_figure).__name__}")
     if not is_static():
         return panel
     return static_figure() if callable(static_figure) else static_figure
