@@ -285,8 +285,7 @@ class SimBroker:
         """Bursts every produce_batch_ms to this broker's write queues in the producers' route view; queue
         q's messages are spread evenly over time. Each topic keeps the total rate it started with
         (``produce_rate_per_queue`` x its queues), shared by however many write queues the view shows.
-        While this broker is down its share goes to the next live broker's queues, as a failed send is
-        retried on another broker (DefaultMQProducerImpl#sendDefaultImpl)."""
+        While this broker is down, its share is sent elsewhere or fails (:meth:`Simulation.send_elsewhere`)."""
         sim, env, sc = self.sim, self.sim.env, self.sim.scenario
         if sc.produce_rate_per_queue / 1000.0 <= 0:
             return
@@ -918,10 +917,12 @@ class Simulation:
         return rate if now == start or now == 0 else rate * start / now
 
     def send_elsewhere(self, down: SimBroker, topic: str, count: int, now_ms: int) -> None:
-        """``count`` sends meant for ``down`` retried on the live brokers' queues of ``topic``, one after another;
-        with no live broker the sends fail and the messages never exist (counted as ``send_failed``)."""
+        """``count`` sends meant for ``down``. A stopped broker refuses the connection, so each send is retried at
+        once on the next live broker's queue of ``topic`` (DefaultMQProducerImpl#sendDefaultImpl). A silent one
+        lets the send wait out its whole timeout (sendMsgTimeout, 3 s), which leaves no time to retry: the send
+        fails. Failed sends (also: no live broker) never become messages; they are counted as ``send_failed``."""
         live = [mq for mq in self.publish_view.get(topic, ()) if self.brokers[mq.broker_name].up]
-        if not live:
+        if not live or down.silent:
             self.counters["send_failed"] += count
             return
         touched = set()

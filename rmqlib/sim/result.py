@@ -172,6 +172,10 @@ class SimResult:
         """Ids of produced messages that no listener ever consumed (by the end of the run)."""
         return [mid for mid, count in self.delivered.items() if count == 0]
 
+    def first_owned_ms(self, queue: str) -> int | None:
+        """When a consumer first believed it owned ``queue`` (its ``str``), or None if none ever did."""
+        return min((i.start_ms for i in self.ownership.get(queue, ())), default=None)
+
     def unconsumed(self) -> dict[str, int]:
         """Per queue (only those with any), how many stored messages nobody consumed by the end of the run:
         messages on a queue no consumer reads (more write queues than read queues), on a broker that did not

@@ -57,9 +57,10 @@ class BrokerOutage:
     """``broker`` stops at ``down_ms`` and, unless ``up_ms`` is None, starts again at ``up_ms``.
 
     A stopped process closes its connections, so the name server drops the broker from every route at
-    once; ``silent=True`` models a host that vanishes instead: the name server notices only when the
-    broker's last registration is older than 120 s (RouteInfoManager's scan, every 5 s), and pulls to it
-    wait for their timeout. A restarted broker keeps its messages and committed offsets but starts with an
+    once, and a producer's send to it is refused and retried on another broker. ``silent=True`` models a host
+    that vanishes instead: the name server notices only when the broker's last registration is older than
+    120 s (RouteInfoManager's scan, every 5 s); until the producers' next route poll after that, a send to it
+    waits out its 3 s timeout and fails, and pulls to it wait for theirs (30 s). A restarted broker keeps its messages and committed offsets but starts with an
     empty consumer registry, lock table and held pulls.
     """
 

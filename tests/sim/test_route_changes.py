@@ -36,6 +36,7 @@ def test_a_stopped_broker_leaves_the_route_at_once_and_its_queues_come_back_with
     result = simulate(sc, seed=2)
     assert [e.time_ms for e in _events(result, "route removed", "broker-b")] == [outage.down_ms]
     assert result.counters.get("sent_elsewhere", 0) > 0  # sends meant for broker-b before the producers' poll
+    assert result.counters.get("send_failed", 0) == 0  # refused at once, so retried on broker-a
     b_batches = [b for q, batches in result.consumption.items() if "broker-b" in q and "TopicTest" in q
                  for b in batches]
     assert not [b for b in b_batches if outage.down_ms + sc.rpc_latency_ms < b.start_ms < outage.up_ms]
@@ -53,6 +54,12 @@ def test_a_vanished_broker_stays_in_the_route_until_its_registration_is_older_th
     assert last_registration - sc.register_name_server_period_ms + BROKER_CHANNEL_EXPIRED_MS < removed \
         <= last_registration + BROKER_CHANNEL_EXPIRED_MS + SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
     assert result.lost == []
+    # sends to it time out and fail (no time left to retry) until the producers' route drops it
+    assert result.counters.get("send_failed", 0) > 0 and result.counters.get("sent_elsewhere", 0) == 0
+    producers_drop = min(e.time_ms for e in _events(result, "route", "producers") if e.time_ms > removed)
+    rate = sc.produce_rate_per_queue * sc.topics["TopicTest"]  # broker-b's share, messages a second
+    failing_ms = min(producers_drop, sc.duration_ms) - down  # producers stop at duration_ms
+    assert result.counters["send_failed"] == pytest.approx(rate * failing_ms / 1000, rel=0.05)
 
 
 @pytest.mark.parametrize("read, write", [(4, 8), (2, 4)])
