@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from rmqlib.checks import check_instance, check_int, check_str
 from rmqlib.client.handover import DROPPED, HandoverReplay, replay_handover
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.panels import Panel, _slider
@@ -41,6 +42,7 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
     its first pull starts); an open grey square a queue still in the table but dropped. The broker
     column shows the committed offset (and the lock holder, orderly). The step's own cell is circled.
     """
+    check_instance(replay, "replay", HandoverReplay)
     if isinstance(index, bool) or not isinstance(index, int):
         raise TypeError(f"index must be an int, got {type(index).__name__}")
     if not 0 <= index < len(replay.frames):
@@ -121,6 +123,10 @@ def handover_steps(replay: HandoverReplay) -> list[tuple[int, go.Figure]]:
 
 def moved_queues(result, after_ms: int = 0) -> list[str]:
     """Queues of ``result`` that passed from one consumer to another at or after ``after_ms``."""
+    from rmqlib.sim.result import SimResult
+
+    check_instance(result, "result", SimResult)
+    check_int(after_ms, "after_ms")
     moved = []
     for queue in result.queues:
         spans = sorted(result.ownership.get(queue, ()), key=lambda i: (i.start_ms, i.end_ms))
@@ -139,6 +145,19 @@ def queue_handover_figure(result, queue: str | None = None, after_ms: int | None
     owner after the producers started (``after_ms``); the x axis spans ``window_ms`` before the drop and
     after the take.
     """
+    from rmqlib.sim.result import SimResult
+
+    check_instance(result, "result", SimResult)
+    if queue is not None:
+        check_str(queue, "queue")
+    if after_ms is not None:
+        check_int(after_ms, "after_ms")
+    if not isinstance(window_ms, (tuple, list)) or len(window_ms) != 2:
+        raise TypeError(f"window_ms must be a (before, after) pair of ints, got {window_ms!r}"[:200])
+    for i, span in enumerate(window_ms):
+        check_int(span, f"window_ms[{i}]", 0, 10**12)
+    if title is not None:
+        check_str(title, "title", empty=True)
     since = result.scenario.produce_start_ms if after_ms is None else after_ms
     if queue is None:
         candidates = moved_queues(result, since)

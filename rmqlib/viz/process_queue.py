@@ -17,11 +17,20 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from rmqlib.checks import check_int
 from rmqlib.client import Message, ProcessQueue
 from rmqlib.viz.panels import Panel
 from rmqlib.viz.style import house_style
 
 ACKED_COLOR, HELD_COLOR, LAST_COLOR = "#BBBBBB", "#2E91E5", "#FB0D0D"
+
+MAX_STEP_MESSAGES = 1_000
+"""Most messages :func:`ack_order` and :func:`process_queue_steps` replay (1,000: 0.2 s here; every step
+checks the whole tree, so 10,000 took 14 s)."""
+MAX_VIEW_MESSAGES = 100
+"""Most messages :func:`process_queue_view` and :func:`process_queue_panel` draw (a square each)."""
+MAX_OFFSET = 2**62
+"""Largest first offset (queue offsets are Java longs)."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +44,13 @@ class Step:
 
 def ack_order(messages: int, seed: int = 0, first_offset: int = 0, slow_offset: int | None = None) -> list[int]:
     """The order in which the offsets ``first_offset .. first_offset+messages-1`` finish (seeded shuffle);
-    ``slow_offset`` (if given) finishes last, as a message stuck in a slow listener would."""
-    if isinstance(messages, bool) or not isinstance(messages, int) or messages < 1:
-        raise ValueError(f"messages must be an int >= 1, got {messages!r}")
+    ``slow_offset`` (if given) finishes last, as a message stuck in a slow listener would.
+    ``messages`` is at most :data:`MAX_STEP_MESSAGES`; ``seed`` an int."""
+    messages = check_int(messages, "messages", 1, MAX_STEP_MESSAGES)
+    seed = check_int(seed, "seed")
+    first_offset = check_int(first_offset, "first_offset", 0, MAX_OFFSET)
+    if slow_offset is not None:
+        slow_offset = check_int(slow_offset, "slow_offset")
     offsets = list(range(first_offset, first_offset + messages))
     if slow_offset is not None and slow_offset not in offsets:
         raise ValueError(f"slow_offset must be one of the offsets {offsets[0]}..{offsets[-1]}, got {slow_offset!r}")
@@ -53,13 +66,17 @@ def process_queue_steps(messages: int = 12, seed: int = 0, first_offset: int = 1
     """Put ``messages`` messages in a fresh ProcessQueue and acknowledge them in :func:`ack_order`.
 
     Returns the (now empty) ProcessQueue and one :class:`Step` per acknowledgement.
+    At most :data:`MAX_STEP_MESSAGES` messages.
     """
+    messages = check_int(messages, "messages", 1, MAX_STEP_MESSAGES)
+    first_offset = check_int(first_offset, "first_offset", 0, MAX_OFFSET)
+    order = ack_order(messages, seed, first_offset, slow_offset)
     pq = ProcessQueue(0)
     msgs = {o: Message(topic="TopicTest", queue_id=0, queue_offset=o, body_size=1024)
             for o in range(first_offset, first_offset + messages)}
     pq.put_message(list(msgs.values()))
     steps = []
-    for t, offset in enumerate(ack_order(messages, seed, first_offset, slow_offset), 1):
+    for t, offset in enumerate(order, 1):
         commit = pq.remove_message([msgs[offset]], now_ms=t)
         pq._check()
         steps.append(Step(offset, commit, tuple(pq.msg_tree.keys())))
@@ -72,7 +89,10 @@ def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: i
     tree, red outline = the message just acknowledged; the arrow marks the commit offset.
 
     ``slow`` is the index (0-based, from ``first_offset``) of a message that finishes last, or -1 for none.
+    ``messages`` is at most :data:`MAX_VIEW_MESSAGES` (100; a square each); larger raise ValueError.
     """
+    messages = check_int(messages, "messages", 1, MAX_VIEW_MESSAGES)
+    first_offset = check_int(first_offset, "first_offset", 0, MAX_OFFSET)
     if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= messages:
         raise ValueError(f"step must be an int in 0..{messages}, got {step!r}")
     if isinstance(slow, bool) or not isinstance(slow, int) or not -1 <= slow < messages:
@@ -120,9 +140,12 @@ def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: i
 def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_messages: int = 24) -> Panel:
     """"messages", "seed", "slow message" and "step" sliders plus ◀ / ▶ / reset buttons over
     :func:`process_queue_view`. ``panel.step_forward()`` / ``step_back()`` / ``reset()`` are what the
-    buttons call."""
-    if not 1 <= messages <= max_messages:
-        raise ValueError(f"messages must be in 1..{max_messages}, got {messages!r}")
+    buttons call. ``max_messages`` is at most :data:`MAX_VIEW_MESSAGES` (100); ``seed`` in 0..20 (the
+    slider's range); ``slow`` -1 or an index below ``max_messages``."""
+    max_messages = check_int(max_messages, "max_messages", 1, MAX_VIEW_MESSAGES)
+    messages = check_int(messages, "messages", 1, max_messages)
+    seed = check_int(seed, "seed", 0, 20)
+    slow = check_int(slow, "slow", -1, max_messages - 1)
     controls = {
         "messages": widgets.IntSlider(value=messages, min=1, max=max_messages, description="messages",
                                       continuous_update=False),

@@ -14,7 +14,11 @@ from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 
+from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_number, check_str
 from rmqlib.viz.style import house_style
+
+MAX_EVENTS = 400
+"""Most rows a sequence diagram draws (each row is one or two annotations for the browser to lay out)."""
 
 #: Event kinds by the part of the loop they belong to, with the colour they are drawn in.
 MEMBERSHIP = ("join", "leave", "heartbeat", "channel closed", "channel expired", "notify", "find consumer ids")
@@ -79,11 +83,26 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
     events about that queue and those about the whole group (heartbeats, notifications, rounds). At most ``max_events``
     rows are drawn (the first ones); the title says when some were left out.
     """
+    from rmqlib.sim.result import SimResult
+
+    check_instance(result, "result", SimResult)
+    check_number(start_ms, "start_ms")
+    check_number(end_ms, "end_ms")
     if start_ms > end_ms:
         raise ValueError(f"start_ms ({start_ms}) must not be after end_ms ({end_ms})")
-    if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
-        raise ValueError(f"max_events must be an int >= 1, got {max_events!r}")
-    kinds = set(kinds)
+    if isinstance(max_events, bool) or not isinstance(max_events, int) or not 1 <= max_events <= MAX_EVENTS:
+        raise ValueError(f"max_events must be an int in 1..{MAX_EVENTS}, got {max_events!r}")
+    kinds = set(check_each(kinds, "kinds", lambda v, label: check_str(v, label)))
+    if actors is not None:
+        actors = check_each(actors, "actors", lambda v, label: check_str(v, label))
+    if queue is not None:
+        if not isinstance(queue, (tuple, list)) or len(queue) != 2:
+            raise ArgumentTypeError(f"queue must be a (broker, 'topic@id') pair, got {queue!r}"[:200])
+        check_str(queue[0], "queue[0]")
+        if "@" not in check_str(queue[1], "queue[1]"):
+            raise ValueError(f"queue[1] must look like 'topic@id', got {queue[1]!r}"[:200])
+    if title is not None:
+        check_str(title, "title", empty=True)
     brokers = list(result.scenario.brokers)
     lifelines = list(actors) if actors is not None else [s.client_id for s in result.scenario.consumers] + brokers
     if len(set(lifelines)) != len(lifelines) or not lifelines:

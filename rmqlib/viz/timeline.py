@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from rmqlib.checks import ArgumentTypeError, check_bool, check_each, check_instance, check_int, check_str
+from rmqlib.sim.result import SimResult
 from rmqlib.sim.sweep import sweep_stats, sweep_values
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.style import house_style
@@ -32,6 +34,14 @@ TIMELINE_EVENTS: dict[str, str] = {
 PAUSE_COLOR = "rgba(251,13,13,0.18)"
 
 
+def _result(result, name: str = "result") -> SimResult:
+    return check_instance(result, name, SimResult)
+
+
+def _title(title):
+    return None if title is None else check_str(title, "title", empty=True)
+
+
 # --------------------------------------------------------------------------- helpers
 
 def _s(ms: float) -> float:
@@ -40,9 +50,10 @@ def _s(ms: float) -> float:
 
 def short_queue(queue: str) -> str:
     """``MessageQueue [topic=T, brokerName=broker-a, queueId=3]`` -> ``broker-a:3`` (topic kept if not the only one)."""
-    if not queue.startswith("MessageQueue ["):
+    check_str(queue, "queue", empty=True)
+    if not queue.startswith("MessageQueue [") or not queue.endswith("]"):
         return queue
-    fields = dict(part.split("=", 1) for part in queue[len("MessageQueue ["):-1].split(", "))
+    fields = dict(part.partition("=")[::2] for part in queue[len("MessageQueue ["):-1].split(", "))
     return f"{fields.get('topic', '?')}/{fields.get('brokerName', '?')}:{fields.get('queueId', '?')}"
 
 
@@ -111,6 +122,10 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
     queue, :meth:`SimResult.pauses`); markers on the top row are the run's events
     of the given ``kinds`` (join, leave, notify, rebalance, ...).
     """
+    _result(result)
+    events = check_each(events, "events", lambda v, label: check_str(v, label), max_len=len(TIMELINE_EVENTS) * 4)
+    min_pause_ms = check_int(min_pause_ms, "min_pause_ms", 0)
+    title = _title(title)
     order = _consumer_order(result)
     colors = consumer_colors(order)
     labels = _queue_labels(result.queues)
@@ -154,6 +169,9 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
 def lock_timeline_figure(result, show_consumption: bool = True, title: str | None = None) -> go.Figure:
     """Orderly mode: wide pale bars are broker lock ownership (``lock_ownership``), narrow dots the
     listener calls (``consumption``) at their start time, both coloured by consumer."""
+    _result(result)
+    show_consumption = check_bool(show_consumption, "show_consumption")
+    title = _title(title)
     order = _consumer_order(result)
     colors = consumer_colors(order)
     labels = _queue_labels(result.queues)
@@ -208,6 +226,8 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.
     consumer is an empty row. Averaging over a few seconds removes the aliasing of bursts against
     one-second buckets.
     """
+    _result(result)
+    title = _title(title)
     if isinstance(window_ms, bool) or not isinstance(window_ms, int) or window_ms <= 0:
         raise ValueError(f"window_ms must be a positive int, got {window_ms!r}")
     order = _consumer_order(result)
@@ -238,10 +258,16 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
 
     ``results`` is a SimResult or a mapping label -> SimResult. The x axis is
     logarithmic: most messages take milliseconds, the ones caught in a pause
-    take seconds.
+    take seconds. ``max_points`` (2..100,000) points are drawn per line at most.
     """
+    max_points = check_int(max_points, "max_points", 2, 100_000)
+    title = _title(title)
     if not isinstance(results, Mapping):
+        _result(results, "results")
         results = {f"{results.scenario.name} (seed {results.seed})": results}
+    for label, r in results.items():
+        check_str(label, "results: a label", empty=True)
+        _result(r, f"results[{label!r}]")
     fig = go.Figure()
     meta = {}
     palette = consumer_colors([f"run{i}" for i in range(len(results))])
@@ -286,11 +312,22 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
     """
     if kind not in ("box", "range"):
         raise ValueError(f"kind must be 'box' or 'range', got {kind!r}")
+    rows = check_each(rows, "rows", lambda row, label: check_instance(row, label, Mapping))
+    for arg, value in (("x", x), ("y", y)):
+        check_str(value, arg)
+    if group is not None:
+        check_str(group, "group")
+    for arg, value in (("y_title", y_title), ("x_title", x_title)):
+        if value is not None:
+            check_str(value, arg, empty=True)
+    log_y = check_bool(log_y, "log_y")
+    title = _title(title)
     if not rows:
         raise ValueError("rows is empty: run a sweep first")
     for col in (x, y) + ((group,) if group else ()):
-        if col not in rows[0]:
-            raise ValueError(f"no column {col!r} in the rows (have {sorted(rows[0])})")
+        for i, row in enumerate(rows):
+            if col not in row:
+                raise ValueError(f"rows[{i}] has no column {col!r} (it has {sorted(map(str, row))})")
     values = sweep_values(rows, x, y, group)
     stats = sweep_stats(rows, x, y, group)
     colors = consumer_colors([str(g) for g in values])
@@ -333,6 +370,14 @@ def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) ->
     """Deliveries of a message that keeps failing, one row of markers per timeline
     (:func:`rmqlib.client.retry.concurrent_retry_timeline`, ``orderly_retry_timeline``): time since the first
     delivery on a log axis, a red cross where the message reaches the dead-letter queue."""
+    from rmqlib.broker.send_back import Attempt
+
+    if not isinstance(timelines, Mapping):
+        raise ArgumentTypeError(f"timelines must map a name to its deliveries, got {type(timelines).__name__}")
+    for name, attempts in timelines.items():
+        check_str(name, "timelines: a name", empty=True)
+        check_each(attempts, f"timelines[{name!r}]", lambda a, label: check_instance(a, label, Attempt))
+    title = _title(title)
     if not timelines:
         raise ValueError("timelines must hold at least one named timeline")
     fig = go.Figure()
