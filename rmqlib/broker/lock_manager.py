@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqlib.broker.protocol import check_time
+from rmqlib.checks import ArgumentTypeError, check_int, check_str
 from rmqlib.model import MessageQueue
 
 REBALANCE_LOCK_MAX_LIVE_TIME = 60_000  # -Drocketmq.broker.rebalance.lockMaxLiveTime (pass lock_max_live_time to change)
@@ -31,11 +32,21 @@ class LockEntry:
     client_id: str
     last_update_timestamp: float
 
+    def __post_init__(self):
+        _check_id(self.client_id, "client_id")
+        check_time(self.last_update_timestamp, "last_update_timestamp")
+
     def is_expired(self, now_ms, max_live_time: int = REBALANCE_LOCK_MAX_LIVE_TIME) -> bool:
         """Strictly more than ``max_live_time`` since the last refresh."""
+        if type(now_ms) is not int:
+            check_time(now_ms)
+        if type(max_live_time) is not int:
+            check_int(max_live_time, "max_live_time")
         return (now_ms - self.last_update_timestamp) > max_live_time
 
     def is_locked(self, client_id: str, now_ms, max_live_time: int = REBALANCE_LOCK_MAX_LIVE_TIME) -> bool:
+        if type(client_id) is not str:
+            check_str(client_id, "client_id")
         return self.client_id == client_id and not self.is_expired(now_ms, max_live_time)
 
 
@@ -53,17 +64,25 @@ class UnlockReport:
 
 def _check_mqs(mqs) -> list[MessageQueue]:
     if isinstance(mqs, MessageQueue):
-        raise ValueError("mqs must be a collection of MessageQueue, got a single MessageQueue")
+        raise ArgumentTypeError("mqs must be a collection of MessageQueue, got a single MessageQueue")
+    if isinstance(mqs, (str, bytes)) or not isinstance(mqs, Iterable):
+        raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
     out = list(mqs)
     for mq in out:
         if not isinstance(mq, MessageQueue):
-            raise ValueError(f"mqs must hold MessageQueue, got {mq!r}")
+            raise ArgumentTypeError(f"mqs must hold MessageQueue, got {mq!r}")
     return out
+
+
+def _check_mq(mq) -> None:
+    if not isinstance(mq, MessageQueue):
+        raise ArgumentTypeError(f"mq must be a MessageQueue, got {mq!r}")
 
 
 def _check_id(value, argname: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{argname} must be a non-empty str, got {value!r}")
+        raise (ValueError if isinstance(value, str) else ArgumentTypeError)(
+            f"{argname} must be a non-empty str, got {value!r}")
     return value
 
 
@@ -83,6 +102,7 @@ class RebalanceLockManager:
     def is_lock_all_expired(self, group: str, now_ms) -> bool:
         """True if the group has no live lock. Mirrors: #isLockAllExpired"""
         check_time(now_ms)
+        _check_id(group, "group")
         entries = self.mq_lock_table.get(group)
         if entries is None:
             return True
@@ -94,6 +114,9 @@ class RebalanceLockManager:
         Mirrors: RebalanceLockManager.java#isLocked (private there)
         """
         check_time(now_ms)
+        _check_id(group, "group")
+        _check_mq(mq)
+        _check_id(client_id, "client_id")
         entry = self.mq_lock_table.get(group, {}).get(mq)
         if entry is None:
             return False
@@ -104,6 +127,8 @@ class RebalanceLockManager:
 
     def lock_owner(self, group: str, mq: MessageQueue, now_ms=None) -> str | None:
         """Who holds ``mq`` (no refresh). With ``now_ms``, an expired lock counts as free."""
+        _check_id(group, "group")
+        _check_mq(mq)
         entry = self.mq_lock_table.get(group, {}).get(mq)
         if entry is None:
             return None
@@ -113,6 +138,7 @@ class RebalanceLockManager:
 
     def try_lock(self, group: str, mq: MessageQueue, client_id: str, now_ms) -> bool:
         """Mirrors: RebalanceLockManager.java#tryLock"""
+        _check_mq(mq)
         return mq in self.try_lock_batch(group, [mq], client_id, now_ms)
 
     def try_lock_batch(self, group: str, mqs: Iterable[MessageQueue], client_id: str, now_ms) -> set:
@@ -153,6 +179,7 @@ class RebalanceLockManager:
 
         Mirrors: RebalanceLockManager.java#unlockBatch
         """
+        _check_id(group, "group")
         _check_id(client_id, "client_id")
         mqs = _check_mqs(mqs)
         report = UnlockReport()

@@ -39,8 +39,12 @@ from rmqlib.broker.protocol import (
     check_time,
     tags_code_of,
 )
+from rmqlib.checks import ArgumentTypeError, check_bool, check_callable, check_instance, check_int, check_str
 
 DEFAULT_MAX_TOTAL_MSG_SIZE = 256 * 1024  # DefaultMQPushConsumer.pullBatchSizeInBytes, sent as maxTotalMsgSize
+#: The most queues one topic may have here (a consume queue object is built per queue, so this bounds
+#: create_topic's memory); Java caps writeQueueNums/readQueueNums in the admin tools far lower.
+MAX_QUEUE_NUMS = 65_536
 
 
 class GetMessageStatus(str, enum.Enum):
@@ -132,12 +136,19 @@ class ConsumerOffsetManager:
         self.offset_table: dict[tuple[str, str, int], int] = {}
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        if not (type(offset) is int and offset >= 0 and type(queue_id) is int and queue_id >= 0):
+        if not (type(offset) is int and offset >= 0 and type(queue_id) is int and queue_id >= 0
+                and type(group) is str and type(topic) is str):
             check_non_negative_int(offset, "offset")  # the full checks, only when the fast test above fails
             check_non_negative_int(queue_id, "queue_id")
+            check_str(group, "group", empty=True)
+            check_str(topic, "topic", empty=True)
         self.offset_table[(group, topic, queue_id)] = offset
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        if not (type(group) is str and type(topic) is str and type(queue_id) is int):
+            check_str(group, "group", empty=True)
+            check_str(topic, "topic", empty=True)
+            check_int(queue_id, "queue_id")
         return self.offset_table.get((group, topic, queue_id), -1)
 
     def _check(self) -> None:
@@ -187,6 +198,11 @@ class MessageStore:
     def __init__(self, broker_config: BrokerConfig | None = None,
                  message_arriving_listener: MessageArrivingListener | None = None,
                  access_message_in_memory_max_bytes: int | None = None):
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
+        check_callable(message_arriving_listener, "message_arriving_listener", none=True)
+        if access_message_in_memory_max_bytes is not None:
+            check_int(access_message_in_memory_max_bytes, "access_message_in_memory_max_bytes", 0)
         self.broker_config = broker_config or BrokerConfig()
         self.message_arriving_listener = message_arriving_listener
         # None = every message counts as in memory (Java: 40% of physical RAM,
@@ -207,9 +223,12 @@ class MessageStore:
         ids on disk, and a model that silently dropped data would mislead.
         """
         if not isinstance(topic, str) or not topic or "@" in topic:
-            raise ValueError(f"topic must be a non-empty str without '@', got {topic!r}")
-        if isinstance(queue_nums, bool) or not isinstance(queue_nums, int) or queue_nums < 1:
-            raise ValueError(f"queue_nums must be an int >= 1, got {queue_nums!r}")
+            raise (ValueError if isinstance(topic, str) else ArgumentTypeError)(
+                f"topic must be a non-empty str without '@', got {topic!r}")
+        if isinstance(queue_nums, bool) or not isinstance(queue_nums, int) or queue_nums < 1 \
+                or queue_nums > MAX_QUEUE_NUMS:
+            raise (ValueError if type(queue_nums) is int else ArgumentTypeError)(
+                f"queue_nums must be an int in 1..{MAX_QUEUE_NUMS}, got {queue_nums!r}")
         old = self.topic_queue_nums.get(topic, 0)
         if queue_nums < old:
             raise ValueError(f"queue_nums cannot shrink topic {topic!r} from {old} to {queue_nums}")
@@ -218,6 +237,8 @@ class MessageStore:
         self.topic_queue_nums[topic] = queue_nums
 
     def has_topic(self, topic: str) -> bool:
+        if type(topic) is not str:
+            check_str(topic, "topic", empty=True)
         return topic in self.topic_queue_nums
 
     def read_queue_nums(self, topic: str) -> int:
@@ -225,11 +246,13 @@ class MessageStore:
         return self.topic_queue_nums[topic]
 
     def _require_topic(self, topic: str) -> None:
+        if type(topic) is not str:
+            check_str(topic, "topic", empty=True)
         if topic not in self.topic_queue_nums:
             raise ValueError(f"topic: unknown topic {topic!r} (create_topic first)")
 
     def _queue(self, topic: str, queue_id: int) -> _ConsumeQueue:
-        if type(queue_id) is int:  # fast path: an existing queue means a known topic and a valid id
+        if type(queue_id) is int and type(topic) is str:  # fast path: an existing queue means a known topic and a valid id
             cq = self._queues.get((topic, queue_id))
             if cq is not None:
                 return cq
@@ -272,6 +295,8 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#checkInMemByConsumeOffset (batchSize 1)
         """
+        if type(consume_offset) is not int:
+            check_int(consume_offset, "consume_offset")
         msg = self._queue(topic, queue_id).get(consume_offset)
         if msg is None:
             return False
@@ -293,14 +318,18 @@ class MessageStore:
         if type(now_ms) is not int:  # a plain int needs no check_time call
             check_time(now_ms)
         # self._queue(topic, queue_id), its fast path inline: an existing queue means a valid id
-        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int else None
+        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int and type(topic) is str else None
         if cq is None:
             cq = self._queue(topic, queue_id)
         if not (type(body_size) is int and body_size >= 0) and (
                 isinstance(body_size, bool) or not isinstance(body_size, int) or body_size < 0):
-            raise ValueError(f"body_size must be an int >= 0, got {body_size!r}")
+            raise (ValueError if type(body_size) is int else ArgumentTypeError)(
+                f"body_size must be an int >= 0, got {body_size!r}")
         if not (type(reconsume_times) is int and reconsume_times >= 0):  # check_non_negative_int's fast path
             check_non_negative_int(reconsume_times, "reconsume_times")
+        if not ((tags is None or type(tags) is str) and (uniq_key is None or type(uniq_key) is str)
+                and born_timestamp is None and type(properties) is tuple and not properties):
+            self._check_put_extras(tags, uniq_key, born_timestamp, properties)
         phy = self.commit_log_max_offset
         queue_offset = cq.next_put_offset
         msg = StoredMessage(  # positional, in field order (keywords cost more than the rest of the call)
@@ -314,6 +343,26 @@ class MessageStore:
         self.commit_log.append(msg)
         self.commit_log_max_offset = phy + (body_size if body_size > 1 else 1)  # max(body_size, 1)
         return msg
+
+    @staticmethod
+    def _check_put_extras(tags, uniq_key, born_timestamp, properties) -> None:
+        """put_message's less common arguments, checked when the fast test fails."""
+        if tags is not None:
+            check_str(tags, "tags", empty=True)
+        if uniq_key is not None:
+            check_str(uniq_key, "uniq_key", empty=True)
+        if born_timestamp is not None:
+            check_time(born_timestamp, "born_timestamp")
+        if isinstance(properties, (str, bytes)):
+            raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, got {properties!r:.80}")
+        try:
+            pairs = dict(properties)
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, "
+                                    f"got {properties!r:.80}") from None
+        for key, value in pairs.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise ArgumentTypeError(f"properties must map str to str, got {key!r}: {value!r}")
 
     def behind(self) -> int:
         """How many commit-log messages reput has not dispatched yet."""
@@ -369,14 +418,23 @@ class MessageStore:
         Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
         """
         # self._queue(topic, queue_id), its fast path inline: an existing queue means a valid id
-        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int else None
+        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int and type(topic) is str else None
         if cq is None:
             cq = self._queue(topic, queue_id)
         if type(offset) is not int and (isinstance(offset, bool) or not isinstance(offset, int)):
-            raise ValueError(f"offset must be an int, got {offset!r}")
+            raise ArgumentTypeError(f"offset must be an int, got {offset!r}")
         if not (type(max_msg_nums) is int and max_msg_nums >= 1) and (
                 isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1):
-            raise ValueError(f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
+            raise (ValueError if type(max_msg_nums) is int else ArgumentTypeError)(
+                f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
+        if type(max_total_msg_size) is not int:
+            check_int(max_total_msg_size, "max_total_msg_size")
+        if type(group) is not str:
+            check_str(group, "group", empty=True)
+        if message_filter is not None and type(message_filter) is not SubscriptionData \
+                and not callable(getattr(message_filter, "is_matched_by_consume_queue", None)):
+            raise ArgumentTypeError(f"message_filter must have is_matched_by_consume_queue(tags_code), "
+                                    f"got {message_filter!r:.80}")
         entries, min_offset = cq.entries, cq.min_offset
         max_offset = min_offset + len(entries)  # cq.max_offset
         messages = []
@@ -437,12 +495,14 @@ class MessageStore:
 
     def look_message_by_offset(self, topic: str, queue_id: int, offset: int) -> StoredMessage | None:
         """The dispatched message at ``offset``, or None if deleted/not yet there."""
+        if type(offset) is not int:
+            check_int(offset, "offset")
         return self._queue(topic, queue_id).get(offset)
 
     # ---- consumer offsets -------------------------------------------------------
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         """Store ``group``'s consume offset (UPDATE_CONSUMER_OFFSET / piggy-backed commit)."""
-        if type(queue_id) is not int or (topic, queue_id) not in self._queues:  # self._queue's fast path
+        if type(queue_id) is not int or type(topic) is not str or (topic, queue_id) not in self._queues:
             self._queue(topic, queue_id)
         self.offsets.commit_offset(group, topic, queue_id, offset)
 
@@ -463,6 +523,8 @@ class MessageStore:
 
         Mirrors: broker/.../processor/ConsumerManageProcessor.java#queryConsumerOffset
         """
+        if set_zero_if_not_found is not None:
+            check_bool(set_zero_if_not_found, "set_zero_if_not_found")
         offset = self.query_offset(group, topic, queue_id)
         if offset >= 0:
             return ResponseCode.SUCCESS, offset

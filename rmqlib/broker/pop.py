@@ -36,8 +36,19 @@ from rmqlib.broker.protocol import (
     ResponseCode,
     SubscriptionData,
     build_pop_retry_topic,
+    check_schedule_time,
     check_time,
     coerce_enum,
+)
+from rmqlib.checks import (
+    ArgumentTypeError,
+    check_bool,
+    check_instance,
+    check_int,
+    check_mapping,
+    check_methods,
+    check_str,
+    check_str_or_none,
 )
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueAveragelyByCircle
@@ -58,6 +69,13 @@ class ConsumeInitMode:
     MAX = 1
 
 
+def _check_init_mode(init_mode) -> None:
+    if init_mode is not ConsumeInitMode.MIN and init_mode is not ConsumeInitMode.MAX:
+        check_int(init_mode, "init_mode")
+        if init_mode not in (ConsumeInitMode.MIN, ConsumeInitMode.MAX):
+            raise ValueError(f"init_mode must be ConsumeInitMode.MIN (0) or MAX (1), got {init_mode!r}")
+
+
 # ---------------------------------------------------------------------------
 # Server-side allocation
 # ---------------------------------------------------------------------------
@@ -68,6 +86,13 @@ SERVER_SIDE_STRATEGIES: dict[str, Callable] = {
     strategy.name: strategy.allocate
     for strategy in (AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle())
 }
+
+
+def _check_names(topic, group, client_id, strategy_name) -> None:
+    check_str(topic, "topic")
+    check_str(group, "group")
+    check_str(client_id, "client_id", empty=True)
+    check_str(strategy_name, "strategy_name", empty=True)
 
 
 def _as_allocate_fn(strategy) -> Callable:
@@ -102,6 +127,11 @@ class QueryAssignmentProcessor:
     """
 
     def __init__(self, consumer_manager, topic_route, broker_config: BrokerConfig | None = None):
+        check_methods(consumer_manager, "consumer_manager", "get_consumer_group_info")
+        if not callable(topic_route):
+            check_mapping(topic_route, "topic_route")
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
         self.consumer_manager = consumer_manager
         self.topic_route = topic_route
         self.broker_config = broker_config or BrokerConfig()
@@ -117,6 +147,9 @@ class QueryAssignmentProcessor:
 
     def set_message_request_mode(self, topic: str, group: str, mode, pop_share_queue_num: int = -1) -> ResponseCode:
         """``mqadmin setConsumeMode``. Retry topics are refused. Mirrors: #setMessageRequestMode"""
+        check_str(topic, "topic")
+        check_str(group, "group")
+        pop_share_queue_num = check_int(pop_share_queue_num, "pop_share_queue_num", -(2**31), 2**31 - 1)
         mode = coerce_enum(MessageRequestMode, mode, "mode")
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             return ResponseCode.NO_PERMISSION
@@ -127,6 +160,8 @@ class QueryAssignmentProcessor:
 
     def get_message_request_mode(self, topic: str, group: str) -> tuple[MessageRequestMode, int]:
         """Stored mode, else retry topics → PULL, else the broker default (PULL, share -1)."""
+        check_str(topic, "topic")
+        check_str(group, "group")
         stored = self.message_request_mode_table.get((topic, group))
         if stored is not None:
             return stored
@@ -142,6 +177,7 @@ class QueryAssignmentProcessor:
 
         Mirrors: QueryAssignmentProcessor.java#queryAssignment
         """
+        _check_names(topic, group, client_id, strategy_name)
         mode, share = self.get_message_request_mode(topic, group)
         mqs = self.do_allocate(topic, group, client_id, message_model, strategy_name, mode, share)
         if mqs is None:
@@ -159,9 +195,14 @@ class QueryAssignmentProcessor:
 
         Mirrors: QueryAssignmentProcessor.java#doLoadBalance
         """
+        _check_names(topic, group, client_id, strategy_name)
         message_model = coerce_enum(MessageModel, message_model, "message_model")
+        if pop_share_queue_num is not None:
+            pop_share_queue_num = check_int(pop_share_queue_num, "pop_share_queue_num")
         if mode is None:
             mode, pop_share_queue_num = self.get_message_request_mode(topic, group)
+        elif pop_share_queue_num is None:  # a mode without a share number: the stored (or default) one
+            pop_share_queue_num = self.get_message_request_mode(topic, group)[1]
         mode = coerce_enum(MessageRequestMode, mode, "mode")
         if message_model is MessageModel.BROADCASTING:
             return self._route(topic)
@@ -203,7 +244,17 @@ class QueryAssignmentProcessor:
         Mirrors: QueryAssignmentProcessor.java#allocate4Pop
         """
         fn = _as_allocate_fn(strategy)
+        check_str_or_none(consumer_group, "consumer_group")
+        check_str_or_none(client_id, "client_id")
+        pop_share_queue_num = check_int(pop_share_queue_num, "pop_share_queue_num")
+        for name, values, cls in (("mq_all", mq_all, MessageQueue), ("cid_all", cid_all, str)):
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise ArgumentTypeError(f"{name} must be a list of {cls.__name__}, got {type(values).__name__}")
         mq_all, cid_all = list(mq_all), list(cid_all)
+        for name, values, cls in (("mq_all", mq_all, MessageQueue), ("cid_all", cid_all, str)):
+            for item in values:
+                if not isinstance(item, cls):
+                    raise ArgumentTypeError(f"{name} must hold {cls.__name__}, got {item!r:.80}")
         if pop_share_queue_num <= 0 or pop_share_queue_num >= len(cid_all) - 1:
             return [MessageQueue(mq.topic, mq.broker_name, -1) for mq in mq_all]
         if len(cid_all) <= len(mq_all):
@@ -298,6 +349,13 @@ class AckHandle:
     revive_qid: int
     broker_name: str
 
+    def __post_init__(self):
+        for name in ("group", "topic", "broker_name"):
+            check_str(getattr(self, name), name, empty=True)
+        for name in ("queue_id", "queue_offset", "start_offset", "invisible_time", "revive_qid"):
+            check_int(getattr(self, name), name)
+        check_time(self.pop_time, "pop_time")
+
     @property
     def revive_time(self) -> float:
         return self.pop_time + self.invisible_time
@@ -351,6 +409,9 @@ class PopMessageProcessor:
 
     def __init__(self, store: MessageStore, broker_config: BrokerConfig | None = None,
                  rng: random.Random | None = None):
+        check_instance(store, "store", MessageStore)
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
         self.store = store
         self.broker_config = broker_config or store.broker_config
         if rng is None:
@@ -380,7 +441,11 @@ class PopMessageProcessor:
         if isinstance(invisible_time, bool) or not isinstance(invisible_time, int) or invisible_time < 0:
             raise ValueError(f"invisible_time must be an int >= 0, got {invisible_time!r}")
         if isinstance(queue_id, bool) or not isinstance(queue_id, int):
-            raise ValueError(f"queue_id must be an int, got {queue_id!r}")
+            raise ArgumentTypeError(f"queue_id must be an int, got {queue_id!r}")
+        check_str(group, "group")
+        check_str(topic, "topic", empty=True)
+        _check_init_mode(init_mode)
+        check_str_or_none(sub_expression, "sub_expression")
         if max_msg_nums > POP_MAX_MSG_NUMS:
             return PopResult(ResponseCode.INVALID_PARAMETER, now_ms,
                              remark="pop message's num is greater than 32")
@@ -388,7 +453,10 @@ class PopMessageProcessor:
             return PopResult(ResponseCode.TOPIC_NOT_EXIST, now_ms, remark=f"topic[{topic}] not exist")
         if queue_id >= self.store.read_queue_nums(topic):
             return PopResult(ResponseCode.INVALID_PARAMETER, now_ms, remark=f"queueId[{queue_id}] is illegal")
-        message_filter = SubscriptionData(topic, sub_expression)
+        try:
+            message_filter = SubscriptionData(topic, sub_expression)
+        except ValueError as exc:
+            raise ValueError(f"sub_expression: {exc}") from None
 
         random_q = self.rng.randrange(100)  # Java: random.nextInt(100)
         revive_qid = self.ck_message_number % self.broker_config.revive_queue_num
@@ -454,6 +522,8 @@ class PopMessageProcessor:
 
     def get_pop_offset(self, topic: str, group: str, queue_id: int, init_mode: int, init: bool) -> int:
         """Stored offset, else the init offset (committed when ``init``). Mirrors: #getPopOffset"""
+        _check_init_mode(init_mode)
+        check_bool(init, "init")
         offset = self.store.query_offset(group, topic, queue_id)
         if offset < 0:
             offset = self.get_init_offset(topic, group, queue_id, init_mode, init)
@@ -465,6 +535,9 @@ class PopMessageProcessor:
 
         Mirrors: PopMessageProcessor.java#getInitOffset
         """
+        _check_init_mode(init_mode)
+        check_bool(init, "init")
+        check_str(topic, "topic", empty=True)
         store = self.store
         if init_mode == ConsumeInitMode.MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             offset = store.get_min_offset(topic, queue_id)
@@ -480,12 +553,16 @@ class PopMessageProcessor:
 
     def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, now_ms) -> None:
         """Pop long polling is not modelled; arrivals are only recorded."""
+        check_str(topic, "topic", empty=True)
+        check_int(queue_id, "queue_id")
+        check_int(max_offset, "max_offset")
+        check_time(now_ms)
         self.arrivals.append((topic, queue_id, max_offset, now_ms))
 
     # ---- ack / change invisible time ----------------------------------------
     def _validate_handle(self, handle: AckHandle, upper_inclusive: bool) -> ResponseCode | None:
         if not isinstance(handle, AckHandle):
-            raise ValueError(f"handle must be an AckHandle, got {handle!r}")
+            raise ArgumentTypeError(f"handle must be an AckHandle, got {handle!r}")
         if not self.store.has_topic(handle.topic):
             return ResponseCode.TOPIC_NOT_EXIST
         if handle.queue_id < 0 or handle.queue_id >= self.store.read_queue_nums(handle.topic):
@@ -580,10 +657,13 @@ class PopReviveService:
 
     def __init__(self, pop_message_processor: PopMessageProcessor,
                  revive_margin_ms: int = ACK_TIME_INTERVAL + SECOND, start_ms=0):
+        check_instance(pop_message_processor, "pop_message_processor", PopMessageProcessor)
+        check_int(revive_margin_ms, "revive_margin_ms", 0)
         self.processor = pop_message_processor
         self.store = pop_message_processor.store
         self.revive_margin_ms = revive_margin_ms
-        self.next_revive_ms = check_time(start_ms, "start_ms") + pop_message_processor.broker_config.revive_interval
+        self.next_revive_ms = (check_schedule_time(start_ms, "start_ms")
+                               + pop_message_processor.broker_config.revive_interval)
         self.revived: list[tuple[float, PopCheckPoint, StoredMessage]] = []
 
     def revive(self, now_ms) -> list[StoredMessage]:
@@ -618,8 +698,8 @@ class PopReviveService:
         return out
 
     def run_due(self, now_ms) -> list[StoredMessage]:
-        """Revive every ``reviveInterval`` (1000 ms)."""
-        check_time(now_ms)
+        """Revive every ``reviveInterval`` (1000 ms); ``|now_ms| <= 2**53``."""
+        check_schedule_time(now_ms)
         if now_ms < self.next_revive_ms:
             return []
         out = self.revive(now_ms)
@@ -648,6 +728,7 @@ class PopProcessQueue:
         self.dropped = False
 
     def inc_found_msg(self, count: int) -> None:
+        check_int(count, "count")
         self.wait_ack_counter += count
 
     def ack(self) -> int:
@@ -658,6 +739,7 @@ class PopProcessQueue:
 
     def dec_found_msg(self, count: int) -> None:
         """Adds ``count`` (Java's addAndGet): callers pass a negative number to decrease."""
+        check_int(count, "count")
         self.wait_ack_counter += count
 
     def get_wai_ack_msg_count(self) -> int:

@@ -32,6 +32,8 @@ from rmqlib.broker.protocol import (
     SubscriptionData,
     check_time,
 )
+from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_methods, check_str, check_str_or_none
+from rmqlib.model import INT_MAX, INT_MIN
 
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000  # DefaultMQPushConsumerImpl.BROKER_SUSPEND_MAX_TIME_MILLIS (sent as suspendTimeoutMillis)
 PULL_BATCH_SIZE = 32  # DefaultMQPushConsumer.pullBatchSize (sent as maxMsgNums)
@@ -66,6 +68,7 @@ _REMARK_OF_STATUS = {status: status.value for status in GetMessageStatus}  # sta
 _SUCCESS = ResponseCode.SUCCESS
 _PULL_NOT_FOUND = ResponseCode.PULL_NOT_FOUND
 _PULL_OFFSET_MOVED = ResponseCode.PULL_OFFSET_MOVED
+_BOOLS = (True, False)
 
 
 @dataclass(eq=False, slots=True)
@@ -99,15 +102,33 @@ class PullMessageRequest:
         if (type(self.queue_offset) is int and self.queue_offset >= 0
                 and type(self.commit_offset) is int and self.commit_offset >= 0
                 and type(self.suspend_timeout_millis) is int and self.suspend_timeout_millis >= 0
-                and type(self.max_msg_nums) is int and self.max_msg_nums >= 1):
-            return  # the common case: plain ints in range pass every check below
+                and type(self.max_msg_nums) is int and self.max_msg_nums >= 1
+                and type(self.queue_id) is int and INT_MIN <= self.queue_id <= INT_MAX
+                and type(self.topic) is str and type(self.consumer_group) is str
+                and type(self.sub_version) is int and type(self.client_id) is str and type(self.channel) is str
+                and (self.sub_expression is SUB_ALL or type(self.sub_expression) is str or self.sub_expression is None)
+                and type(self.opaque) is int and self.has_suspend_flag in _BOOLS
+                and self.has_commit_offset_flag in _BOOLS and self.has_subscription_flag in _BOOLS):
+            return  # the common case: plain values in range pass every check below
         for name in ("queue_offset", "commit_offset", "suspend_timeout_millis"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+                raise (ValueError if type(value) is int else ArgumentTypeError)(
+                    f"{name} must be an int >= 0, got {value!r}")
         if isinstance(self.max_msg_nums, bool) or not isinstance(self.max_msg_nums, int) \
                 or self.max_msg_nums < 1:
-            raise ValueError(f"max_msg_nums must be an int >= 1, got {self.max_msg_nums!r}")
+            raise (ValueError if type(self.max_msg_nums) is int else ArgumentTypeError)(
+                f"max_msg_nums must be an int >= 1, got {self.max_msg_nums!r}")
+        check_int(self.queue_id, "queue_id", INT_MIN, INT_MAX)  # a Java int; the processor answers a bad one
+        check_str(self.consumer_group, "consumer_group", empty=True)
+        check_str(self.topic, "topic", empty=True)
+        check_str_or_none(self.sub_expression, "sub_expression")
+        check_str(self.client_id, "client_id", empty=True)
+        check_str(self.channel, "channel", empty=True)
+        check_int(self.sub_version, "sub_version")
+        check_int(self.opaque, "opaque")
+        for name in ("has_commit_offset_flag", "has_suspend_flag", "has_subscription_flag"):
+            check_bool(getattr(self, name), name)
 
     @property
     def sys_flag(self) -> int:
@@ -149,6 +170,13 @@ class PullMessageProcessor:
 
     def __init__(self, store: MessageStore, hold_service: PullRequestHoldService | None = None,
                  consumer_manager=None, broker_config: BrokerConfig | None = None):
+        check_instance(store, "store", MessageStore)
+        if hold_service is not None:
+            check_instance(hold_service, "hold_service", PullRequestHoldService)
+        if consumer_manager is not None:
+            check_methods(consumer_manager, "consumer_manager", "get_consumer_group_info", "compensate_subscribe_data")
+        if broker_config is not None:
+            check_instance(broker_config, "broker_config", BrokerConfig)
         self.store = store
         self.broker_config = broker_config or store.broker_config
         if hold_service is None:
@@ -167,8 +195,10 @@ class PullMessageProcessor:
         """Answer a pull, or suspend it (returns None) on PULL_NOT_FOUND with the suspend flag."""
         if type(now_ms) is not int:  # a plain int needs no check_time call
             check_time(now_ms)
-        if not isinstance(request, PullMessageRequest):
-            raise ValueError(f"request must be a PullMessageRequest, got {request!r}")
+        if type(request) is not PullMessageRequest:
+            check_instance(request, "request", PullMessageRequest)
+        if broker_allow_suspend is not True and broker_allow_suspend is not False:
+            check_bool(broker_allow_suspend, "broker_allow_suspend")
         store = self.store
         topic, queue_id, queue_offset = request.topic, request.queue_id, request.queue_offset
         read_queue_nums = store.topic_queue_nums.get(topic)  # Java: selectTopicConfig(topic)
@@ -214,6 +244,7 @@ class PullMessageProcessor:
 
     def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
+        check_instance(held, "held", PullRequest)
         response = self.process_request(held.request_command, now_ms, False)  # broker_allow_suspend=False
         self.outbox.append(response)
         return response

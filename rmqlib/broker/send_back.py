@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from rmqlib.checks import ArgumentTypeError, check_int
 from rmqlib.protocol import retry_topic
 
 #: MessageStoreConfig.messageDelayLevel: level k (1-based) waits the k-th of these.
@@ -25,17 +26,22 @@ MAX_DELAY_LEVEL = len(DELAY_LEVEL_MILLIS)
 #: The first retry waits level 3 (10 s): AbstractSendMessageProcessor uses ``3 + reconsumeTimes``.
 FIRST_RETRY_DELAY_LEVEL = 3
 DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
+#: The largest ``max_reconsume_times`` :func:`retry_timeline` lists (one entry per delivery, so this bounds it).
+#: The consumer's own checkConfig allows at most 16 for concurrent consumers by default; 10,000 is far past any use.
+MAX_TIMELINE_RECONSUME_TIMES = 10_000
 
 
 def dlq_topic(consumer_group: str) -> str:
     """``%DLQ%<group>`` (MixAll.java#getDLQTopic)."""
+    if not isinstance(consumer_group, str):
+        raise ArgumentTypeError(f"consumer_group must be str, got {type(consumer_group).__name__}")
     return DLQ_GROUP_TOPIC_PREFIX + consumer_group
 
 
 def delay_level_millis(level: int) -> int:
     """How long a message of delay level ``level`` waits; a level above the last waits the last (2 h)."""
     if isinstance(level, bool) or not isinstance(level, int):
-        raise TypeError(f"level must be an int, got {type(level).__name__}")
+        raise ArgumentTypeError(f"level must be an int, got {type(level).__name__}")
     if level < 1:
         raise ValueError(f"level must be >= 1, got {level}")
     return DELAY_LEVEL_MILLIS[min(level, MAX_DELAY_LEVEL) - 1]
@@ -66,11 +72,12 @@ def consumer_send_msg_back(consumer_group: str, reconsume_times: int, delay_leve
     for name, value in (("reconsume_times", reconsume_times), ("delay_level", delay_level),
                         ("max_reconsume_times", max_reconsume_times)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            raise ArgumentTypeError(f"{name} must be an int, got {type(value).__name__}")
     if reconsume_times < 0 or max_reconsume_times < 0:
         raise ValueError("reconsume_times and max_reconsume_times must be >= 0")
     if not isinstance(consumer_group, str) or not consumer_group:
-        raise ValueError(f"consumer_group must be a non-empty str, got {consumer_group!r}")
+        raise (ValueError if isinstance(consumer_group, str) else ArgumentTypeError)(
+            f"consumer_group must be a non-empty str, got {consumer_group!r}")
     if reconsume_times >= max_reconsume_times or delay_level < 0:
         return SendBack(dlq_topic(consumer_group), reconsume_times + 1, 0, 0)
     level = delay_level or FIRST_RETRY_DELAY_LEVEL + reconsume_times
@@ -90,7 +97,11 @@ def retry_timeline(consumer_group: str, max_reconsume_times: int = 16, delay_lev
 
     The last entry is the dead-letter queue (``topic`` = ``%DLQ%<group>``), reached when the broker
     refuses another retry. ``delay_level`` is what the listener asks for each time (0: the default).
+    ``max_reconsume_times`` may be at most :data:`MAX_TIMELINE_RECONSUME_TIMES` (the list has one entry
+    per delivery).
     """
+    check_int(max_reconsume_times, "max_reconsume_times", 0, MAX_TIMELINE_RECONSUME_TIMES)
+    consumer_send_msg_back(consumer_group, 0, delay_level, max_reconsume_times)  # the other checks, up front
     attempts = [Attempt(0, 0, "the original topic")]
     at, times = 0, 0
     while True:
@@ -104,5 +115,6 @@ def retry_timeline(consumer_group: str, max_reconsume_times: int = 16, delay_lev
 
 
 __all__ = ["DELAY_LEVEL_MILLIS", "DLQ_GROUP_TOPIC_PREFIX", "FIRST_RETRY_DELAY_LEVEL", "MAX_DELAY_LEVEL",
+           "MAX_TIMELINE_RECONSUME_TIMES",
            "MESSAGE_DELAY_LEVEL", "Attempt", "SendBack", "consumer_send_msg_back", "delay_level_millis", "dlq_topic",
            "retry_timeline"]
