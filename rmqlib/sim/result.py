@@ -176,6 +176,18 @@ class SimResult:
         """When a consumer first believed it owned ``queue`` (its ``str``), or None if none ever did."""
         return min((i.start_ms for i in self.ownership.get(queue, ())), default=None)
 
+    def waits_for_owner(self, since_ms: int) -> dict[str, int | None]:
+        """For each queue of the run that no consumer owned at ``since_ms``: how long after ``since_ms`` its
+        next owner took it (None: nobody did before the end). After a topic change, these are the new queues."""
+        waits: dict[str, int | None] = {}
+        for queue in self.queues:
+            spans = self.ownership.get(queue, ())
+            if any(i.start_ms <= since_ms < i.end_ms for i in spans):
+                continue
+            later = [i.start_ms for i in spans if i.start_ms >= since_ms]
+            waits[queue] = min(later) - since_ms if later else None
+        return waits
+
     def unconsumed(self) -> dict[str, int]:
         """Per queue (only those with any), how many stored messages nobody consumed by the end of the run:
         messages on a queue no consumer reads (more write queues than read queues), on a broker that did not

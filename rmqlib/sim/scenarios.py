@@ -111,17 +111,17 @@ def broker_joins(**overrides) -> Scenario:
 
 
 def broker_outage(**overrides) -> Scenario:
-    """broker-b stops at 60 s and starts again at 120 s. Its connections close, so the name server drops it
+    """broker-b stops at 70 s and starts again at 130 s. Its connections close, so the name server drops it
     at once; producers send to broker-a meanwhile; broker-b's queues wait, then come back to the group."""
-    return _build("broker_outage", dict(consumers=_group(4), outages=(BrokerOutage("broker-b", 60_000, 120_000),)),
+    return _build("broker_outage", dict(consumers=_group(4), outages=(BrokerOutage("broker-b", 70_000, 130_000),)),
                   overrides)
 
 
 def broker_vanishes(**overrides) -> Scenario:
-    """broker-b's host vanishes at 60 s (no connection closes) and never comes back: the name server keeps
+    """broker-b's host vanishes at 70 s (no connection closes) and never comes back: the name server keeps
     routing to it until its registration is 120 s old, and the messages it holds stay unconsumed."""
     return _build("broker_vanishes", dict(consumers=_group(4),
-                                          outages=(BrokerOutage("broker-b", 60_000, None, silent=True),)), overrides)
+                                          outages=(BrokerOutage("broker-b", 70_000, None, silent=True),)), overrides)
 
 
 ALL = {f.__name__: f for f in (steady_state, scale_out, scale_in, crash, host_loss, rolling_restart,

@@ -28,6 +28,9 @@ def test_new_queues_wait_for_each_consumers_route_poll_and_then_a_rebalance():
         assert first is not None and min(sightings) <= first <= latest, (queue_id, first)
     assert result.lost == [] and result.unconsumed() == {}
     assert result.offset_violations == []
+    waits = result.waits_for_owner(change)  # the queues nobody owned at the change: exactly the new ones
+    assert sorted(waits) == sorted(q for q in result.queues if "broker-a" in q and int(q[-2]) >= 4)
+    assert all(w == result.first_owned_ms(q) - change for q, w in waits.items())
 
 
 def test_a_stopped_broker_leaves_the_route_at_once_and_its_queues_come_back_with_it():
