@@ -67,6 +67,8 @@ def _cids(value, name: str) -> list[str]:
     for i, cid in enumerate(items):
         if not isinstance(cid, str):
             raise ArgumentTypeError(f"{name}[{i}] must be a str (a client id), got {type(cid).__name__}")
+        if not cid:
+            raise ValueError(f"{name}[{i}] must be a non-empty client id (Java: currentCID is empty)")
     return items
 
 
@@ -272,7 +274,13 @@ def allocate_topics(strategy: AllocateMessageQueueStrategy, topics: Mapping[str,
     queues = {check_str(topic, "topics: a topic name", empty=True): _queues(mqs, f"topics[{topic!r}]")
               for topic, mqs in topics.items()}
     cid_all = _cids(cid_all, "cid_all")
-    return {topic: allocate_group(strategy, mqs, cid_all, consumer_group) for topic, mqs in queues.items()}
+    result = {}
+    for topic, mqs in queues.items():
+        try:
+            result[topic] = allocate_group(strategy, mqs, cid_all, consumer_group)
+        except (TypeError, ValueError) as error:  # say which topic it was
+            raise type(error)(f"topics[{topic!r}]: {error}") from None
+    return result
 
 
 def multi_topic_totals(strategy: AllocateMessageQueueStrategy, topics: Mapping[str, Iterable[MessageQueue]],
@@ -306,6 +314,7 @@ def imbalance_spread(consumers: int, queues: int, vnode_counts: Iterable[int], s
     virtual nodes, summed over ``vnode_counts`` and ``seeds``) at most :data:`MAX_WORK`.
     """
     consumers = check_int(consumers, "consumers", 1, MAX_CONSUMERS)
+    queues = check_int(queues, "queues", 1, MAX_QUEUES)
     vnode_counts = check_each(vnode_counts, "vnode_counts",
                               lambda v, label: check_int(v, label, 0, MAX_VIRTUAL_NODES), max_len=MAX_WORK)
     seeds = check_each(seeds, "seeds", check_int, max_len=MAX_WORK)

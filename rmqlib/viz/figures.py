@@ -100,6 +100,15 @@ def _strategy_name(value, name: str = "strategy") -> str:
     return check_str(value, name, max_len=MAX_VIEW_NAME)
 
 
+def _strategy(value, name: str = "strategy", **options) -> AllocateMessageQueueStrategy:
+    """``strategy_from_name(value, **options)``, its errors naming the argument ``name``."""
+    try:
+        return strategy_from_name(_strategy_name(value, name), **options)
+    except (TypeError, ValueError) as error:
+        text = str(error)
+        raise type(error)(text if text.startswith(name) else f"{name}: {text}") from None
+
+
 # --------------------------------------------------------------------------- helpers
 
 def queue_label(mq: MessageQueue, mq_all: Sequence[MessageQueue] = ()) -> str:
@@ -265,7 +274,7 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     check_str(topic, "topic", max_len=MAX_VIEW_NAME)
     mq_all = spread_queues(queues, brokers, topic)
     cids = make_cids(consumers)
-    strat = strategy_from_name(strategy, virtual_node_cnt=virtual_nodes)
+    strat = _strategy(strategy, virtual_node_cnt=virtual_nodes)
     allocation = allocate_group(strat, mq_all, cids)
     label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
     return allocation_figure(allocation, cids, mq_all, label=label,
@@ -662,9 +671,9 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
         return _message_figure(f"{strategy}: nothing to allocate",
                                f"{missing} in any room: RebalanceImpl skips the topic", meta)
     if strategy == "MACHINE_ROOM":
-        strat = strategy_from_name("MACHINE_ROOM", consumer_idcs=set(consumer_idcs))
+        strat = _strategy("MACHINE_ROOM", consumer_idcs=set(consumer_idcs))
     else:
-        strat = strategy_from_name(strategy, resolver=MappingMachineRoomResolver(broker_rooms, consumer_rooms))
+        strat = _strategy(strategy, resolver=MappingMachineRoomResolver(broker_rooms, consumer_rooms))
     allocation = allocate_group(strat, mq_all, cids)
     fig = machine_room_figure(allocation, mq_all, cids, broker_rooms, consumer_rooms)
     suffix = f" (consumeridcs={sorted(consumer_idcs)})" if strategy == "MACHINE_ROOM" else ""

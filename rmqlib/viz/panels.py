@@ -27,9 +27,10 @@ import plotly.graph_objects as go
 from plotly.utils import PlotlyJSONEncoder
 
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
+from rmqlib.strategies import PrefixMachineRoomResolver
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_RING_POINTS,
-    MAX_VIEW_ROOM_BROKERS, MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list,
+    MAX_VIEW_ROOM_BROKERS, MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list, _strategy,
     allocation_view, machine_room_view, ring_view,
 )
 
@@ -176,11 +177,13 @@ class Panel:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
-def _slider(label: str, value: int, lo: int, hi: int) -> widgets.IntSlider:
+def _slider(label: str, value: int, lo: int, hi: int, names: str | None = None) -> widgets.IntSlider:
+    """An IntSlider; ``names`` (default ``label``) says which arguments gave ``value`` and ``hi`` in an error."""
     check_str(label, "label")
-    value, lo, hi = check_int(value, label), check_int(lo, f"{label} minimum"), check_int(hi, f"{label} maximum")
+    names = names or label
+    value, lo, hi = check_int(value, names), check_int(lo, f"{names} minimum"), check_int(hi, f"{names} maximum")
     if not lo <= value <= hi:
-        raise ValueError(f"{label}: value {value} outside {lo}..{hi}")
+        raise ValueError(f"{names}: {label} value {value} outside {lo}..{hi}")
     return widgets.IntSlider(value=value, min=lo, max=hi, step=1, description=label, continuous_update=False,
                              style={"description_width": "initial"})
 
@@ -201,14 +204,14 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
         raise ValueError("strategies must name at least one strategy")
     for name in strategies:
         if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
-            raise ValueError(f"allocation_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
+            raise ValueError(f"strategies: allocation_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
     controls = {
         "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy"),
-        "queues": _slider("queues", queues, 1, max_queues),
-        "consumers": _slider("consumers", consumers, 1, max_consumers),
+        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
+        "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
     }
     if "CONSISTENT_HASH" in strategies:
-        controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100)
+        controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100, "virtual_nodes")
     # the most consumer rows, traces and legend entries these sliders allow
     return Panel(allocation_view, controls, largest=allocation_view(strategies[0], max_queues, max_consumers))
 
@@ -230,9 +233,10 @@ def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max
         raise ValueError(f"max_virtual_nodes: {max_consumers} consumers x {max_virtual_nodes} virtual nodes is more "
                          f"than {MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
     controls = {
-        "consumers": _slider("consumers", consumers, 1, max_consumers),
-        "queues": _slider("queues", queues, 1, max_queues),
-        "virtual_nodes": _slider("virtual nodes", virtual_nodes, 0, max_virtual_nodes),
+        "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
+        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
+        "virtual_nodes": _slider("virtual nodes", virtual_nodes, 0, max_virtual_nodes,
+                                 "virtual_nodes and max_virtual_nodes"),
     }
     return Panel(ring_view, controls)
 
@@ -255,15 +259,18 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
     strategies = _str_list(strategies, "strategies", max_len=8)
     if not strategies:
         raise ValueError("strategies must name at least one strategy")
+    for i, name in enumerate(strategies):  # an unknown name is refused now, not drawn as an error later
+        _strategy(name, f"strategies[{i}]", consumer_idcs=set(), resolver=PrefixMachineRoomResolver("-"))
     controls: dict[str, widgets.ValueWidget] = {
         "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy",
                                      layout=widgets.Layout(width="auto")),
-        "queues_per_broker": _slider("queues per broker", queues_per_broker, 1, 8),
+        "queues_per_broker": _slider("queues per broker", queues_per_broker, 1, 8, "queues_per_broker"),
         "consumer_idcs": widgets.SelectMultiple(options=rooms, value=rooms[:1], description="consumer idcs", rows=3),
     }
-    for room, b, c in zip(rooms, brokers, consumers):
-        controls[f"brokers_{room}"] = _slider(f"{room} brokers", b, 0, max_brokers)
-        controls[f"consumers_{room}"] = _slider(f"{room} consumers", c, 0, max_consumers)
+    for i, (room, b, c) in enumerate(zip(rooms, brokers, consumers)):
+        controls[f"brokers_{room}"] = _slider(f"{room} brokers", b, 0, max_brokers, f"brokers[{i}] and max_brokers")
+        controls[f"consumers_{room}"] = _slider(f"{room} consumers", c, 0, max_consumers,
+                                                f"consumers[{i}] and max_consumers")
 
     def combine(params: dict) -> dict:
         return {"strategy": params["strategy"], "queues_per_broker": params["queues_per_broker"],

@@ -143,7 +143,7 @@ def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_m
     buttons call. ``max_messages`` is at most :data:`MAX_VIEW_MESSAGES` (100); ``seed`` in 0..20 (the
     slider's range); ``slow`` -1 or an index below ``max_messages``."""
     max_messages = check_int(max_messages, "max_messages", 1, MAX_VIEW_MESSAGES)
-    messages = check_int(messages, "messages", 1, max_messages)
+    messages = check_int(messages, "messages (at most max_messages)", 1, max_messages)
     seed = check_int(seed, "seed", 0, 20)
     slow = check_int(slow, "slow", -1, max_messages - 1)
     controls = {

@@ -36,8 +36,9 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_str
+from rmqlib.strategies import PrefixMachineRoomResolver
 from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, _str_list, allocation_view,
+    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, _str_list, _strategy, allocation_view,
     machine_room_view, ring_view,
 )
 from rmqlib.viz.panels import blank_trace
@@ -124,7 +125,7 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
         raise ValueError("steps must hold at least one (value, figure) pair")
     values = [value for value, _ in steps]
     if len(set(map(str, values))) != len(values):
-        raise ValueError(f"slider values must be distinct, got {values}")
+        raise ValueError(f"steps: slider values must be distinct, got {values}")
     if active is None:
         active = values[0]
     if active not in values:
@@ -167,6 +168,8 @@ def _counts(values: Iterable[int], name: str, minimum: int, maximum: int, steps:
     counts = check_each(values, name, lambda v, label: check_int(v, label, minimum, maximum), max_len=steps)
     if not counts:
         raise ValueError(f"{name} must hold at least one count")
+    if len(set(counts)) != len(counts):
+        raise ValueError(f"{name} must not repeat a count (one slider step each), got {counts}")
     return counts
 
 
@@ -233,7 +236,9 @@ def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGI
     Steps are labelled without the ``MACHINE_ROOM_NEARBY-`` prefix (``NEARBY-AVG``), so the labels fit.
     At most 8 strategies; rooms, brokers and consumers as in :func:`~rmqlib.viz.machine_room_view`.
     """
-    strategies = _str_list(strategies, "strategies", max_len=8)
+    strategies = _str_list(strategies, "strategies", max_len=8, distinct=True)
+    for i, name in enumerate(strategies):
+        _strategy(name, f"strategies[{i}]", consumer_idcs=set(), resolver=PrefixMachineRoomResolver("-"))
     if initial is not None:
         check_str(initial, "initial")
     if not strategies:

@@ -324,10 +324,10 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
     title = _title(title)
     if not rows:
         raise ValueError("rows is empty: run a sweep first")
-    for col in (x, y) + ((group,) if group else ()):
+    for arg, col in (("x", x), ("y", y)) + ((("group", group),) if group else ()):
         for i, row in enumerate(rows):
             if col not in row:
-                raise ValueError(f"rows[{i}] has no column {col!r} (it has {sorted(map(str, row))})")
+                raise ValueError(f"{arg}: no column {col!r} in rows[{i}] (it has {sorted(map(str, row))})")
     values = sweep_values(rows, x, y, group)
     stats = sweep_stats(rows, x, y, group)
     colors = consumer_colors([str(g) for g in values])
