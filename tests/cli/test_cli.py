@@ -91,3 +91,53 @@ def test_simulate_prints_the_summary_of_a_ready_made_scenario(capsys):
 def test_simulate_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and names in err
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["allocate", "--strategy", "MACHINE_ROOM_NEARBY-" * 2000 + "AVG"], "--strategy"),
+    (["allocate", "--strategy", "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "at most 8"),
+    (["allocate", "--strategy", "CONFIG", "--config-queues", "a:99999999999"], "--config-queues"),
+    (["allocate", "--strategy", "CONFIG", "--config-queues", "a:²"], "--config-queues"),
+    (["allocate", "--brokers", "a,a"], "--brokers"),
+    (["allocate", "--consumers", "10000000"], "--consumers"),
+    (["allocate", "--consumers", "١٢"], "--consumers"),
+    (["allocate", "--queues-per-broker", "1000000000"], "--queues-per-broker"),
+    (["allocate", "--queues-per-broker", "60000", "--brokers", "a,b"], "--queues-per-broker"),
+    (["allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "100000000"], "--virtual-nodes"),
+    (["allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "10000", "--consumers", "101"],
+     "--virtual-nodes"),
+    (["allocate", "--room-separator", ""], "--room-separator"),
+    (["allocate", "--topic", "t" * 128], "--topic"),
+    (["allocate", "unexpected\nsecond line"], "unexpected"),
+    (["simulate", "crash", "--set", "long_polling=no"], "long_polling"),
+    (["simulate", "crash", "--set", "produce_rate_per_queue=inf"], "produce_rate_per_queue"),
+    (["simulate", "crash", "--set", "duration_ms=1e3"], "duration_ms"),
+    (["simulate", "crash", "--set", "brokers=a"], "brokers"),
+    (["simulate", "crash", "--set", "strategy=" + "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "strategy"),
+    (["simulate", "crash", "--set", "drain_ms=99999999999999"], "drain_ms"),
+    (["simulate", "crash", "--seed", "9" * 30], "--seed"),
+])
+def test_hardening_bad_input_prints_one_line_naming_the_flag(capsys, argv, names):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and names in err and "Traceback" not in err
+
+
+def test_set_booleans_parse_only_true_and_false(capsys):
+    span = ["--set", "duration_ms=30000", "--set", "drain_ms=1000", "--json"]
+    code, on, _ = run(capsys, "simulate", "steady_state", *span, "--set", "long_polling=True")
+    assert code == 0
+    code, off, _ = run(capsys, "simulate", "steady_state", *span, "--set", "long_polling=FALSE")
+    assert code == 0 and json.loads(on) != json.loads(off)  # polling differs, so does the run
+    code, _, err = run(capsys, "simulate", "steady_state", *span, "--set", "long_polling=no")
+    assert code == 2 and "expected true or false" in err
+
+
+def test_largest_group_answers_and_help_states_the_limits(capsys):
+    code, out, _ = run(capsys, "allocate", "--consumers", "100000")
+    assert code == 0 and len(out.splitlines()) == 100_003
+    with pytest.raises(SystemExit):
+        main(["allocate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for limit in ("100,000 consumers", "100,000 queues", "10,000 virtual nodes", "1,000,000 ring points"):
+        assert limit in text

@@ -21,6 +21,9 @@ from rmqlib.viz import (
     moved_queues_figure, multi_topic_figure, queues_per_consumer_figure, ring_figure, ring_panel,
     ring_view, update_in_place,
 )
+from rmqlib.viz import (  # noqa: E402
+    allocation_frames_figure, process_queue_view,
+)
 
 
 def _plotted(fig):
@@ -288,3 +291,57 @@ def test_allocation_panel_starts_with_every_trace_slot_it_can_need():
     for consumers in (16, 1, 9):
         panel.sliders["consumers"].value = consumers
     assert not added and len(panel.figure.data) == slots
+
+
+# --------------------------------------------------------------------------- hardening: limits and bad input
+
+def _stopwatch(fn, *args, **kwargs):
+    import time
+    start = time.perf_counter()
+    fig = fn(*args, **kwargs)
+    return fig, time.perf_counter() - start
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: spread_queues(3, []), "brokers"),
+    (lambda: spread_queues(3, ["a", "a"]), "brokers"),
+    (lambda: allocation_view(brokers=()), "brokers"),
+    (lambda: imbalance_spread(3, 6, [1], brokers=[]), "brokers"),
+    (lambda: random_cids(float("nan"), 1), "count"),
+    (lambda: imbalance_vs_vnodes_figure(vnode_counts=[]), "vnode_counts"),
+    (lambda: imbalance_vs_vnodes_figure(seeds=[]), "seeds"),
+    (lambda: machine_room_view(brokers=(1, 1)), "brokers"),
+    (lambda: machine_room_view(consumers=(-2, 1, 0)), "consumers"),
+    (lambda: machine_room_panel(strategies=[]), "strategies"),
+    (lambda: ring_view(4, 16, 100000), "virtual_nodes"),
+    (lambda: ring_view(64, 16, 100), "5000"),
+    (lambda: moved_queues_figure(max_consumers=1000), "max_consumers"),
+    (lambda: allocation_frames_figure(consumer_counts=range(1, 201)), "consumer_counts"),
+    (lambda: allocation_frames_figure(consumer_counts=[1, 1]), "consumer_counts"),
+    (lambda: process_queue_view(messages=10000, step=5000), "messages"),
+    (lambda: ring_panel(max_consumers=65), "max_consumers"),
+    (lambda: allocation_panel(["AVG"], max_queues=257), "max_queues"),
+    (lambda: allocation_panel(["AVG"], consumers=5, max_consumers=4), "max_consumers"),
+])
+def test_bad_or_oversized_view_arguments_are_refused_by_name(call, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        call()
+
+
+@pytest.mark.parametrize("fn, args", [
+    (allocation_view, ("CONSISTENT_HASH", 256, 64, 1000)),
+    (ring_view, (5, 256, 1000)),
+    (moved_queues_figure, (256, 128, 10)),
+    (machine_room_view, ("MACHINE_ROOM_NEARBY-CONSISTENT_HASH", (8,) * 6, (16,) * 6, 16, ("IDC1",),
+                         tuple(f"R{i}" for i in range(6)))),
+    (process_queue_view, (100, 0, 50)),
+])
+def test_views_at_their_limits_build_in_about_a_second(fn, args):
+    fig, seconds = _stopwatch(fn, *args)
+    assert isinstance(fig, go.Figure) and seconds < 3  # about 0.1-0.5 s here; 3 s leaves room for a slow runner
+
+
+def test_panels_at_their_largest_sliders_still_build():
+    panel = ring_panel(max_consumers=64, max_virtual_nodes=78)
+    panel.controls["consumers"].value, panel.controls["virtual_nodes"].value = 64, 78
+    assert panel.error is None and sum(panel.figure.layout.meta["vnodes"].values()) <= 64 * 78
