@@ -840,6 +840,7 @@ class Simulation:
         self.broker_names = list(scenario.brokers)
         self.namesrv = RouteInfoManager()
         self.route_queues: dict[str, dict[MessageQueue, None]] = defaultdict(dict)  # every queue a route held
+        self.routed: dict[str, list[list]] = defaultdict(list)  # queue -> [start, end or None] while in the route
         self.publish_view: dict[str, list[MessageQueue]] = {}  # the producers' write queues, per topic
         self.publish_version = 0
         self.brokers = {name: SimBroker(self, name) for name in scenario.all_brokers}
@@ -897,10 +898,20 @@ class Simulation:
         return [] if route is None else topic_route_data_to_publish_info(topic, route)
 
     def note_routes(self) -> None:
-        """Remember every queue the name server's routes have held (the result lists them all)."""
+        """Remember every queue the name server's routes have held (the result lists them all), and when
+        each one was in a route."""
+        now = int(self.env.now)
         for topic in self.scenario.topics:
-            for mq in self.route(topic) or ():
+            current = set(self.route(topic) or ())
+            for mq in current:
                 self.route_queues[topic].setdefault(mq)
+            for mq in self.route_queues[topic]:
+                spans = self.routed[str(mq)]
+                open_now = bool(spans) and spans[-1][1] is None
+                if mq in current and not open_now:
+                    spans.append([now, None])
+                elif mq not in current and open_now:
+                    spans[-1][1] = now
 
     def take_publish_routes(self) -> None:
         """The producers' route poll (they share one view): take the name server's write queues."""
@@ -1224,6 +1235,8 @@ class Simulation:
             load={cid: _series(self.load.get(cid, {})) for cid in self.consumers}, load_bucket_ms=LOAD_BUCKET_MS,
             event_log=self.event_log, offset_violations=self.offset_violations,
             queues=queues, counters=dict(self.counters), wall_seconds=time.perf_counter() - wall,
+            routed={queue: [(start, end if end is not None else sc.end_ms) for start, end in spans]
+                    for queue, spans in self.routed.items()},
             stored={str(MessageQueue(topic, broker.name, queue_id)): broker.store.get_max_offset(topic, queue_id)
                     for broker in self.brokers.values() for topic in sc.topics
                     for queue_id in range(broker.store.topic_queue_nums.get(topic, 0))})

@@ -156,6 +156,7 @@ class SimResult:
     counters: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
     stored: dict[str, int] = field(default_factory=dict)  # per queue of the scenario's topics: messages it holds
+    routed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # per queue: when a route listed it
 
     @cached_property
     def events(self) -> list[Event]:
@@ -201,25 +202,32 @@ class SimResult:
     def pauses(self, min_ms: int = 0) -> dict[str, list[tuple[int, int]]]:
         """Per queue, the stretches with no live consumer believing it owns the queue.
 
-        Counted from the queue's first owner, or from when producers start if
-        that is later (a gap before any message flows delays nothing), to the
+        Counted while the name server's route lists the queue (``routed``; a queue it dropped has nothing
+        to wait for) and producers have started, from the queue's first owner (a group that is starting up
+        is not paused) or, for a queue that joined the route during the run, from when it joined; to the
         end of the run. Stretches shorter than ``min_ms`` are left out.
         """
         end, since = self.scenario.end_ms, self.scenario.produce_start_ms
         result = {}
         for queue in self.queues:
             spans = sorted((i.start_ms, i.end_ms) for i in self.ownership.get(queue, ()))
+            routed = self.routed.get(queue) or [(0, end)]
+            joined = routed[0][0]
             gaps = []
             if spans:
                 covered_to = spans[0][1]
+                if joined > 0 and spans[0][0] > joined:
+                    gaps.append((joined, spans[0][0]))
                 for start, stop in spans[1:]:
                     if start > covered_to:
                         gaps.append((covered_to, start))
                     covered_to = max(covered_to, stop)
                 if covered_to < end:
                     gaps.append((covered_to, end))
-            gaps = [(max(a, since), b) for a, b in gaps if b > since]
-            result[queue] = [(a, b) for a, b in gaps if b - a >= min_ms]
+            elif joined > 0:
+                gaps.append((joined, end))
+            gaps = [(max(a, lo, since), min(b, hi)) for a, b in gaps for lo, hi in routed]
+            result[queue] = [(a, b) for a, b in gaps if b > a and b - a >= min_ms]
         return result
 
     def total_pause_ms(self, min_ms: int = 0) -> int:

@@ -108,3 +108,17 @@ def test_route_change_runs_are_deterministic():
 def test_bad_route_changes_are_refused_naming_the_field(changes, field):
     with pytest.raises(ValueError, match=f"Scenario.{field}"):
         Scenario(**changes)
+
+
+def test_a_pause_counts_only_while_the_route_lists_the_queue():
+    grown = simulate(scenarios.topic_grows(produce_rate_per_queue=2.0), seed=0)
+    change = grown.scenario.topic_changes[0].at_ms
+    for queue, wait in grown.waits_for_owner(change).items():  # a new queue is paused from the change to its owner
+        assert grown.pauses()[queue][0] == (change, change + wait)
+    down = simulate(scenarios.broker_outage(produce_rate_per_queue=2.0), seed=0)
+    outage = down.scenario.outages[0]
+    for queue, gaps in down.pauses().items():
+        if "broker-b" in queue and "TopicTest" in queue:
+            assert gaps and all(not (outage.down_ms < a < outage.up_ms) for a, _ in gaps), (queue, gaps)
+            assert gaps[0][0] == outage.up_ms  # back in the route, waiting for its next owner
+            assert down.routed[queue] == [(0, outage.down_ms), (outage.up_ms, down.scenario.end_ms)]
