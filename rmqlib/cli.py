@@ -247,7 +247,11 @@ def _allocate(args) -> str:
         raise UsageError(f"rmqlib allocate: --strategy: {error}") from None
     mqs = make_queues(args.topic, args.brokers, args.queues_per_broker)
     cids = args.cids if args.cids is not None else make_cids(consumers)
-    allocation = allocate_group(strategy, mqs, cids, args.group)
+    try:
+        allocation = allocate_group(strategy, mqs, cids, args.group)
+    except ValueError as error:  # what the strategy itself refuses, as Java would throw it
+        text = str(error).replace("consumer_idcs is not set", "--consumer-idcs is not set")
+        raise UsageError(f"rmqlib allocate: {text}") from None
     if args.json:
         return json.dumps({
             "strategy": strategy.name, "topic": args.topic, "consumerGroup": args.group,
