@@ -10,8 +10,8 @@ order (``make_cids(n)``) and consumer ``i`` keeps its colour across figures.
 
 Limits: the ``*_view`` functions, the sweeps and the panels built on them refuse sizes past the
 ``MAX_VIEW_*`` constants below with a ValueError naming the argument and the limit. Each limit is
-about the largest figure that builds in well under a second here (measured with a stopwatch on the
-development machine, Python side) and that a browser still draws without a pause; the figure
+about the largest figure that builds in well under a second here and that headless Chromium draws
+(``Plotly.newPlot``) in under a second, both measured on the development machine; the figure
 builders that take ready-made results (``allocation_figure``, ...) draw what they are given.
 """
 
@@ -38,11 +38,13 @@ from rmqlib.viz.style import house_style, plain_title, retitle, styled_figure
 
 RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
 
-# Largest views (see the module docstring). Python-side build times at these sizes, measured here:
-# allocation_view(256 queues, 64 consumers) 0.05 s; ring_view at 5,000 ring points 0.1 s (100,000 took
-# 12.7 s); moved_queues_figure(256 queues, 128 consumers, 10 vnodes) 0.5 s; machine_room_view at 6 rooms
-# x 8 brokers x 16 queues and 16 consumers a room 0.2 s.
-MAX_VIEW_QUEUES = 256
+# Largest views (see the module docstring). Build time in Python / first draw in headless Chromium at
+# these sizes (best of three; the machine was shared, single runs took up to twice as long), measured here:
+# allocation_view(64 queues, 64 consumers) 0.03 s / 0.36 s (128 queues drew in 0.84 to 1.6 s, 256 in 3 to
+# 4.5 s: a tick label a queue); ring_view at 5,000 ring points 0.1 s / 0.57 s (100,000 took 12.7 s to build);
+# moved_queues_figure(64 queues, 128 consumers, 10 vnodes) 0.3 s / 0.06 s; machine_room_view at 6 rooms x
+# 8 brokers x 16 queues and 16 consumers a room 0.2 s / 0.3 s.
+MAX_VIEW_QUEUES = 64
 """Most queues an allocation, ring or moved-queues view draws."""
 MAX_VIEW_CONSUMERS = 64
 """Most consumers an allocation or ring view draws (one row or colour each)."""
@@ -263,7 +265,7 @@ def allocation_view(strategy: str = "AVG", queues: int = 8, consumers: int = 3, 
     ``strategy`` is a Java strategy name (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH).
     Queue ``k`` lives on broker ``k % len(brokers)``; consumers are ``make_cids(consumers)``.
 
-    Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (256), ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64),
+    Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (64), ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64),
     ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000); larger raise ValueError.
     """
     _strategy_name(strategy)
@@ -369,7 +371,7 @@ def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
               brokers: Sequence[str] = ("broker-a", "broker-b"), topic: str = "TopicTest") -> go.Figure:
     """The ring panel's pure function.
 
-    Limits: ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64), ``queues`` 1..:data:`MAX_VIEW_QUEUES` (256),
+    Limits: ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64), ``queues`` 1..:data:`MAX_VIEW_QUEUES` (64),
     ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000) and ``consumers`` x ``virtual_nodes`` at most
     :data:`MAX_VIEW_RING_POINTS` (5,000); larger raise ValueError.
     """
@@ -437,7 +439,7 @@ def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes
 
     The dotted line is the least any strategy must move: the newcomer's fair share, ``queues // (c+1)``.
 
-    Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (256), ``max_consumers`` 1..:data:`MAX_VIEW_SCALE_OUT` (128),
+    Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (64), ``max_consumers`` 1..:data:`MAX_VIEW_SCALE_OUT` (128),
     ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000), and the rings built for every step
     (``max_consumers`` squared x ``virtual_nodes``, about) at most :data:`MAX_VIEW_SCALE_OUT_POINTS` points
     (200,000); larger raise ValueError.

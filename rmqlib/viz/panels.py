@@ -193,7 +193,7 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
                      virtual_nodes: int = 10) -> Panel:
     """Strategy dropdown + "queues" and "consumers" sliders over :func:`allocation_view`.
 
-    ``max_queues`` is at most :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (256) and ``max_consumers`` at most
+    ``max_queues`` is at most :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (64) and ``max_consumers`` at most
     :data:`~rmqlib.viz.figures.MAX_VIEW_CONSUMERS` (64): the largest figure a slider can then ask for draws in
     well under a second. Larger raise ValueError.
     """
@@ -221,7 +221,7 @@ def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max
     """"consumers", "queues" and "virtual nodes" sliders over :func:`ring_view`.
 
     ``max_consumers`` at most :data:`~rmqlib.viz.figures.MAX_VIEW_CONSUMERS` (64), ``max_queues`` at most
-    :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (256), ``max_virtual_nodes`` at most
+    :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (64), ``max_virtual_nodes`` at most
     :data:`~rmqlib.viz.figures.MAX_VIEW_VIRTUAL_NODES` (1,000), and ``max_consumers`` x ``max_virtual_nodes``
     at most :data:`~rmqlib.viz.figures.MAX_VIEW_RING_POINTS` (5,000), so that every slider position draws.
     Larger raise ValueError.

@@ -91,7 +91,7 @@ strategies_ = st.sampled_from([
                                                                           PrefixMachineRoomResolver("-"))])
 names = st.sampled_from(["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "MACHINE_ROOM_NEARBY-AVG", "MACHINE_ROOM",
                          "NOPE", ""])
-counts = st.one_of(st.integers(-2, 20), st.sampled_from([0, 64, 65, 256, 257, 1000, 10**5, 10**8]))
+counts = st.one_of(st.integers(-2, 20), st.sampled_from([0, 64, 65, 128, 129, 1000, 10**5, 10**8]))
 count_lists = st.one_of(st.lists(counts, max_size=6), st.just(range(1, 201)), st.just([]))
 brokers = st.one_of(st.lists(st.sampled_from(["broker-a", "broker-b", "c", ""]), max_size=3), st.just("ab"))
 room_counts = st.lists(st.integers(-2, 20), max_size=4)

@@ -320,7 +320,7 @@ def _stopwatch(fn, *args, **kwargs):
     (lambda: allocation_frames_figure(consumer_counts=[1, 1]), "consumer_counts"),
     (lambda: process_queue_view(messages=10000, step=5000), "messages"),
     (lambda: ring_panel(max_consumers=65), "max_consumers"),
-    (lambda: allocation_panel(["AVG"], max_queues=257), "max_queues"),
+    (lambda: allocation_panel(["AVG"], max_queues=65), "max_queues"),
     (lambda: allocation_panel(["AVG"], consumers=5, max_consumers=4), "max_consumers"),
 ])
 def test_bad_or_oversized_view_arguments_are_refused_by_name(call, name):
@@ -329,12 +329,12 @@ def test_bad_or_oversized_view_arguments_are_refused_by_name(call, name):
 
 
 @pytest.mark.parametrize("fn, args", [
-    (allocation_view, ("CONSISTENT_HASH", 256, 64, 1000)),
-    (ring_view, (5, 256, 1000)),
-    (moved_queues_figure, (256, 128, 10)),
+    (allocation_view, ("CONSISTENT_HASH", 64, 64, 1000)),
+    (ring_view, (5, 64, 1000)),
+    (moved_queues_figure, (64, 128, 10)),
     (machine_room_view, ("MACHINE_ROOM_NEARBY-CONSISTENT_HASH", (8,) * 6, (16,) * 6, 16, ("IDC1",),
                          tuple(f"R{i}" for i in range(6)))),
-    (process_queue_view, (100, 0, 50)),
+    (process_queue_view, (64, 0, 50)),
 ])
 def test_views_at_their_limits_build_in_about_a_second(fn, args):
     fig, seconds = _stopwatch(fn, *args)
