@@ -38,11 +38,11 @@ def utf16_key(s: str) -> bytes:
 def java_sorted_cids(cids: Iterable[str]) -> list[str]:
     """Client ids sorted like Java ``Collections.sort(cidAll)`` in RebalanceImpl."""
     if isinstance(cids, (str, bytes)) or not isinstance(cids, Iterable):
-        raise ArgumentTypeError(f"cid_all must be a sequence of client ids, got {type(cids).__name__}")
+        raise ArgumentTypeError(f"cids (cid_all) must be a sequence of client ids, got {type(cids).__name__}")
     cids = list(cids)
     for cid in cids:
         if not isinstance(cid, str):
-            raise ArgumentTypeError(f"cid_all: client ids must be str, got {type(cid).__name__}")
+            raise ArgumentTypeError(f"cids (cid_all): client ids must be str, got {type(cid).__name__}")
     return sorted(cids, key=utf16_key)
 
 
@@ -142,9 +142,9 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
     asks only ``a < b``, which here is Java's ``compareTo(a, b) < 0``.
     """
     if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
-        raise ArgumentTypeError(f"mq_all must be a collection of MessageQueue, got {type(mqs).__name__}")
+        raise ArgumentTypeError(f"mqs (mq_all) must be a collection of MessageQueue, got {type(mqs).__name__}")
     mqs = list(mqs)
     for mq in mqs:
         if not isinstance(mq, MessageQueue):
-            raise ArgumentTypeError(f"mq_all: elements must be MessageQueue, got {type(mq).__name__}")
+            raise ArgumentTypeError(f"mqs (mq_all): elements must be MessageQueue, got {type(mq).__name__}")
     return sorted(mqs)

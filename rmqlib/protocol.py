@@ -110,6 +110,8 @@ class SubscriptionData:
     @classmethod
     def build(cls, topic: str, sub_string: str | None = SUB_ALL, now_ms: int = 0) -> SubscriptionData:
         """FilterAPI.buildSubscriptionData: parse ``sub_string``, version it ``now_ms``."""
+        if type(now_ms) is not int:
+            check_int(now_ms, "now_ms")
         return cls(topic, SUB_ALL if sub_string is None else sub_string, now_ms)
 
     def matches(self, tags: str | None) -> bool:

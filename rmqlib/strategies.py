@@ -81,6 +81,9 @@ class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
     def _check_group(self, mq_all, cid_all, consumer_group="") -> None:
         """``check`` as it goes for a member: the whole-group views need the same errors."""
         _check_types(None, None, cid_all, consumer_group)
+        if cid_all and not all(cid_all):
+            # allocate() for that member would raise "current_cid is empty"; the group view says which list
+            raise ValueError("cid_all holds an empty client id (current_cid is empty for that member)")
         if cid_all:
             self.check(consumer_group, cid_all[0], mq_all, cid_all)
         else:
@@ -197,8 +200,15 @@ class AllocateMessageQueueByConfig(AbstractAllocateMessageQueueStrategy):
 
     def set_message_queue_list(self, message_queue_list: Sequence[MessageQueue] | None) -> None:
         if message_queue_list is not None:
-            _check_types(None, message_queue_list, None)
+            if isinstance(message_queue_list, (str, bytes, MessageQueue)) or not isinstance(message_queue_list,
+                                                                                              Iterable):
+                raise ArgumentTypeError(f"message_queue_list must be a list of MessageQueue, "
+                                        f"got {type(message_queue_list).__name__}")
             message_queue_list = list(message_queue_list)
+            for mq in message_queue_list:
+                if not isinstance(mq, MessageQueue):
+                    raise ArgumentTypeError(f"message_queue_list elements must be MessageQueue, "
+                                            f"got {type(mq).__name__}")
         self.message_queue_list = message_queue_list
 
     def allocate(self, consumer_group, current_cid, mq_all, cid_all):

@@ -283,7 +283,8 @@ class MessageStore:
         cq = self._queue(topic, queue_id)
         check_non_negative_int(new_min_offset, "new_min_offset")
         if new_min_offset > cq.max_offset:
-            raise ValueError(f"new_min_offset {new_min_offset} is past max offset {cq.max_offset}")
+            raise ValueError(f"new_min_offset {new_min_offset} is past max offset {cq.max_offset} "
+                             f"of topic {topic!r} queue_id {queue_id}")
         drop = max(0, new_min_offset - cq.min_offset)
         if drop:
             del cq.entries[:drop]

@@ -258,6 +258,8 @@ class QueryAssignmentProcessor:
         if pop_share_queue_num <= 0 or pop_share_queue_num >= len(cid_all) - 1:
             return [MessageQueue(mq.topic, mq.broker_name, -1) for mq in mq_all]
         if len(cid_all) <= len(mq_all):
+            if not client_id:  # the strategy's own check would call it current_cid
+                raise ValueError("client_id is empty (Java: currentCID is empty)")
             result = list(fn(consumer_group, client_id, mq_all, cid_all))
             if client_id in cid_all:
                 index = cid_all.index(client_id)
@@ -266,7 +268,7 @@ class QueryAssignmentProcessor:
                     result.extend(fn(consumer_group, cid_all[index], mq_all, cid_all))
             return result
         if not client_id or not client_id.strip():
-            raise ValueError("current_cid is empty")
+            raise ValueError("client_id is empty (Java: currentCID is empty)")
         if not mq_all:
             raise ValueError("mq_all is null or mq_all empty")
         if not cid_all:

@@ -23,7 +23,8 @@ def _mqs(mqs) -> frozenset:
         raise ArgumentTypeError(f"mqs must be a set of MessageQueue, got {type(mqs).__name__}")
     out = frozenset(mqs)
     for mq in out:
-        _mq(mq)
+        if not isinstance(mq, MessageQueue):
+            raise ArgumentTypeError(f"mqs must hold MessageQueue, got {type(mq).__name__}")
     return out
 
 #: Broker-side lock expiry (broker/.../client/rebalance/RebalanceLockManager.java;

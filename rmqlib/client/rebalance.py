@@ -145,7 +145,7 @@ class RebalanceImpl:
             check_methods(rebalance_service, "rebalance_service", "rebalance_later", "wakeup")
         check_callable(message_queue_listener, "message_queue_listener", none=True)
         check_callable(step_listener, "step_listener", none=True)
-        check_time(now_ms)
+        check_int(now_ms, "now_ms")  # also the retry topic subscription's version
         self.consumer_group = consumer_group
         self.client_id = client_id
         self.api = api
@@ -177,6 +177,8 @@ class RebalanceImpl:
     def subscribe(self, topic: str, sub_expression: str = "*", now_ms: int = 0) -> None:
         """Subscribe to a topic (DefaultMQPushConsumerImpl#subscribe)."""
         check_int(now_ms, "now_ms")  # it becomes the subscription's version
+        if sub_expression is not None and not isinstance(sub_expression, str):
+            raise ArgumentTypeError(f"sub_expression must be a str or None, got {type(sub_expression).__name__}")
         self.subscription_inner[topic] = SubscriptionData.build(topic, sub_expression, now_ms)
 
     def unsubscribe(self, topic: str) -> None:
