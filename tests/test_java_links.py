@@ -1,0 +1,323 @@
+"""The real code one click away: a section that names a Java class links to its file, at a line.
+
+For every chapter, the markdown is cut into sections (a section starts at a line beginning with
+``# `` or ``## ``, outside fenced code, and runs across cells to the next such line). Every backticked
+mention of a RocketMQ class the book models (`` `ProcessQueue` ``, `` `RebalanceImpl.doRebalance` ``,
+`` `MQClientInstance#rebalanceLater` ``, `` `client/.../PullRequest.java` ``) needs, in the same section,
+a permalink to that class's ``.java`` file at the pinned commit with a ``#L<line>`` anchor.
+
+Exempt: the chapter table of the preface's "Reading the book" (its rows only), the glossary (a
+table whose every row links its file), and the "Summary" and "Exercises" sections, which restate.
+
+When the RocketMQ git repository is on this machine (``ROCKETMQ_GIT``, by default the mirror at
+``/work/.mirror/apache+rocketmq/repo``), the anchors are also checked against the source: a link whose
+text is a class names the line declaring it, one whose text is ``Class.member`` the line declaring
+the member.
+"""
+
+import json
+import os
+import re
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+JAVA_COMMIT = "8fc57f1468d182eea11c01e089c0250d647dc5f3"  # as in test_notebooks_hygiene.py
+GLOSSARY = "14_glossary_and_further_reading.ipynb"
+RESTATING = ("## Summary", "## Exercises")
+
+_C = "client/src/main/java/org/apache/rocketmq/client/"
+_B = "broker/src/main/java/org/apache/rocketmq/broker/"
+_S = "store/src/main/java/org/apache/rocketmq/store/"
+_COMMON = "common/src/main/java/org/apache/rocketmq/common/"
+_REMOTING = "remoting/src/main/java/org/apache/rocketmq/remoting/"
+
+# The RocketMQ classes the book models or names: the Java twins of docs/java-twins-client.md and
+# docs/java-twins-broker.md, and the other classes the chapters name in backticks, each with the
+# file that declares it at JAVA_COMMIT (found with `git grep` on the source; test sources left out).
+# A name declared in two modules the book uses (the client's and the broker's PullRequest) accepts both.
+CLASS_FILES = {name: tuple(paths) for name, paths in {
+    # client
+    "AbstractAllocateMessageQueueStrategy": [_C + "consumer/rebalance/AbstractAllocateMessageQueueStrategy.java"],
+    "AllocateMachineRoomNearby": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],
+    "MachineRoomResolver": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],  # nested interface
+    "AllocateMessageQueueAveragely": [_C + "consumer/rebalance/AllocateMessageQueueAveragely.java"],
+    "AllocateMessageQueueAveragelyByCircle": [_C + "consumer/rebalance/AllocateMessageQueueAveragelyByCircle.java"],
+    "AllocateMessageQueueByConfig": [_C + "consumer/rebalance/AllocateMessageQueueByConfig.java"],
+    "AllocateMessageQueueByMachineRoom": [_C + "consumer/rebalance/AllocateMessageQueueByMachineRoom.java"],
+    "AllocateMessageQueueConsistentHash": [_C + "consumer/rebalance/AllocateMessageQueueConsistentHash.java"],
+    "AllocateMessageQueueStrategy": [_C + "consumer/AllocateMessageQueueStrategy.java"],
+    "ClientConfig": [_C + "ClientConfig.java"],
+    "ClientRemotingProcessor": [_C + "impl/ClientRemotingProcessor.java"],
+    "ConsumeMessageConcurrentlyService": [_C + "impl/consumer/ConsumeMessageConcurrentlyService.java"],
+    "ConsumeMessageOrderlyService": [_C + "impl/consumer/ConsumeMessageOrderlyService.java"],
+    "ControllableOffset": [_C + "consumer/store/ControllableOffset.java"],
+    "DefaultLitePullConsumer": [_C + "consumer/DefaultLitePullConsumer.java"],
+    "DefaultLitePullConsumerImpl": [_C + "impl/consumer/DefaultLitePullConsumerImpl.java"],
+    "DefaultMQProducerImpl": [_C + "impl/producer/DefaultMQProducerImpl.java"],
+    "DefaultMQPushConsumer": [_C + "consumer/DefaultMQPushConsumer.java"],
+    "DefaultMQPushConsumerImpl": [_C + "impl/consumer/DefaultMQPushConsumerImpl.java"],
+    "LocalFileOffsetStore": [_C + "consumer/store/LocalFileOffsetStore.java"],
+    "MQBrokerException": [_C + "exception/MQBrokerException.java"],
+    "MQClientAPIImpl": [_C + "impl/MQClientAPIImpl.java"],
+    "MQClientException": [_C + "exception/MQClientException.java"],
+    "MQClientInstance": [_C + "impl/factory/MQClientInstance.java"],
+    "OffsetNotFoundException": [_C + "exception/OffsetNotFoundException.java"],
+    "PopProcessQueue": [_C + "impl/consumer/PopProcessQueue.java"],
+    "ProcessQueue": [_C + "impl/consumer/ProcessQueue.java"],
+    "PullCallback": [_C + "consumer/PullCallback.java"],
+    "PullMessageService": [_C + "impl/consumer/PullMessageService.java"],
+    "PullRequest": [_C + "impl/consumer/PullRequest.java", _B + "longpolling/PullRequest.java"],
+    "PullResult": [_C + "consumer/PullResult.java"],
+    "PullStatus": [_C + "consumer/PullStatus.java"],
+    "ReadOffsetType": [_C + "consumer/store/ReadOffsetType.java"],
+    "RebalanceImpl": [_C + "impl/consumer/RebalanceImpl.java"],
+    "RebalanceLitePullImpl": [_C + "impl/consumer/RebalanceLitePullImpl.java"],
+    "RebalancePushImpl": [_C + "impl/consumer/RebalancePushImpl.java"],
+    "RebalanceService": [_C + "impl/consumer/RebalanceService.java"],
+    "RemoteBrokerOffsetStore": [_C + "consumer/store/RemoteBrokerOffsetStore.java"],
+    # broker
+    "AbstractSendMessageProcessor": [_B + "processor/AbstractSendMessageProcessor.java"],
+    "AckMessageProcessor": [_B + "processor/AckMessageProcessor.java"],
+    "AdminBrokerProcessor": [_B + "processor/AdminBrokerProcessor.java"],
+    "BrokerController": [_B + "BrokerController.java"],
+    "ChangeInvisibleTimeProcessor": [_B + "processor/ChangeInvisibleTimeProcessor.java"],
+    "ClientChannelInfo": [_B + "client/ClientChannelInfo.java"],
+    "ClientHousekeepingService": [_B + "client/ClientHousekeepingService.java"],
+    "ClientManageProcessor": [_B + "processor/ClientManageProcessor.java"],
+    "ConsumerGroupEvent": [_B + "client/ConsumerGroupEvent.java"],
+    "ConsumerGroupInfo": [_B + "client/ConsumerGroupInfo.java"],
+    "ConsumerManageProcessor": [_B + "processor/ConsumerManageProcessor.java"],
+    "ConsumerManager": [_B + "client/ConsumerManager.java"],
+    "ConsumerOffsetManager": [_B + "offset/ConsumerOffsetManager.java"],
+    "DefaultConsumerIdsChangeListener": [_B + "client/DefaultConsumerIdsChangeListener.java"],
+    "DefaultPullMessageResultHandler": [_B + "processor/DefaultPullMessageResultHandler.java"],
+    "ManyPullRequest": [_B + "longpolling/ManyPullRequest.java"],
+    "NotifyMessageArrivingListener": [_B + "longpolling/NotifyMessageArrivingListener.java"],
+    "PopBufferMergeService": [_B + "processor/PopBufferMergeService.java"],
+    "PopLongPollingService": [_B + "longpolling/PopLongPollingService.java"],
+    "PopMessageProcessor": [_B + "processor/PopMessageProcessor.java"],
+    "PopReviveService": [_B + "processor/PopReviveService.java"],
+    "PullMessageProcessor": [_B + "processor/PullMessageProcessor.java"],
+    "PullRequestHoldService": [_B + "longpolling/PullRequestHoldService.java"],
+    "QueryAssignmentProcessor": [_B + "processor/QueryAssignmentProcessor.java"],
+    "RebalanceLockManager": [_B + "client/rebalance/RebalanceLockManager.java"],
+    # store
+    "CommitLog": [_S + "CommitLog.java"],
+    "DefaultMessageStore": [_S + "DefaultMessageStore.java"],
+    "ReputMessageService": [_S + "DefaultMessageStore.java"],  # nested in DefaultMessageStore
+    "GetMessageResult": [_S + "GetMessageResult.java"],
+    "GetMessageStatus": [_S + "GetMessageStatus.java"],
+    "MessageStore": [_S + "MessageStore.java"],
+    "MessageStoreConfig": [_S + "config/MessageStoreConfig.java"],
+    "PopCheckPoint": [_S + "pop/PopCheckPoint.java"],
+    # common
+    "BrokerConfig": [_COMMON + "BrokerConfig.java"],
+    "ConsistentHashRouter": [_COMMON + "consistenthash/ConsistentHashRouter.java"],
+    "ConsumeFromWhere": [_COMMON + "consumer/ConsumeFromWhere.java"],
+    "MessageExt": [_COMMON + "message/MessageExt.java"],
+    "MessageQueue": [_COMMON + "message/MessageQueue.java"],
+    "MessageRequestMode": [_COMMON + "message/MessageRequestMode.java"],
+    "MixAll": [_COMMON + "MixAll.java"],
+    "VirtualNode": [_COMMON + "consistenthash/VirtualNode.java"],
+    # remoting
+    "BrokerData": [_REMOTING + "protocol/route/BrokerData.java"],
+    "ConsumeType": [_REMOTING + "protocol/heartbeat/ConsumeType.java"],
+    "ConsumerData": [_REMOTING + "protocol/heartbeat/ConsumerData.java"],
+    "FilterAPI": [_REMOTING + "protocol/filter/FilterAPI.java"],
+    "MessageModel": [_REMOTING + "protocol/heartbeat/MessageModel.java"],
+    "NettyServerConfig": [_REMOTING + "netty/NettyServerConfig.java"],
+    "PullMessageRequestHeader": [_REMOTING + "protocol/header/PullMessageRequestHeader.java"],
+    "QueueData": [_REMOTING + "protocol/route/QueueData.java"],
+    "ResponseCode": [_REMOTING + "protocol/ResponseCode.java"],
+    "SubscriptionData": [_REMOTING + "protocol/heartbeat/SubscriptionData.java"],
+    "SubscriptionGroupConfig": [_REMOTING + "protocol/subscription/SubscriptionGroupConfig.java"],
+    "TopicRouteData": [_REMOTING + "protocol/route/TopicRouteData.java"],
+    # name server
+    "RouteInfoManager": ["namesrv/src/main/java/org/apache/rocketmq/namesrv/routeinfo/RouteInfoManager.java"],
+}.items()}
+
+# `Name`, `Name.member`, `Name#member`, `Name.method(args)`, `Name.java`, `path/.../Name.java#L12`;
+# a dotted Python name (`rmqlib.client.RebalanceImpl`) is our port, not a mention of the Java.
+MENTION = re.compile(r"`(?:[\w.…/-]*/)?([A-Z]\w*)((?:[.#]\w+)*)(?:\([^`\n]*\))?`")
+PERMALINK = re.compile(r"https://github\.com/apache/rocketmq/blob/(\w+)/([\w/.-]+\.java)(?:#L(\d+))?")
+LINK = re.compile(r"\[([^\]\n]*)\]\((https://github\.com/apache/rocketmq/blob/[^)\s]+)\)")
+
+
+def _markdown(path):
+    """The chapter's markdown cells, one string, in order."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                     for c in cells if c["cell_type"] == "markdown")
+
+
+def sections(markdown):
+    """(heading, text) for each section: from a line starting '# ' or '## ' (outside ``` fences) to the next."""
+    found, heading, lines, fenced = [], "", [], False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and (line.startswith("# ") or line.startswith("## ")):
+            found.append((heading, "\n".join(lines)))
+            heading, lines = line.rstrip(), []
+        lines.append(line)
+    found.append((heading, "\n".join(lines)))
+    return [(h, text) for h, text in found if text.strip()]
+
+
+def unlinked_mentions(markdown, exempt_table_in=None):
+    """(section heading, mention) for each Java class named in a section with no anchored permalink to its file.
+
+    ``exempt_table_in``: the heading of a section whose table rows (lines starting with '|') are not checked.
+    """
+    missing = []
+    for heading, text in sections(markdown):
+        if heading.startswith(RESTATING):
+            continue
+        if exempt_table_in is not None and heading == exempt_table_in:
+            text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("|"))
+        anchored = {path for commit, path, line in PERMALINK.findall(text) if commit == JAVA_COMMIT and line}
+        seen = set()
+        for match in MENTION.finditer(text):
+            name = match[1]
+            if name not in CLASS_FILES or match[0] in seen:
+                continue
+            seen.add(match[0])
+            if not anchored.intersection(CLASS_FILES[name]):
+                missing.append((heading, match[0]))
+    return missing
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name != GLOSSARY], ids=lambda p: p.name)
+def test_every_section_that_names_a_java_class_links_to_its_line(path):
+    exempt = "## Reading the book" if path.name.startswith("00_") else None
+    missing = unlinked_mentions(_markdown(path), exempt_table_in=exempt)
+    assert not missing, (f"link each class (first mention in the section) to its file at {JAVA_COMMIT[:8]} "
+                         f"with a #L anchor: {missing}")
+
+
+def _link(mention, line=10):
+    name = re.split(r"[.#]", mention)[0]
+    return f"[`{mention}`](https://github.com/apache/rocketmq/blob/{JAVA_COMMIT}/{CLASS_FILES[name][0]}#L{line})"
+
+
+def test_the_check_fails_a_section_without_the_link():
+    bare = "# T\n\nIntro.\n\n## The queue\n\nThe `ProcessQueue` holds messages; see `RebalanceImpl.doRebalance()`.\n"
+    assert unlinked_mentions(bare) == [("## The queue", "`ProcessQueue`"),
+                                       ("## The queue", "`RebalanceImpl.doRebalance()`")]
+    unanchored = bare.replace("The `ProcessQueue`", _link("ProcessQueue").split("#L")[0] + ")")
+    assert ("## The queue", "`ProcessQueue`") in unlinked_mentions(unanchored)
+    elsewhere = bare.replace("The `ProcessQueue`", _link("ProcessQueue").replace(JAVA_COMMIT, "0" * 40))
+    assert ("## The queue", "`ProcessQueue`") in unlinked_mentions(elsewhere)
+    linked = bare.replace("The `ProcessQueue`", "The " + _link("ProcessQueue")).replace(
+        "`RebalanceImpl.doRebalance()`", _link("RebalanceImpl.doRebalance", 233))
+    assert unlinked_mentions(linked) == []
+
+
+def test_a_link_counts_only_in_its_own_section_and_restating_sections_are_exempt():
+    text = ("## One\n\n" + _link("ProcessQueue") + "\n\n## Two\n\nAgain `ProcessQueue` and `client/.../PullRequest.java`."
+            "\n\n### A subsection\n\n`MQClientInstance#rebalanceLater`\n\n## Summary\n\n`RebalanceService`\n")
+    assert unlinked_mentions(text) == [("## Two", "`ProcessQueue`"), ("## Two", "`client/.../PullRequest.java`"),
+                                       ("## Two", "`MQClientInstance#rebalanceLater`")]
+    fenced = "## One\n\n```python\n# not a heading\n```\n\n" + _link("ProcessQueue") + " and `ProcessQueue`\n"
+    assert unlinked_mentions(fenced) == []
+    python = "## One\n\n`rmqlib.client.RebalanceImpl` and `TreeMap<Long, MessageExt>` are not Java class mentions\n"
+    assert unlinked_mentions(python) == []
+    table = "## Reading the book\n\n| 07 | `ProcessQueue` |\n\nProse naming `ProcessQueue`.\n"
+    assert unlinked_mentions(table, exempt_table_in="## Reading the book") == [("## Reading the book",
+                                                                                  "`ProcessQueue`")]
+
+
+NESTED = {"MachineRoomResolver", "ReputMessageService"}  # declared inside another class's file
+
+
+def test_every_java_twin_in_the_docs_is_in_the_class_list():
+    docs = "".join((ROOT / "docs" / name).read_text(encoding="utf-8")
+                   for name in ("java-twins-client.md", "java-twins-broker.md"))
+    twins = set(re.findall(r"(\w+)\.java", docs))
+    assert twins - set(CLASS_FILES) == set()
+    for name, paths in CLASS_FILES.items():
+        assert all(p.endswith(".java") and (p.endswith(f"/{name}.java") or name in NESTED) for p in paths), name
+
+
+def test_the_glossary_links_each_file_at_a_line():
+    links = LINK.findall(_markdown(ROOT / "chapters" / GLOSSARY))
+    java = [(text, url) for text, url in links if ".java" in url]
+    assert java and all(re.search(r"\.java#L\d+$", url) for _, url in java), \
+        [text for text, url in java if not re.search(r"\.java#L\d+$", url)]
+
+
+# --- against the source, where it is on this machine -------------------------------------------------------------
+
+GIT = Path(os.environ.get("ROCKETMQ_GIT", "/work/.mirror/apache+rocketmq/repo"))
+
+
+@lru_cache(maxsize=None)
+def _java_lines(path):
+    text = subprocess.run(["git", "-C", str(GIT), "show", f"{JAVA_COMMIT}:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+    return text.splitlines()
+
+
+def declares(line, name, member):
+    """Whether a Java source line declares class ``name`` or, given ``member``, that field, method or constant."""
+    code = re.sub(r"/\*.*?\*/", "", line).split("//")[0]  # `Map<String/* topic */, ...>` declares too
+    if re.match(r"\s*(\*|/\*)", code):  # javadoc or block comment
+        return False
+    if member is None:
+        return re.search(rf"\b(class|interface|enum)\s+{name}\b", code) is not None
+    if re.search(rf"\b(class|interface|enum)\s+{member}\b", code):  # a nested type
+        return True
+    if re.fullmatch(r"[A-Z][A-Z0-9_]*", member) and re.match(rf"\s*{member}\s*[(,;]", code):  # enum constant
+        return True
+    found = re.match(rf"\s*([\w@][\w<>\[\],.? @]*?)\s+{member}\s*(\(|=|;)", code)  # type (and modifiers), name
+    if not found or re.match(r"(return|throw|if|else|new|case|assert)\b", found[1]):
+        return False
+    return not (found[1].endswith(">") and "<" not in found[1])  # `a > NAME` compares, `Map<K, V> name` declares
+
+
+def test_the_declaration_check_tells_a_declaration_from_a_use():
+    assert declares("public class ProcessQueue {", "ProcessQueue", None)
+    assert not declares("    private final ProcessQueue pq = new ProcessQueue();", "ProcessQueue", None)
+    assert declares("    public boolean isLockExpired() {", "ProcessQueue", "isLockExpired")
+    assert declares("    public final static long REBALANCE_LOCK_INTERVAL = Long.parseLong(", "X",
+                    "REBALANCE_LOCK_INTERVAL")
+    assert declares("    BROADCASTING(\"BROADCASTING\"),", "MessageModel", "BROADCASTING")
+    assert declares("    CHANGE,", "ConsumerGroupEvent", "CHANGE")
+    assert not declares("        return this.isLockExpired();", "ProcessQueue", "isLockExpired")
+    assert not declares("        if (pq.isLockExpired()) {", "ProcessQueue", "isLockExpired")
+    assert not declares("            isLockExpired();", "ProcessQueue", "isLockExpired")
+    assert not declares("        (now - this.lastUpdateTimestamp) > REBALANCE_LOCK_MAX_LIVE_TIME;", "X",
+                        "REBALANCE_LOCK_MAX_LIVE_TIME")
+    assert not declares("     * public boolean isLockExpired() {", "ProcessQueue", "isLockExpired")
+    assert declares("    final ConcurrentMap<String/* topic */, Set<MessageQueue>> topicSubscribeInfoTable =", "X",
+                    "topicSubscribeInfoTable")
+
+
+@pytest.mark.skipif(not (GIT / "HEAD").exists() and not (GIT / ".git").exists(),
+                    reason="the RocketMQ git repository is not on this machine (set ROCKETMQ_GIT)")
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_each_anchor_names_a_line_that_declares_what_the_link_says(path):
+    wrong = []
+    for text, url in LINK.findall(_markdown(path)):
+        found = PERMALINK.fullmatch(url)
+        if not found or not found[3]:
+            continue
+        commit, file, line = found[1], found[2], int(found[3])
+        lines = _java_lines(file) if commit == JAVA_COMMIT else []
+        if not 1 <= line <= len(lines):
+            wrong.append((text, url, "no such line"))
+            continue
+        said = re.fullmatch(r"`([A-Z]\w*)((?:[.#]\w+)*)(?:\(\))?`", text)
+        if not said or said[1] not in CLASS_FILES or ".java" in said[2]:
+            continue  # a file or a line link: the text does not name a declaration
+        name, members = said[1], re.split(r"[.#]", said[2])[1:]
+        if file not in CLASS_FILES[name]:
+            wrong.append((text, url, "not this class's file"))
+        elif not declares(lines[line - 1], name, members[-1] if members else None):
+            wrong.append((text, url, lines[line - 1].strip()))
+    assert not wrong, wrong
