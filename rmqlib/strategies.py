@@ -167,6 +167,9 @@ class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
 
     def ring(self, cid_all: Sequence[str]) -> HashRing:
         """The ring Java builds for ``cid_all`` (in the order given)."""
+        if cid_all is None:
+            raise ArgumentTypeError("cid_all must be a list, got NoneType")
+        _check_types(None, None, cid_all)
         return HashRing.build(list(cid_all), self.virtual_node_cnt, self.hash_function)
 
     def allocate(self, consumer_group, current_cid, mq_all, cid_all):

@@ -57,6 +57,8 @@ def tags_code_of(tags: str | None) -> int:
     """
     if tags is None or tags == "":
         return 0
+    if type(tags) is not str:
+        raise ArgumentTypeError(f"tags must be a str or None, got {type(tags).__name__}")
     return java_string_hash(tags)
 
 
@@ -65,6 +67,11 @@ def build_pop_retry_topic(topic: str, group: str, enable_retry_v2: bool = False)
 
     Mirrors: common/.../KeyBuilder.java#buildPopRetryTopic
     """
+    for name, value in (("topic", topic), ("group", group)):
+        if not isinstance(value, str):
+            raise ArgumentTypeError(f"{name} must be a str, got {type(value).__name__}")
+    if enable_retry_v2 is not True and enable_retry_v2 is not False:
+        raise ArgumentTypeError(f"enable_retry_v2 must be True or False, got {enable_retry_v2!r}")
     sep = POP_RETRY_SEPARATOR_V2 if enable_retry_v2 else POP_RETRY_SEPARATOR_V1
     return RETRY_GROUP_TOPIC_PREFIX + group + sep + topic
 
@@ -74,6 +81,8 @@ build_retry_topic = retry_topic  # MixAll.java#getRetryTopic
 
 def coerce_enum(enum_cls, value, argname: str):
     """Accept an enum member or its Java name; anything else is a ValueError."""
+    if not (isinstance(enum_cls, type) and issubclass(enum_cls, enum.Enum)):
+        raise ArgumentTypeError(f"enum_cls must be an Enum class, got {enum_cls!r}")
     if isinstance(value, enum_cls):
         return value
     try:

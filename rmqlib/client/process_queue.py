@@ -282,7 +282,9 @@ class ProcessQueue:
         """True if a message with this queue offset is cached (not counting in-flight)."""
         if msg is None:
             return False
-        return msg.queue_offset in self.msg_tree
+        if type(msg) is not Message and not isinstance(msg, Message):
+            raise ArgumentTypeError(f"msg must be a Message or None, got {type(msg).__name__}")
+        return msg.queue_offset in self.msg_tree._d
 
     def has_temp_message(self) -> bool:
         return len(self.msg_tree) > 0

@@ -44,6 +44,7 @@ from rmqlib.broker import (
     SubscriptionData,
 )
 from rmqlib.broker import hold_service as broker_hold
+from rmqlib.broker import protocol as broker_protocol
 from rmqlib.broker import send_back
 from rmqlib.checks import MAX_TIME_MS
 from rmqlib.client import (
@@ -477,6 +478,55 @@ ENTRIES = [
      query_assignment().do_allocate(topic, group, client_id, message_model, strategy_name, mode, pop_share_queue_num),
      dict(topic="T", group="G", client_id="c1", message_model="CLUSTERING", strategy_name="AVG", mode="POP",
           pop_share_queue_num=1)),
+    ("QueryAssignmentProcessor.query_assignment",
+     lambda topic, group, client_id, message_model, strategy_name: query_assignment().query_assignment(
+         topic, group, client_id, message_model, strategy_name),
+     dict(topic="T", group="G", client_id="c1", message_model="CLUSTERING", strategy_name="AVG_BY_CIRCLE")),
+    ("PopMessageProcessor.get_pop_offset", lambda topic, group, queue_id, init_mode, init: pop_processor(
+    ).get_pop_offset(topic, group, queue_id, init_mode, init), dict(topic="T", group="G", queue_id=0, init_mode=1,
+                                                                   init=True)),
+    ("PopReviveService.revive", lambda now_ms: PopReviveService(pop_processor()).revive(now_ms), dict(now_ms=10**6)),
+    ("tags_code_of", broker_protocol.tags_code_of, dict(tags="a")),
+    ("build_pop_retry_topic", broker_protocol.build_pop_retry_topic,
+     dict(topic="T", group="G", enable_retry_v2=False)),
+    ("coerce_enum", lambda enum_cls, value: broker_protocol.coerce_enum(enum_cls, value, "value"),
+     dict(enum_cls=broker_protocol.MessageModel, value="CLUSTERING")),
+    ("MessageStore.read_queue_nums", lambda topic: store().read_queue_nums(topic), dict(topic="T")),
+    ("MessageStore.reput", lambda now_ms: store().reput(now_ms), dict(now_ms=3)),
+    ("MessageStore.check_in_mem_by_consume_offset", lambda topic, queue_id, consume_offset:
+     store().check_in_mem_by_consume_offset(topic, queue_id, consume_offset),
+     dict(topic="T", queue_id=0, consume_offset=0)),
+    ("RebalanceLockManager.lock_owner",
+     lambda group, mq, now_ms: RebalanceLockManager().lock_owner(group, mq, now_ms), dict(group="G", mq=MQ, now_ms=0)),
+    ("RebalanceLockManager.is_lock_all_expired",
+     lambda group, now_ms: RebalanceLockManager().is_lock_all_expired(group, now_ms), dict(group="G", now_ms=0)),
+    ("PullRequestHoldService.held_count", lambda topic, queue_id: PullRequestHoldService(store()).held_count(
+        topic, queue_id), dict(topic="T", queue_id=0)),
+    ("PullRequestHoldService.notify_master_online",
+     lambda now_ms: PullRequestHoldService(store()).notify_master_online(now_ms), dict(now_ms=0)),
+    ("ConsumerManager.register_consumer_without_sub",
+     lambda group, client_channel_info, consume_type, message_model, consume_from_where,
+     is_notify_consumer_ids_changed_enable, now_ms: consumer_manager().register_consumer_without_sub(
+         group, client_channel_info, consume_type, message_model, consume_from_where,
+         is_notify_consumer_ids_changed_enable, now_ms),
+     dict(group="G", client_channel_info=ClientChannelInfo("ch2", "c2"), consume_type="CONSUME_PASSIVELY",
+          message_model="CLUSTERING", consume_from_where="CONSUME_FROM_LAST_OFFSET",
+          is_notify_consumer_ids_changed_enable=True, now_ms=0)),
+    ("ConsumerManager.find_subscription_data",
+     lambda group, topic, from_compensation_table: consumer_manager().find_subscription_data(
+         group, topic, from_compensation_table), dict(group="G", topic="T", from_compensation_table=True)),
+    ("ProcessQueue.contains_message", lambda msg: pq_with().contains_message(msg), dict(msg=msg(1))),
+    ("AllocateMessageQueueConsistentHash.ring",
+     lambda cid_all: strategies.AllocateMessageQueueConsistentHash(3).ring(cid_all), dict(cid_all=CIDS)),
+    ("OffsetStore.persist", lambda mq: OffsetStore("G", InMemoryClientBrokerAPI()).persist(mq), dict(mq=MQ)),
+    ("OffsetStore.update_and_freeze_offset",
+     lambda mq, offset: OffsetStore("G", None).update_and_freeze_offset(mq, offset), dict(mq=MQ, offset=4)),
+    ("PullMessageService.execute_pull_request_immediately",
+     lambda pull_request: PullMessageService().execute_pull_request_immediately(pull_request),
+     dict(pull_request=pull_request())),
+    ("RebalanceImpl.compute_pull_from_where", lambda mq: impl().compute_pull_from_where(mq), dict(mq=MQ)),
+    ("RebalanceImpl.remove_process_queue", lambda mq, now_ms: impl().remove_process_queue(mq, now_ms),
+     dict(mq=MQ, now_ms=0)),
     ("QueryAssignmentProcessor.allocate_for_pop", QueryAssignmentProcessor.allocate_for_pop,
      dict(strategy="AVG", consumer_group="G", client_id="c1", mq_all=MQS, cid_all=CIDS, pop_share_queue_num=1)),
 ]
