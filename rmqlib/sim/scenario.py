@@ -60,8 +60,8 @@ class BrokerOutage:
     once, and a producer's send to it is refused and retried on another broker. ``silent=True`` models a host
     that vanishes instead: the name server notices only when the broker's last registration is older than
     120 s (RouteInfoManager's scan, every 5 s); until the producers' next route poll after that, a send to it
-    waits out its 3 s timeout and fails, and pulls to it wait for theirs (30 s). A restarted broker keeps its messages and committed offsets but starts with an
-    empty consumer registry, lock table and held pulls.
+    waits out its 3 s timeout and fails, and pulls to it wait for theirs (30 s). A restarted broker keeps its
+    messages and committed offsets but starts with an empty consumer registry, lock table and held pulls.
     """
 
     broker: str

@@ -7,29 +7,30 @@ from hypothesis import strategies as st
 
 from rmqlib.model import MessageQueue
 from rmqlib.sim import ConsumeBatch, Event, scenarios, simulate
-from rmqlib.sim.engine import Simulation, _OffsetTally
+from rmqlib.sim.clock import Clock
+from rmqlib.sim.recorder import Recorder, _OffsetTally
 from rmqlib.sim.result import ConsumptionLog, EventLog
 
 
 def test_a_commit_past_an_unconsumed_offset_is_reported():
-    sim = Simulation(scenarios.steady_state(), seed=1)
-    sim.on_commit("broker-a", "TopicTest", 0, 0)  # nothing consumed, nothing passed
+    sim = Recorder(scenarios.steady_state())
+    sim.on_commit("broker-a", "TopicTest", 0, 0, 0)  # nothing consumed, nothing passed
     assert sim.offset_violations == []
-    sim.on_commit("broker-a", "TopicTest", 0, 3)
+    sim.on_commit("broker-a", "TopicTest", 0, 3, 0)
     assert sim.offset_violations == ["TopicTest@broker-a:0 committed 3 at 0 but offset 0 was never consumed"]
 
 
 def test_low_water_waits_for_the_gap_to_be_consumed():
-    sim = Simulation(scenarios.steady_state(), seed=1)
+    sim = Recorder(scenarios.steady_state())
     mq = MessageQueue("TopicTest", "broker-a", 0)
     tally = sim.queue_tallies[mq] = sim.offset_tallies[("broker-a", "TopicTest", 0)] = _OffsetTally(str(mq))
     tally.consumed([0, 1, 3, 4])
     assert tally.low_water == 2 and tally.pending == {3, 4}
-    sim.on_commit("broker-a", "TopicTest", 0, 4)
+    sim.on_commit("broker-a", "TopicTest", 0, 4, 0)
     assert len(sim.offset_violations) == 1
     tally.consumed([2])
     assert tally.low_water == 5 and tally.pending == set()
-    sim.on_commit("broker-a", "TopicTest", 0, 5)
+    sim.on_commit("broker-a", "TopicTest", 0, 5, 0)
     assert len(sim.offset_violations) == 1
 
 
@@ -88,21 +89,19 @@ def _run_program(env, later, seed: int) -> list[str]:
 def test_batched_calls_run_in_the_order_plain_simpy_events_would(seed):
     import simpy
 
-    from rmqlib.sim.engine import _Environment
 
     plain = simpy.Environment()
 
     def plain_later(delay, action, *args):
         plain.timeout(delay).callbacks.append(lambda _event: action(*args))
 
-    batched = _Environment()
+    batched = Clock()
     assert _run_program(batched, batched.later, seed) == _run_program(plain, plain_later, seed)
 
 
 def test_calls_back_to_back_at_one_instant_share_one_simpy_event():
-    from rmqlib.sim.engine import _Environment
 
-    env, order = _Environment(), []
+    env, order = Clock(), []
     for name in "abc":
         env.later(5, order.append, name)
     env.later(6, order.append, "d")

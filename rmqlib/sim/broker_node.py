@@ -1,0 +1,266 @@
+"""One broker in simulated time, with the producers' sends to it.
+
+A :class:`BrokerNode` owns the real broker models (MessageStore, ConsumerManager with its change listener,
+PullMessageProcessor with its PullRequestHoldService, RebalanceLockManager, the Pop processors) and runs
+their periodic services. It gets what it needs and nothing more: the clock, the wire (answers and
+notifications go out on it), the recorder, the routes (the name server and the producers' view), and the
+other brokers by name (a send refused here is retried on one of them).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+import simpy
+
+from rmqlib.broker import (BrokerConfig, ConsumerManager, DefaultConsumerIdsChangeListener, MessageStore,
+                           PopMessageProcessor, PopReviveService, PullMessageProcessor, QueryAssignmentProcessor,
+                           RebalanceLockManager)
+from rmqlib.broker.protocol import ResponseCode
+from rmqlib.client import retry_topic
+from rmqlib.sim.clock import Clock
+from rmqlib.sim.recorder import Recorder
+from rmqlib.sim.routes import Routes
+from rmqlib.sim.scenario import Scenario
+from rmqlib.sim.wire import Wire
+
+BODY_SIZE = 1024  # bytes of every simulated message
+_CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow property
+
+
+class _TracingStore(MessageStore):
+    """A MessageStore that tells the recorder about every committed offset."""
+
+    recorder: Recorder | None = None
+    clock: Clock | None = None
+    broker_name = ""
+
+    def commit_offset(self, group, topic, queue_id, offset):
+        MessageStore.commit_offset(self, group, topic, queue_id, offset)
+        if self.recorder is not None:
+            self.recorder.on_commit(self.broker_name, topic, queue_id, offset, self.clock.now)
+
+
+class BrokerNode:
+    """One broker and its services."""
+
+    def __init__(self, name: str, scenario: Scenario, clock: Clock, wire: Wire, recorder: Recorder, routes: Routes,
+                 rng: random.Random):
+        sc = scenario
+        self.name, self.scenario, self.clock, self.wire, self.recorder, self.routes = (
+            name, scenario, clock, wire, recorder, routes)
+        self.cluster: Mapping[str, BrokerNode] = {}  # every broker by name, set by connect()
+        self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
+        self.silent = False  # down without closing its connections (BrokerOutage.silent)
+        self.config = BrokerConfig(broker_name=name, long_polling_enable=sc.long_polling,
+                                   short_polling_time_mills=sc.short_polling_ms,
+                                   real_time_notify_consumer_change=sc.real_time_notify,
+                                   channel_expired_timeout=sc.channel_expired_ms)
+        self.listener = DefaultConsumerIdsChangeListener(self.config)
+        self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
+        self.store.broker_name, self.store.recorder, self.store.clock = name, recorder, clock
+        self._start_services()
+        self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()))
+        self.revive = PopReviveService(self.pop)
+        self.assignment = QueryAssignmentProcessor(self.consumer_manager, routes.route, self.config)
+        self.pop_waiters: list[simpy.Event] = []
+        # what the broker registers with the name server: topic -> (read queues, write queues)
+        self.topic_config: dict[str, tuple[int, int]] = {}
+        if self.up:
+            for topic, queues in sc.topics.items():
+                self.set_topic(topic, queues, queues)
+        self.set_topic(retry_topic(sc.consumer_group), sc.retry_queue_nums, sc.retry_queue_nums)
+
+    def connect(self, cluster: Mapping[str, BrokerNode]) -> None:
+        self.cluster = cluster
+
+    def _start_services(self) -> None:
+        """What a (re)started broker keeps only in memory: its consumer registry, held pulls and lock table."""
+        self.consumer_manager = ConsumerManager([self.listener], self.config)
+        self.processor = PullMessageProcessor(self.store, consumer_manager=self.consumer_manager,
+                                              broker_config=self.config)
+        self.hold = self.processor.hold_service
+        self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)
+
+    def set_topic(self, topic: str, read: int, write: int) -> None:
+        """Give ``topic`` these queue counts here (0 and 0: drop it from the config); the store only grows."""
+        if read == 0 and write == 0:
+            self.topic_config.pop(topic, None)
+            return
+        if max(read, write) > self.store.topic_queue_nums.get(topic, 0):
+            self.store.create_topic(topic, max(read, write))
+        self.topic_config[topic] = (read, write)
+
+    def register(self, now_ms: int) -> None:
+        """BrokerController#registerBrokerAll: the whole topic config to the name server."""
+        self.routes.register(self.name, dict(self.topic_config), now_ms)
+
+    # --- outages (BrokerOutage) ----------------------------------------------
+    def go_down(self, silent: bool) -> None:
+        now = int(self.clock.now)
+        self.up, self.silent = False, silent
+        self.recorder.log(now, "broker down", self.name, "silent" if silent else "connections closed")
+        if not silent and self.routes.unregister(self.name):
+            self.recorder.log(now, "route removed", self.name, "channel closed")
+        self.wire.fail_pending_pulls(self)
+        self.recorder.close_locks(self.name, now)
+
+    def come_up(self) -> None:
+        now = int(self.clock.now)
+        self.up, self.silent = True, False
+        self._start_services()
+        self.recorder.log(now, "broker up", self.name)
+        self.register(now)
+
+    def registration_loop(self):
+        """Re-register every registerNameServerPeriod while up (keeps the name server's entry fresh)."""
+        clock = self.clock
+        while True:
+            yield clock.timeout(self.scenario.register_name_server_period_ms)
+            if self.up:
+                self.register(int(clock.now))
+
+    def _on_arrival(self, topic, queue_id, max_offset, tags_code, store_time, properties, now_ms):
+        self.hold.notify_message_arriving(topic, queue_id, max_offset, now_ms, tags_code, store_time)
+        if self.pop_waiters:
+            waiters, self.pop_waiters = self.pop_waiters, []
+            for waiter in waiters:
+                if not waiter.triggered:
+                    waiter.succeed()
+
+    def flush_pull_answers(self) -> None:
+        """Send the answers of woken held pulls back to their consumers."""
+        log, answer = self.recorder.log, self.wire.answer_pull
+        for response in self.processor.drain():
+            request = response.request
+            detail = f"{request.topic}@{request.queue_id} {_CODE_NAMES[response.code]}"
+            log(response.time_ms, "pull woken", self.name, detail)
+            answer(response)
+
+    def flush_notifications(self) -> None:
+        for note in self.listener.drain():
+            self.wire.notify(self.name, note)
+
+    # --- periodic services -------------------------------------------------
+    def hold_loop(self):
+        clock, sc = self.clock, self.scenario
+        interval = sc.long_polling_check_ms if sc.long_polling else sc.short_polling_ms
+        while True:
+            yield clock.timeout(interval)
+            if self.up:
+                self.hold.check_hold_request(int(clock.now))
+                self.flush_pull_answers()
+
+    def housekeeping_loop(self):
+        clock = self.clock
+        while True:
+            yield clock.timeout(self.scenario.channel_scan_ms)
+            if not self.up:
+                continue
+            for _group, info in self.consumer_manager.scan_not_active_channel(int(clock.now)):
+                self.recorder.log(int(clock.now), "channel expired", self.name, info.client_id)
+            self.flush_notifications()
+
+    def notify_flush_loop(self):
+        clock = self.clock
+        while True:
+            yield clock.timeout(max(1, self.listener.next_flush_ms - int(clock.now)))
+            self.listener.run_due(int(clock.now))
+            self.flush_notifications()
+
+    def revive_loop(self):
+        clock = self.clock
+        while True:
+            yield clock.timeout(self.scenario.pop_revive_interval_ms)
+            revived = self.revive.revive(int(clock.now))
+            if revived:
+                self.recorder.log(int(clock.now), "revive", self.name, f"{len(revived)} message(s)")
+                self.store.reput(int(clock.now))
+
+    # --- the producers' sends to this broker ------------------------------------
+    def producer(self):
+        """Bursts every produce_batch_ms to this broker's write queues in the producers' route view; queue
+        q's messages are spread evenly over time. Each topic keeps the total rate it started with
+        (``produce_rate_per_queue`` x its queues), shared by however many write queues the view shows.
+        While this broker is down, its share is sent elsewhere or fails (:meth:`send_elsewhere`)."""
+        clock, sc, routes, recorder = self.clock, self.scenario, self.routes, self.recorder
+        if sc.produce_rate_per_queue / 1000.0 <= 0:
+            return
+        put, new_id = self.store.put_message, recorder.new_message_id
+        yield clock.timeout(sc.produce_start_ms)
+        plan: list[list] = []
+        version = -1
+        while clock.now < sc.duration_ms:
+            yield clock.timeout(min(sc.produce_batch_ms, sc.duration_ms - clock.now))
+            now = int(clock.now)
+            if version != routes.publish_version:  # the producers' view of the routes changed (or: the first burst)
+                plan, version = self._replan(plan, now), routes.publish_version
+            if not self.up:
+                for entry in plan:
+                    due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
+                    entry[6] += due
+                    self.send_elsewhere(entry[0], due, now)
+                continue
+            for entry in plan:  # [topic, queue id, phase, rate, since, produced before since, sent]
+                due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
+                for _ in range(due):
+                    put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()))  # tags None, uniq_key
+                entry[6] += due
+            if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
+                recorder.log(now, "reput", self.name,
+                             _queue_counts(self.store.commit_log[self.store.reput_from_index:]))
+            self.store.reput(now)
+            self.flush_pull_answers()
+
+    def _replan(self, plan: list[list], now: int) -> list[list]:
+        """The burst plan for this broker's queues in the producers' view, carrying over what each queue
+        that stays has produced so far (its phase, count and credit), at the rate its topic now gives it."""
+        sc, routes = self.scenario, self.routes
+        old = {(entry[0], entry[1]): entry for entry in plan}
+        queues = [(mq.topic, mq.queue_id) for topic in sc.topics for mq in routes.publish_view.get(topic, ())
+                  if mq.broker_name == self.name]
+        start = max(now, sc.produce_start_ms) if plan else sc.produce_start_ms
+        fresh = []
+        for i, (topic, queue_id) in enumerate(queues):
+            rate = routes.produce_rate(topic)
+            entry = old.get((topic, queue_id))
+            if entry is None:
+                fresh.append([topic, queue_id, (i + 0.5) / len(queues), rate, start, 0.0, 0])
+            else:
+                produced = (start - entry[4]) * entry[3] + entry[5]
+                fresh.append([topic, queue_id, entry[2], rate, start, produced, entry[6]])
+        return fresh
+
+    def send_elsewhere(self, topic: str, count: int, now_ms: int) -> None:
+        """``count`` sends meant for this broker while it is down. A stopped broker refuses the connection, so
+        each send is retried at once on the next live broker's queue of ``topic``
+        (DefaultMQProducerImpl#sendDefaultImpl). A silent one lets the send wait out its whole timeout
+        (sendMsgTimeout, 3 s), which leaves no time to retry: the send fails. Failed sends (also: no live
+        broker) never become messages; they are counted as ``send_failed``."""
+        live = [mq for mq in self.routes.publish_view.get(topic, ()) if self.cluster[mq.broker_name].up]
+        counters = self.recorder.counters
+        if not live or self.silent:
+            counters["send_failed"] += count
+            return
+        touched = set()
+        for _ in range(count):
+            mq = self.routes.next_send_queue(live)
+            broker = self.cluster[mq.broker_name]
+            broker.store.put_message(topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()))
+            touched.add(broker)
+        counters["sent_elsewhere"] += count
+        for broker in sorted(touched, key=lambda b: b.name):
+            broker.store.reput(now_ms)
+            broker.flush_pull_answers()
+
+
+def _queue_counts(dispatched) -> str:
+    """``TopicTest@0 x2, TopicTest@3`` for the messages one reput dispatched."""
+    counts: dict[str, int] = {}
+    for m in dispatched:
+        key = f"{m.topic}@{m.queue_id}"
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in counts.items())
+
+

@@ -1,0 +1,568 @@
+"""One consumer process in simulated time: its real RebalanceImpl, and the threads around it as simpy processes.
+
+A :class:`ConsumerNode` gets the clock, the wire (its pulls go out on it), the recorder, the routes (it polls the
+name server itself) and the brokers by name (the rebalance's broker calls, which take no simulated time, go
+straight to them through :class:`SimClientAPI`). The consume service's loop and the Pop client live here too.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from collections.abc import Mapping
+
+import simpy
+
+from rmqlib.broker import ClientChannelInfo, PopProcessQueue
+from rmqlib.broker.protocol import ResponseCode
+from rmqlib.client import (BrokerError, ConsumeConcurrentlyStatus, Message, MessageModel, OffsetNotFoundError,
+                           PullMessageService, PullResult, PullStatus, PushConsumerConfig, RebalanceImpl,
+                           RebalanceService, process_consume_result_concurrently, process_pull_exception,
+                           process_pull_result, pull_message)
+from rmqlib.client.route import topic_route_data_to_subscribe_info
+from rmqlib.model import MessageQueue
+from rmqlib.namesrv import TopicRouteData
+from rmqlib.sim.clock import Clock
+from rmqlib.sim.recorder import Recorder
+from rmqlib.sim.routes import FIRST_ROUTE_POLL_MS, Routes, route_text
+from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
+from rmqlib.sim.wire import BrokerUnavailable, Wire
+
+POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
+PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = 50  # DefaultMQPushConsumerImpl, also used by the pop path
+POP_LONG_POLLING_MS = 15_000  # DefaultMQPushConsumerImpl: BROKER_SUSPEND_MAX_TIME_MILLIS sent as pollTime
+TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndReconsume when not locked
+_PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
+
+
+class SimClientAPI:
+    """The broker calls of one consumer, answered by the simulated brokers (no simulated time)."""
+
+    def __init__(self, consumer: ConsumerNode):
+        self.consumer = consumer
+        self.recorder = consumer.recorder
+
+    def _broker(self, name: str):
+        broker = self.consumer.cluster[name]
+        if not broker.up:
+            raise BrokerUnavailable(f"{name} is down")
+        return broker
+
+    def find_consumer_id_list(self, topic, group):
+        """GET_CONSUMER_LIST_BY_GROUP to a random broker of the topic's route as this client last saw it
+        (MQClientInstance#findConsumerIdList); None when that broker is down."""
+        broker = self.consumer.cluster[self.consumer.rng.choice(self.consumer.route_brokers[topic])]
+        if not broker.up:
+            if self.recorder.trace:
+                self.recorder.log(int(self.consumer.clock.now), "find consumer ids", self.consumer.cid,
+                                  f"{broker.name}: {topic}, failed (broker down)")
+            return None
+        ids = broker.consumer_manager.get_consumer_id_list(group)
+        if self.recorder.trace:
+            self.recorder.log(int(self.consumer.clock.now), "find consumer ids", self.consumer.cid,
+                              f"{broker.name}: {topic}, {len(ids or ())} member(s)")
+        return ids
+
+    def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        broker = self._broker(broker_name)
+        locked = broker.locks.try_lock_batch(group, mqs, client_id, now_ms)
+        self.recorder.on_locks(broker.locks.mq_lock_table.get(group, {}), mqs, now_ms)
+        return locked
+
+    def unlock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+        broker = self._broker(broker_name)
+        broker.locks.unlock_batch(group, mqs, client_id)
+        self.recorder.on_locks(broker.locks.mq_lock_table.get(group, {}), mqs, now_ms)
+        self.recorder.log(now_ms, "unlock", client_id, _names(mqs))
+
+    def query_consumer_offset(self, group, mq):
+        code, offset = self._broker(mq.broker_name).store.query_consumer_offset(group, mq.topic, mq.queue_id)
+        if code is not ResponseCode.SUCCESS:
+            raise OffsetNotFoundError(f"no offset for {mq}", int(code))
+        return offset
+
+    def update_consumer_offset(self, group, mq, offset):
+        self._broker(mq.broker_name).store.commit_offset(group, mq.topic, mq.queue_id, offset)
+
+    def get_max_offset(self, mq):
+        return self._broker(mq.broker_name).store.get_max_offset(mq.topic, mq.queue_id)
+
+    def search_offset(self, mq, timestamp_ms):
+        store = self._broker(mq.broker_name).store
+        lo, hi = store.get_min_offset(mq.topic, mq.queue_id), store.get_max_offset(mq.topic, mq.queue_id)
+        for offset in range(lo, hi):
+            msg = store.look_message_by_offset(mq.topic, mq.queue_id, offset)
+            if msg is not None and msg.store_timestamp >= timestamp_ms:
+                return offset
+        return hi
+
+    def send_heartbeat(self, client_id, consumers, now_ms):
+        self.consumer.heartbeat(now_ms, consumers)
+
+
+class ConsumerNode:
+    """One consumer process: its RebalanceImpl and the threads around it, as simpy processes."""
+
+    def __init__(self, spec, scenario: Scenario, clock: Clock, wire: Wire, recorder: Recorder, routes: Routes,
+                 rng: random.Random):
+        self.spec, self.cid = spec, spec.client_id
+        self.scenario, self.clock, self.wire, self.recorder, self.routes, self.rng = (
+            scenario, clock, wire, recorder, routes, rng)
+        self.cluster: Mapping = {}  # every broker node by name, set by connect()
+        self.alive = False
+        self.died_at: int | None = None
+        self.connected = False
+        self.rebalance_wake: simpy.Event | None = None
+        self.pull_timer_at: int | None = None
+        self.orderly_running: set[MessageQueue] = set()
+        self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
+        self.impl: RebalanceImpl | None = None
+        self.orderly = scenario.consume_mode == ORDERLY
+        self.channel_names = {name: f"{self.cid}->{name}" for name in scenario.all_brokers}
+        self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
+        self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
+        jitter = scenario.start_jitter_ms
+        self.join_ms = spec.join_ms + (rng.randrange(jitter + 1) if jitter else 0)
+
+    def connect(self, cluster: Mapping) -> None:
+        self.cluster = cluster
+
+    def channel(self, broker) -> str:
+        """The name of this consumer's connection to ``broker``."""
+        return self.channel_names[broker.name]
+
+    def consume_duration(self, count: int) -> int:
+        """Listener time for ``count`` messages: fixed, or a sum of exponential draws (one gamma draw)."""
+        mean = self.scenario.consume_time_ms
+        if self.scenario.consume_time_dist == "exponential" and mean > 0:
+            return math.ceil(self.rng.gammavariate(count, mean))
+        return math.ceil(count * mean)
+
+    def sync_ownership(self, now_ms) -> None:
+        """Tell the recorder which queues this consumer believes it owns now. In Pop mode, what its
+        assignments let it pop: every queue of a broker for a queueId -1 assignment, else the one queue."""
+        if not self.alive:
+            held = set()
+        elif self.scenario.consume_mode == POP:
+            held = {mq for (broker, topic, queue_id), ppq in self.pop_queues.items() if not ppq.dropped
+                    for mq in self.routes.route(topic) if mq.broker_name == broker and queue_id in (-1, mq.queue_id)}
+        else:
+            held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
+        self.recorder.own(self.cid, held, now_ms)
+
+    # --- lifecycle ---------------------------------------------------------
+    def start(self):
+        clock, recorder, sc = self.clock, self.recorder, self.scenario
+        yield clock.timeout(self.join_ms)
+        now = int(clock.now)
+        self.alive = self.connected = True
+        config = PushConsumerConfig(message_model=MessageModel(sc.message_model), pull_batch_size=sc.pull_batch_size)
+        self.service = RebalanceService(now, wait_interval=sc.rebalance_interval_ms,
+                                        min_interval=sc.rebalance_min_interval_ms)
+        self.impl = RebalanceImpl(sc.consumer_group, self.cid, SimClientAPI(self), sc.strategy, config=config,
+                                  consume_orderly=sc.consume_mode == ORDERLY, pull_service=PullMessageService(),
+                                  rebalance_service=self.service, now_ms=now)
+        if recorder.trace:  # each step of the queue-table update, as Java logs it
+            self.impl.step_listener = lambda step: recorder.log(
+                int(clock.now), "step", self.cid,
+                f"{step.action} {step.mq.broker_name} {step.mq.topic}@{step.mq.queue_id}" if step.mq is not None
+                else step.action)
+        for topic in sc.topics:
+            self.impl.subscribe(topic, "*", now)
+        for topic in list(self.impl.subscription_inner):
+            self.take_route(topic, now)
+        self.service.register(self if sc.consume_mode == POP else self.impl)
+        self.pool = ConsumePool(clock, sc.consume_threads)
+        recorder.log(now, "join", self.cid)
+        self.impl.send_heartbeat(now)
+        self.impl.rebalance_immediately(now)
+        clock.process(self.rebalance_loop())
+        clock.process(self.heartbeat_loop())
+        if sc.changes_routes:  # otherwise every poll would find the same routes
+            clock.process(self.route_loop())
+        if self.spec.leave_ms is not None:
+            clock.process(self.leave())
+        if sc.consume_mode == POP:
+            return
+        self.kick_pull()
+        if sc.message_model != BROADCASTING:
+            clock.process(self.persist_loop())
+        if sc.consume_mode == ORDERLY and sc.message_model != BROADCASTING:
+            clock.process(self.lock_loop())
+
+    def leave(self):
+        clock, recorder, sc = self.clock, self.recorder, self.scenario
+        yield clock.timeout(self.spec.leave_ms - clock.now)
+        now = int(clock.now)
+        how = self.spec.leave
+        self.alive = False
+        self.died_at = now
+        recorder.close_ownership(self.cid, now)
+        if how == CRASH or how == HOST_LOSS:
+            self.connected = False
+            recorder.log(now, "leave", self.cid, how)
+            if how == CRASH:  # the kernel closes the sockets: every broker sees a channel close
+                for broker in self.cluster.values():
+                    closed = broker.up and broker.consumer_manager.do_channel_close_event(
+                        self.cid, self.channel(broker), now)
+                    if closed:
+                        recorder.log(now, "channel closed", broker.name, self.cid)
+                    broker.flush_notifications()
+            return
+        # Graceful shutdown: stop consuming, unlock (orderly), persist offsets, unregister.
+        impl = self.impl
+        if sc.consume_mode == ORDERLY and sc.message_model != BROADCASTING:
+            impl.unlock_all(True, now)
+        if sc.consume_mode != POP and sc.message_model != BROADCASTING:
+            impl.offset_store.persist_all(set(impl.process_queue_table))
+        impl.destroy()
+        self.connected = False
+        recorder.log(now, "leave", self.cid, "shutdown")
+        for broker in self.cluster.values():
+            if not broker.up:
+                continue
+            info = broker.consumer_manager.find_channel(sc.consumer_group, self.channel(broker))
+            if info is not None:
+                broker.consumer_manager.unregister_consumer(sc.consumer_group, info, True, now)
+            broker.flush_notifications()
+
+    def heartbeat(self, now_ms, consumers=None):
+        """HEART_BEAT to every broker of the routes this client holds (MQClientInstance#sendHeartbeatToAllBroker);
+        one that is down misses it."""
+        if not self.connected:
+            return
+        recorder, sc = self.recorder, self.scenario
+        data = (consumers or [self.impl.consumer_data()])[0]
+        known = {name for names in self.route_brokers.values() for name in names}
+        for broker in self.cluster.values():
+            if not broker.up or broker.name not in known:
+                continue
+            info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
+            broker.consumer_manager.register_consumer(sc.consumer_group, info, data.consume_type.value,
+                                                      data.message_model.value, data.consume_from_where.value,
+                                                      data.subscription_data_set, True, now_ms)
+            broker.flush_notifications()
+        recorder.log(now_ms, "heartbeat", self.cid)
+
+    def take_route(self, topic: str, now_ms: int) -> bool:
+        """MQClientInstance#updateTopicRouteInfoFromNameServer for one topic: ask the name server and, if the
+        route changed, hand the readable queues to the rebalance (which sees them at its next run). A topic
+        the name server no longer knows leaves the old route in place, as Java does (the call fails)."""
+        route = self.routes.namesrv.pickup_topic_route_data(topic)
+        if route is None or not route.topic_route_data_changed(self.topic_routes.get(topic)):
+            return False
+        self.topic_routes[topic] = route
+        self.route_brokers[topic] = [bd.broker_name for bd in route.broker_datas]
+        queues = self.routes.ordered(topic_route_data_to_subscribe_info(topic, route), route)
+        self.impl.update_topic_subscribe_info(topic, queues)
+        if topic in self.scenario.topics and self.scenario.changes_routes:
+            self.recorder.log(now_ms, "route", self.cid, f"{topic}: {route_text(route)}")
+        return True
+
+    def route_loop(self):
+        """The client's route poll: 10 ms after start, then every pollNameServerInterval."""
+        clock, sc = self.clock, self.scenario
+        yield clock.timeout(FIRST_ROUTE_POLL_MS)
+        while self.alive:
+            now = int(clock.now)
+            for topic in list(self.impl.subscription_inner):
+                self.take_route(topic, now)
+            yield clock.timeout(sc.poll_name_server_interval_ms)
+
+    def on_notify(self):
+        if self.alive:
+            self.impl.rebalance_immediately(int(self.clock.now))
+            self.kick_rebalance()
+
+    def kick_rebalance(self):
+        if self.rebalance_wake is not None and not self.rebalance_wake.triggered:
+            self.rebalance_wake.succeed()
+
+    def kick_pull(self):
+        if self.alive and self.scenario.consume_mode != POP:
+            self.drain_pulls()
+
+    # --- the client's threads ----------------------------------------------
+    def rebalance_loop(self):
+        clock, recorder = self.clock, self.recorder
+        while self.alive:
+            delay = max(0, self.service.next_run_ms - clock.now)
+            self.rebalance_wake = clock.event()
+            yield clock.timeout(delay) | self.rebalance_wake
+            if not self.alive:
+                return
+            now = int(clock.now)
+            ran = self.service.run_due(now)
+            if ran is not None:
+                recorder.counters["rebalances"] += 1
+                recorder.log(now, "rebalance", self.cid, "balanced" if ran else "unbalanced")
+                self.sync_ownership(now)
+                self.kick_pull()
+
+    def heartbeat_loop(self):
+        clock = self.clock
+        while self.alive:
+            yield clock.timeout(self.scenario.heartbeat_interval_ms)
+            if self.alive:
+                self.heartbeat(int(clock.now))
+
+    def persist_loop(self):
+        clock = self.clock
+        while self.alive:
+            yield clock.timeout(self.scenario.offset_persist_interval_ms)
+            if self.alive:
+                self.impl.offset_store.persist_all(set(self.impl.process_queue_table))
+
+    def lock_loop(self):
+        """ConsumeMessageOrderlyService: lockAll 1 s after start, then every lock_renew_interval_ms."""
+        clock, recorder, sc = self.clock, self.recorder, self.scenario
+        yield clock.timeout(1_000)
+        while self.alive:
+            now = int(clock.now)
+            self.impl.lock_all(now)
+            recorder.log(now, "lock", self.cid, "lockAll")
+            self.kick_pull()
+            yield clock.timeout(sc.lock_renew_interval_ms)
+
+    def drain_pulls(self):
+        """PullMessageService: send every due pull request the gates allow; wake again when the next is due."""
+        clock, service = self.clock, self.impl.pull_service
+        now = int(clock.now)
+        service.due(now)
+        while self.alive:
+            request = service.take()
+            if request is None:
+                break
+            decision = pull_message(request, self.impl, now)
+            if decision.allowed:
+                self.wire.send_pull(self, request, decision.command, now)
+        due = service.next_due_ms()
+        if self.alive and due is not None and (self.pull_timer_at is None or due < self.pull_timer_at):
+            self.pull_timer_at = due
+            clock.later(due - now, self._pull_timer)
+
+    def _pull_timer(self):
+        if self.pull_timer_at is not None and self.pull_timer_at <= self.clock.now:
+            self.pull_timer_at = None
+        self.drain_pulls()
+
+    def on_pull_failure(self, request, error):
+        """PullCallback#onException: the pull goes out again after pullTimeDelayMillsWhenException."""
+        if not self.alive:
+            return
+        process_pull_exception(request, error, self.impl, int(self.clock.now))
+        self.drain_pulls()
+
+    def on_pull_answer(self, request, response):
+        """PullCallback: handle the broker's answer and put the request back in circulation."""
+        if not self.alive:
+            return
+        clock = self.clock
+        now = int(clock.now)
+        status = response.client_pull_status
+        if status is None:
+            process_pull_exception(request, BrokerError(response.remark, int(response.code)), self.impl, now)
+        else:
+            broker_name = request.message_queue.broker_name
+            # What MessageDecoder builds; positional (topic, queue_id, queue_offset, body_size, tags,
+            # store_timestamp, broker_name, msg_id): keywords cost more than the rest of the call.
+            msgs = [Message(m.topic, m.queue_id, m.queue_offset, m.body_size, m.tags, int(m.store_timestamp),
+                            broker_name, m.uniq_key) for m in response.messages]
+            result = PullResult(_PULL_STATUS[status], response.next_begin_offset, response.min_offset,
+                                response.max_offset, msgs)
+            outcome = process_pull_result(request, result, self.impl, now)
+            if outcome.rebalance_immediately:
+                self.sync_ownership(now)
+                self.kick_rebalance()
+            if outcome.msgs:
+                if self.orderly:
+                    if outcome.dispatch_to_consume:
+                        clock.process(self.consume_orderly(request.message_queue, request.process_queue))
+                else:
+                    for msgs in _consume_batches(outcome.msgs, self.impl.config.consume_message_batch_max_size):
+                        self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue, msgs))
+        self.drain_pulls()
+
+    def consume_orderly(self, mq, pq):
+        """ConsumeMessageOrderlyService.ConsumeRequest: one queue, in order, only while locked."""
+        clock, recorder, sc = self.clock, self.recorder, self.scenario
+        if mq in self.orderly_running:
+            return
+        self.orderly_running.add(mq)
+        broadcasting = sc.message_model == BROADCASTING
+        try:  # one ConsumeRequest per queue at a time (Java: synchronized on the queue's lock object)
+            while self.alive and not pq.dropped:
+                now = int(clock.now)
+                lock_fresh = now - pq.last_lock_timestamp <= sc.client_lock_expiry_ms
+                if not broadcasting and not (pq.locked and lock_fresh):
+                    self.impl.lock(mq, now)  # tryLockLaterAndReconsume
+                    yield clock.timeout(TRY_LOCK_LATER_MILLS)
+                    continue
+                msgs = pq.take_messages(sc.pull_batch_size, now)
+                if not msgs:
+                    return
+                pq.acquire_consume_lock()
+                start = now
+                yield clock.timeout(self.consume_duration(len(msgs)))
+                pq.release_consume_lock()
+                recorder.record_batch(self.cid, self.died_at, mq, msgs, start, clock.now)
+                if not self.alive:
+                    return
+                offset = pq.commit()
+                if offset >= 0 and not pq.dropped:
+                    self.impl.offset_store.update_offset(mq, offset, False)
+        finally:
+            self.orderly_running.discard(mq)
+
+    # --- Pop mode ------------------------------------------------------------
+    def try_rebalance(self, now_ms) -> bool:
+        """Pop mode's round, run by the RebalanceService like RebalanceImpl's.
+
+        Mirrors: RebalanceImpl#getRebalanceResultFromBroker: ask a broker which queues to pop
+        (QUERY_ASSIGNMENT); no client-side allocation.
+        """
+        clock, sc = self.clock, self.scenario
+        broker = self.cluster[self.rng.choice(list(sc.brokers))]
+        wanted = set()
+        for topic in sc.topics:
+            assigned = broker.assignment.query_assignment(topic, sc.consumer_group, self.cid, "CLUSTERING",
+                                                          sc.strategy.name)
+            for assignment in assigned or ():
+                wanted.add((assignment.message_queue.broker_name, topic, assignment.message_queue.queue_id))
+        for key in list(self.pop_queues):
+            if key not in wanted:
+                self.pop_queues.pop(key).dropped = True
+        for key in sorted(wanted):
+            if key not in self.pop_queues:
+                ppq = self.pop_queues[key] = PopProcessQueue(now_ms)
+                clock.process(self.pop_loop(key, ppq))
+        return True
+
+    def pop_loop(self, key, ppq):
+        """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage)."""
+        clock, recorder, sc = self.clock, self.recorder, self.scenario
+        broker_name, topic, queue_id = key
+        broker = self.cluster[broker_name]
+        while self.alive and not ppq.dropped:
+            if ppq.get_wai_ack_msg_count() > POP_THRESHOLD_FOR_QUEUE:
+                yield clock.timeout(PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL)
+                continue
+            yield clock.timeout(sc.rpc_latency_ms)
+            now = int(clock.now)
+            result = broker.pop.pop(sc.consumer_group, topic, queue_id, sc.pop_batch_nums,
+                                    sc.pop_invisible_time_ms, now)
+            recorder.pulls += 1
+            if not result.messages:
+                waiter = clock.event()
+                broker.pop_waiters.append(waiter)
+                yield waiter | clock.timeout(POP_LONG_POLLING_MS)
+                continue
+            yield clock.timeout(sc.rpc_latency_ms)
+            if not self.alive:
+                return
+            ppq.last_pop_timestamp = int(clock.now)
+            ppq.inc_found_msg(len(result.messages))
+            recorder.log(int(clock.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
+            for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):
+                self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
+
+
+class ConsumeRequest:
+    """One pulled batch on its way through the consume pool.
+
+    Mirrors: ConsumeMessageConcurrentlyService.ConsumeRequest (``run`` skips a dropped
+    ProcessQueue; the listener takes ``consume_time_ms`` per message; then
+    processConsumeResult).
+    """
+
+    __slots__ = ("consumer", "mq", "pq", "msgs", "started")
+
+    def __init__(self, consumer: ConsumerNode, mq: MessageQueue, pq, msgs):
+        self.consumer, self.mq, self.pq, self.msgs = consumer, mq, pq, msgs
+        self.started = 0
+
+    def start(self, now_ms: int) -> int | None:
+        """A pool thread takes the request: how long the listener runs, or None if there is nothing to do."""
+        if not self.consumer.alive or self.pq.dropped:
+            return None
+        self.started = now_ms
+        return self.consumer.consume_duration(len(self.msgs))
+
+    def finish(self, now_ms: int) -> None:
+        consumer = self.consumer
+        consumer.recorder.record_batch(consumer.cid, consumer.died_at, self.mq, self.msgs, self.started,
+                                        consumer.clock.now)
+        if consumer.alive:
+            process_consume_result_concurrently(self.pq, self.mq, self.msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                                                offset_store=consumer.impl.offset_store,
+                                                message_model=consumer.impl.message_model, now_ms=now_ms)
+
+
+class PopConsumeRequest:
+    """One popped batch: consumed on the pool, then each message acked on its broker."""
+
+    __slots__ = ("consumer", "broker", "ppq", "popped", "started")
+
+    def __init__(self, consumer: ConsumerNode, broker, ppq: PopProcessQueue, popped):
+        self.consumer, self.broker, self.ppq, self.popped = consumer, broker, ppq, popped
+        self.started = 0
+
+    def start(self, now_ms: int) -> int | None:
+        if not self.consumer.alive:
+            return None
+        self.started = now_ms
+        return self.consumer.consume_duration(len(self.popped))
+
+    def finish(self, now_ms: int) -> None:
+        consumer = self.consumer
+        consumer.recorder.record_pop_batch(consumer.cid, consumer.died_at, self.popped, self.started,
+                                            consumer.clock.now)
+        if consumer.alive:
+            for item in self.popped:
+                self.broker.pop.ack(item.handle, now_ms)
+                self.ppq.ack()
+
+
+class ConsumePool:
+    """The consumer's consumeExecutor: ``size`` threads taking requests first-come first-served.
+
+    A request has ``start(now_ms)``, called when a thread takes it, which returns how
+    long the thread is busy (or None: nothing to do), and ``finish(now_ms)``, called
+    when the thread is done.
+    """
+
+    def __init__(self, clock: Clock, size: int):
+        self.clock, self.size = clock, size
+        self.busy = 0
+        self.waiting = deque()
+
+    def submit(self, request) -> None:
+        if self.waiting or self.busy >= self.size:
+            self.waiting.append(request)
+        else:
+            self._run(request)
+
+    def _run(self, request) -> None:
+        duration = request.start(int(self.clock.now))
+        if duration is not None:
+            self.busy += 1
+            self.clock.later(duration, self._done, request)
+
+    def _done(self, request) -> None:
+        self.busy -= 1
+        request.finish(int(self.clock.now))
+        while self.waiting and self.busy < self.size:
+            self._run(self.waiting.popleft())
+
+
+def _consume_batches(msgs, size: int) -> list:
+    """``msgs`` cut into consume requests of ``consumeMessageBatchMaxSize`` (default 1), as
+    ConsumeMessageConcurrentlyService#submitConsumeRequest (and the Pop service's twin) cut them."""
+    if len(msgs) <= size:
+        return [msgs]
+    return [msgs[start:start + size] for start in range(0, len(msgs), size)]
+
+
+def _names(mqs) -> str:
+    return ", ".join(str(mq) for mq in sorted(mqs))

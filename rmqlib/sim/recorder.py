@@ -1,0 +1,220 @@
+"""What happened in a run: events, deliveries, ownership, locks, offsets, load; and the SimResult built from them.
+
+The nodes tell the :class:`Recorder` what they did; it decides nothing. Message ids are handed out here
+(``new_message_id``), because a message's id indexes its delivery count.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from rmqlib.model import MessageQueue
+from rmqlib.sim.result import ConsumptionLog, EventLog, Interval, SimResult
+from rmqlib.sim.scenario import BROADCASTING, POP, Scenario
+
+LOAD_BUCKET_MS = 1_000
+
+
+class _OffsetTally:
+    """Per queue: the offsets consumed so far and the lowest one never consumed (``low_water``)."""
+
+    __slots__ = ("low_water", "name", "pending")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.pending: set[int] = set()  # consumed offsets above low_water
+        self.low_water = 0
+
+    def consumed(self, offsets) -> None:
+        pending = self.pending
+        pending.update(offsets)
+        low = self.low_water
+        while low in pending:
+            pending.discard(low)
+            low += 1
+        self.low_water = low
+
+
+class Recorder:
+    """The run's bookkeeping. ``trace``: also log what a sequence diagram needs (consumer lists, steps, pulls)."""
+
+    def __init__(self, scenario: Scenario, trace: bool = False):
+        self.scenario, self.trace = scenario, trace
+        self.broadcasting = scenario.message_model == BROADCASTING
+        self.pop_mode = scenario.consume_mode == POP
+        self.event_log = EventLog()
+        self.counters: defaultdict[str, int] = defaultdict(int)
+        self.pulls = self.held = 0  # pull requests sent (pops in Pop mode); pulls the broker held
+        self.next_id = 0
+        self.delivered: list[int] = []
+        self.duplicates = 0
+        self.seen_by: defaultdict[str, set] = defaultdict(set)
+        self.latencies: list[float] = []
+        self.consumption_log = ConsumptionLog()
+        self.offset_tallies: dict[tuple[str, str, int], _OffsetTally] = {}  # by (broker, topic, queue id)
+        self.queue_tallies: dict[MessageQueue, _OffsetTally] = {}  # the same, by MessageQueue
+        self.offset_violations: list[str] = []
+        self.load: dict[str, defaultdict[int, int]] = defaultdict(lambda: defaultdict(int))  # cid -> bucket -> count
+        self.open_ownership: dict[tuple[str, MessageQueue], int] = {}
+        self.ownership: defaultdict[str, list[Interval]] = defaultdict(list)
+        self.lock_state: dict[MessageQueue, tuple[str, int, int]] = {}
+        self.lock_ownership: defaultdict[str, list[Interval]] = defaultdict(list)
+        self.route_queues: defaultdict[str, dict[MessageQueue, None]] = defaultdict(dict)  # every queue a route held
+        self.routed: defaultdict[str, list[list]] = defaultdict(list)  # queue -> [start, end or None] in the route
+
+    def log(self, time_ms, kind, who, detail="") -> None:
+        self.event_log.append(int(time_ms), kind, who, detail)
+
+    def new_message_id(self) -> int:
+        self.next_id += 1
+        self.delivered.append(0)
+        return self.next_id - 1
+
+    # --- consumption -----------------------------------------------------------
+    def record_batch(self, cid: str, died_at: int | None, mq: MessageQueue, msgs, start_ms, now) -> None:
+        """Count deliveries; a consumer that died mid-batch delivered only what finished before."""
+        step = (now - start_ms) / len(msgs)
+        end = int(now)
+        if died_at is not None:
+            msgs = [m for k, m in enumerate(msgs) if start_ms + (k + 1) * step <= died_at]
+            if not msgs:
+                return
+            end = min(end, died_at)
+        load, latencies, deliver = self.load[cid], self.latencies, self.deliver
+        offsets = []
+        for k, m in enumerate(msgs):
+            t = start_ms + (k + 1) * step
+            deliver(cid, int(m.msg_id))
+            latencies.append(t - m.store_timestamp)
+            load[int(t) // LOAD_BUCKET_MS] += 1
+            offsets.append(m.queue_offset)
+        tally = self.queue_tallies.get(mq)
+        if tally is None:
+            tally = self.offset_tallies.setdefault((mq.broker_name, mq.topic, mq.queue_id), _OffsetTally(str(mq)))
+            self.queue_tallies[mq] = tally
+        tally.consumed(offsets)
+        self.consumption_log.append(tally.name, cid, start_ms, end, offsets)
+
+    def deliver(self, cid: str, message_id: int) -> None:
+        """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
+        where every consumer is meant to get every message)."""
+        if self.broadcasting:
+            seen = self.seen_by[cid]
+            if message_id in seen:
+                self.duplicates += 1
+            seen.add(message_id)
+        elif self.delivered[message_id]:
+            self.duplicates += 1
+        self.delivered[message_id] += 1
+
+    def record_pop_batch(self, cid: str, died_at: int | None, popped, start_ms, now) -> None:
+        step = (now - start_ms) / len(popped)
+        for k, item in enumerate(popped):
+            t = start_ms + (k + 1) * step
+            if died_at is not None and t > died_at:
+                break
+            m = item.message
+            self.deliver(cid, int(m.uniq_key))
+            self.latencies.append(t - m.born_timestamp)
+            self.load[cid][int(t) // LOAD_BUCKET_MS] += 1
+
+    def on_commit(self, broker_name, topic, queue_id, offset, now_ms) -> None:
+        """A broker stored an offset: it must not pass a message nobody consumed."""
+        if self.pop_mode or topic not in self.scenario.topics:
+            return
+        tally = self.offset_tallies.get((broker_name, topic, queue_id))
+        low = tally.low_water if tally is not None else 0
+        if offset > low:
+            self.offset_violations.append(f"{topic}@{broker_name}:{queue_id} committed {offset} at "
+                                          f"{int(now_ms)} but offset {low} was never consumed")
+
+    # --- ownership and locks ---------------------------------------------------
+    def own(self, cid: str, held: set[MessageQueue], now_ms) -> None:
+        """Open and close the intervals in which consumer ``cid`` believes it owns each queue: now ``held``."""
+        for key in [k for k in self.open_ownership if k[0] == cid and k[1] not in held]:
+            start = self.open_ownership.pop(key)
+            self.ownership[str(key[1])].append(Interval(str(key[1]), cid, start, now_ms))
+            self.log(now_ms, "drop", cid, str(key[1]))
+        for mq in sorted(held):
+            if (cid, mq) not in self.open_ownership:
+                self.open_ownership[(cid, mq)] = now_ms
+                self.log(now_ms, "take", cid, str(mq))
+
+    def close_ownership(self, cid: str, now_ms) -> None:
+        for key in [k for k in self.open_ownership if k[0] == cid]:
+            start = self.open_ownership.pop(key)
+            self.ownership[str(key[1])].append(Interval(str(key[1]), cid, start, now_ms))
+
+    def on_locks(self, table, mqs, now_ms) -> None:
+        """Follow a broker's lock table for ``mqs`` (read, never changed): owners, renewals, releases."""
+        expiry = self.scenario.broker_lock_expiry_ms
+        for mq in mqs:
+            entry = table.get(mq)
+            live = entry is not None and not entry.is_expired(now_ms, expiry)
+            owner = entry.client_id if live else None
+            current = self.lock_state.get(mq)
+            if current is not None and owner != current[0]:
+                holder, start, renewed = current
+                self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, min(now_ms, renewed + expiry)))
+                del self.lock_state[mq]
+                current = None
+            if owner is not None:
+                if current is None:
+                    self.log(now_ms, "lock", owner, str(mq))
+                    self.lock_state[mq] = (owner, now_ms, int(entry.last_update_timestamp))
+                else:
+                    self.lock_state[mq] = (owner, current[1], int(entry.last_update_timestamp))
+
+    def close_locks(self, broker_name: str, now_ms: int) -> None:
+        """A broker's lock table is gone with it: close the lock intervals it held."""
+        for mq in [mq for mq in self.lock_state if mq.broker_name == broker_name]:
+            holder, start, _ = self.lock_state.pop(mq)
+            self.lock_ownership[str(mq)].append(Interval(str(mq), holder, start, now_ms))
+
+    # --- routes ------------------------------------------------------------------
+    def routes_now(self, topic: str, current: list[MessageQueue], now_ms: int) -> None:
+        """The name server now routes ``current`` for ``topic``: remember every queue, and when it was routed."""
+        current_set = set(current)
+        for mq in current:
+            self.route_queues[topic].setdefault(mq)
+        for mq in self.route_queues[topic]:
+            spans = self.routed[str(mq)]
+            open_now = bool(spans) and spans[-1][1] is None
+            if mq in current_set and not open_now:
+                spans.append([now_ms, None])
+            elif mq not in current_set and open_now:
+                spans[-1][1] = now_ms
+
+    # --- the result ----------------------------------------------------------------
+    def result(self, seed: int, live_cids, stored: dict[str, int], wall_seconds: float,
+               simpy_events: int) -> SimResult:
+        """Close what is still open at the end of the run and build the :class:`SimResult`."""
+        sc = self.scenario
+        end = sc.end_ms
+        for cid in live_cids:
+            self.close_ownership(cid, end)
+        for mq, (holder, start, renewed) in self.lock_state.items():
+            self.lock_ownership[str(mq)].append(
+                Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
+        self.counters["pulls"], self.counters["held"] = self.pulls, self.held
+        self.counters["events"] = len(self.event_log)
+        self.counters["simpy_events"] = simpy_events
+        return SimResult(
+            scenario=sc, seed=seed, produced=self.next_id,
+            delivered=dict(enumerate(self.delivered)), duplicates=self.duplicates,
+            ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
+            consumption_log=self.consumption_log, latencies_ms=np.asarray(self.latencies, dtype=float),
+            load={spec.client_id: _series(self.load.get(spec.client_id, {})) for spec in sc.consumers},
+            load_bucket_ms=LOAD_BUCKET_MS, event_log=self.event_log, offset_violations=self.offset_violations,
+            queues=[str(mq) for topic in sc.topics for mq in self.route_queues[topic]],
+            counters=dict(self.counters), wall_seconds=wall_seconds,
+            routed={queue: [(start, stop if stop is not None else end) for start, stop in spans]
+                    for queue, spans in self.routed.items()},
+            stored=stored)
+
+
+def _series(buckets: dict[int, int]) -> list[int]:
+    """A load series from bucket -> count: every bucket up to the last one with a message (none after)."""
+    return [buckets.get(i, 0) for i in range(max(buckets) + 1)] if buckets else []

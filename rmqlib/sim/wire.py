@@ -1,0 +1,102 @@
+"""The network between the nodes: pull requests to a broker and answers back, and the broker's notifications,
+each way after ``rpc_latency_ms``. A pull to a broker that is down fails (at once when it refused the
+connection, after the pull's timeout when it vanished).
+
+The wire knows the nodes by name (brokers) and by channel (consumers); it decides nothing about RocketMQ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rmqlib.broker import PullMessageRequest
+from rmqlib.sim.clock import Clock
+from rmqlib.sim.recorder import Recorder
+from rmqlib.sim.scenario import Scenario
+
+PULL_TIMEOUT_MS = 30_000  # DefaultMQPushConsumerImpl: CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND (a pull's RPC timeout)
+
+
+class BrokerUnavailable(Exception):
+    """A call to a broker that is down (connection refused, or no answer before the timeout)."""
+
+
+class Wire:
+    """Carries pulls and notifications. ``brokers``: name -> broker node; ``channels``: channel -> consumer node."""
+
+    def __init__(self, clock: Clock, scenario: Scenario, recorder: Recorder):
+        self.clock, self.scenario, self.recorder = clock, scenario, recorder
+        self.latency = scenario.rpc_latency_ms
+        self.brokers: Mapping = {}
+        self.channels: Mapping = {}
+        self.pending_pulls: dict[int, tuple] = {}  # opaque -> (consumer, request, sent at)
+        self.next_opaque = 0
+
+    def connect(self, brokers: Mapping, channels: Mapping) -> None:
+        self.brokers, self.channels = brokers, channels
+
+    def notify(self, broker_name: str, note) -> None:
+        """NOTIFY_CONSUMER_IDS_CHANGED from a broker to the consumer on ``note.channel``."""
+        consumer = self.channels.get(note.channel)
+        recorder = self.recorder
+        recorder.counters["notifications"] += 1
+        recorder.log(note.time_ms, "notify", note.client_id, f"from {broker_name}")
+        if consumer is not None and consumer.connected:
+            self.clock.later(self.latency, consumer.on_notify)
+
+    def send_pull(self, consumer, request, command, now_ms) -> None:
+        """PULL_MESSAGE for ``command`` (the pull path's PullCommand), on ``consumer``'s channel to the broker."""
+        mq, sc, recorder = command.message_queue, self.scenario, self.recorder
+        self.next_opaque = opaque = self.next_opaque + 1
+        commit_offset = command.commit_offset if command.commit_offset > 0 else 0
+        header = PullMessageRequest(sc.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
+                                    command.max_msg_nums, command.commit_offset_enable, commit_offset,
+                                    True, sc.suspend_timeout_ms, False, "*", command.sub_version,
+                                    consumer.cid, consumer.channel_names[mq.broker_name], opaque)
+        self.pending_pulls[opaque] = (consumer, request, now_ms)
+        recorder.pulls += 1
+        if recorder.trace:
+            recorder.log(now_ms, "pull", consumer.cid,
+                         f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}")
+        self.clock.later(self.latency, self._pull_at_broker, self.brokers[mq.broker_name], header)
+
+    def _pull_at_broker(self, broker, header) -> None:
+        now = int(self.clock.now)
+        if not broker.up:
+            self._fail_pull(broker, header.opaque)
+            return
+        response = broker.processor.process_request(header, now)
+        if response is None:
+            self.recorder.held += 1
+            self.recorder.log(now, "pull held", broker.name,
+                              f"{header.topic}@{header.queue_id} from {header.client_id}")
+        else:
+            self.answer_pull(response)
+
+    def answer_pull(self, response) -> None:
+        """A broker's answer to a pull, on its way back to the consumer that sent it."""
+        consumer, request, _ = self.pending_pulls.pop(response.request.opaque, (None, None, None))
+        if self.recorder.trace and consumer is not None:
+            header = response.request
+            self.recorder.log(int(self.clock.now), "pull answered", request.message_queue.broker_name,
+                              f"to {consumer.cid}: {header.topic}@{header.queue_id} "
+                              f"{len(response.messages)} message(s)")
+        if consumer is not None:
+            self.clock.later(self.latency, consumer.on_pull_answer, request, response)
+
+    def _fail_pull(self, broker, opaque: int) -> None:
+        """A pull that reached a broker that is down: refused at once (its answer takes the way back), or,
+        for a silent broker, never answered until the pull's RPC timeout."""
+        consumer, request, sent_ms = self.pending_pulls.pop(opaque, (None, None, 0))
+        if consumer is None:  # already failed when the broker went down
+            return
+        error = BrokerUnavailable(f"pull to {broker.name} failed: broker down")
+        now = int(self.clock.now)
+        delay = max(0, sent_ms + PULL_TIMEOUT_MS - now) if broker.silent else self.latency
+        self.clock.later(delay, consumer.on_pull_failure, request, error)
+
+    def fail_pending_pulls(self, broker) -> None:
+        """``broker`` went down: every pull it holds (or that is on its way to it) fails."""
+        for opaque in [o for o, (_, request, _) in self.pending_pulls.items()
+                       if request.message_queue.broker_name == broker.name]:
+            self._fail_pull(broker, opaque)
