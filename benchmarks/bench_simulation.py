@@ -7,14 +7,20 @@ per queue per burst, so every message has its own pull round trip) and every
 4 rebalance intervals x 5 seeds) in-process and on a 2-process pool. Each row is
 the best of ``--repeat`` runs (a busy machine only ever makes a run slower).
 
-    python benchmarks/bench_simulation.py [--quick] [--repeat N]
+``--scaling`` prints a second table instead: the same total load (1,000 messages/s for 60 s, AVG) on
+groups of 8 to 1,024 consumers (four queues per consumer), each run in a fresh process, with the cost per
+simulated message, its ratio to the smallest group's, and the peak memory of the process.
+
+    python benchmarks/bench_simulation.py [--quick] [--repeat N] [--scaling]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
+import resource
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -28,13 +34,55 @@ def big_scenario(minutes: int, produce_batch_ms: int):
                                   duration_ms=minutes * 60_000, drain_ms=30_000, produce_batch_ms=produce_batch_ms)
 
 
+GROUP_SIZES = (8, 32, 128, 512, 1_024)
+
+
+def group_scenario(consumers: int):
+    """1,000 messages/s for 60 s over four queues per consumer on four brokers, AVG, a settled start."""
+    queues = 4 * consumers
+    specs = tuple(ConsumerSpec(f"10.{i // 62_500}.{i // 250 % 250}.{i % 250}@{1000 + i}") for i in range(consumers))
+    return scenarios.steady_state(brokers=("broker-a", "broker-b", "broker-c", "broker-d"),
+                                  topics={"TopicTest": queues // 4}, consumers=specs,
+                                  produce_rate_per_queue=1_000 / queues, duration_ms=60_000, drain_ms=10_000)
+
+
+def _one_group(consumers: int, out) -> None:
+    result = simulate(group_scenario(consumers), seed=1)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
+    out.put((result.produced, len(result.lost), result.wall_seconds, peak_kib))
+
+
+def scaling_table(sizes=GROUP_SIZES) -> None:
+    """Cost per simulated message and peak memory against group size, one fresh process per run."""
+    print("| consumers | queues | messages | wall s | µs per message | vs 8 consumers | peak memory MB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    context = multiprocessing.get_context("spawn")
+    base = None
+    for consumers in sizes:
+        out = context.Queue()
+        child = context.Process(target=_one_group, args=(consumers, out))
+        child.start()
+        produced, lost, wall, peak_kib = out.get()
+        child.join()
+        assert lost == 0
+        cost = wall / produced * 1e6
+        base = base or cost
+        print(f"| {consumers} | {4 * consumers} | {produced} | {wall:.1f} | {cost:.0f} | {cost / base:.1f}x | "
+              f"{peak_kib / 1024:.0f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 simulated minutes instead of 10")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row; the fastest is reported (default 3)")
+    parser.add_argument("--scaling", action="store_true", help="cost per message against group size (8..1,024)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
+    if args.scaling:
+        print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores\n")
+        scaling_table()
+        return
     minutes = 2 if args.quick else 10
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; "
           f"best of {args.repeat}\n")
