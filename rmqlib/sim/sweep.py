@@ -12,7 +12,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
+from numbers import Real
 
+from rmqlib.checks import ArgumentTypeError, check_bool, check_str
 from rmqlib.sim.engine import simulate
 from rmqlib.sim.scenario import Scenario
 
@@ -67,9 +69,11 @@ def sweep(scenario: Scenario, parameter: str, values: Sequence, seeds: Iterable[
     [(10000, 0), (20000, 0)]
     """
     if not isinstance(scenario, Scenario):
-        raise ValueError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+        raise ArgumentTypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    check_str(parameter, "parameter")
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
         raise ValueError("values must be a non-empty list")
+    check_bool(progress, "progress")
     seeds = list(seeds)
     if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise ValueError("seeds must be a non-empty list of ints")
@@ -99,6 +103,16 @@ def run_variants(variants: Mapping[object, Scenario], seeds: Iterable[int] = (0,
 
 def sweep_values(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
     """``{group: {x value: [y of every seed]}}`` in row order (group None -> key ``""``)."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise ArgumentTypeError(f"rows must be a list of rows (dicts), got {type(rows).__name__}")
+    rows = list(rows)
+    for name, column in (("x", x), ("y", y)) + ((("group", group),) if group is not None else ()):
+        check_str(column, name)
+        missing = [i for i, row in enumerate(rows) if not isinstance(row, Mapping) or column not in row]
+        if missing:
+            raise ValueError(f"{name}: no column {column!r} in row {missing[0]}"
+                             + (f" (it has {', '.join(map(str, rows[missing[0]]))})"
+                                if isinstance(rows[missing[0]], Mapping) else " (not a dict)"))
     out: dict = {}
     for row in rows:
         g = "" if group is None else row[group]
@@ -107,7 +121,12 @@ def sweep_values(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
 
 
 def sweep_stats(rows: Sequence[Mapping], x: str, y: str, group: str | None = None) -> dict:
-    """``{group: {x value: (min, mean, max)}}`` over seeds: the spread a sweep figure draws."""
+    """``{group: {x value: (min, mean, max)}}`` over seeds: the spread a sweep figure draws (``y`` numeric)."""
+    for by_x in sweep_values(rows, x, y, group).values():
+        for ys in by_x.values():
+            for value in ys:
+                if isinstance(value, bool) or not isinstance(value, Real):
+                    raise ArgumentTypeError(f"y: column {y!r} must hold numbers, got {value!r}")
     return {g: {v: (min(ys), statistics.fmean(ys), max(ys)) for v, ys in by_x.items()}
             for g, by_x in sweep_values(rows, x, y, group).items()}
 
