@@ -16,8 +16,9 @@ import simpy
 
 from rmqlib.broker import ClientChannelInfo, PopProcessQueue
 from rmqlib.broker.protocol import ResponseCode
-from rmqlib.client import (BrokerError, ConsumeConcurrentlyStatus, Message, MessageModel, OffsetNotFoundError,
-                           PullMessageService, PullResult, PullStatus, PushConsumerConfig, RebalanceImpl,
+from rmqlib.client import (PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL, BrokerError, ConsumeConcurrentlyStatus, Message,
+                           MessageModel, OffsetNotFoundError, PullMessageService, PullResult, PullStatus,
+                           PushConsumerConfig, RebalanceImpl,
                            RebalanceService, process_consume_result_concurrently, process_pull_exception,
                            process_pull_result, pull_message)
 from rmqlib.client.route import topic_route_data_to_subscribe_info
@@ -30,7 +31,6 @@ from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Sc
 from rmqlib.sim.wire import BrokerUnavailable, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
-PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL = 50  # DefaultMQPushConsumerImpl, also used by the pop path
 POP_LONG_POLLING_MS = 15_000  # DefaultMQPushConsumerImpl: BROKER_SUSPEND_MAX_TIME_MILLIS sent as pollTime
 TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndReconsume when not locked
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call

@@ -21,8 +21,11 @@ class Event(NamedTuple):
 
 
 EVENT_KINDS = ("join", "leave", "heartbeat", "notify", "rebalance", "lock", "unlock", "drop", "take",
-               "pull held", "pull woken", "offset commit", "channel closed", "channel expired", "pop", "ack",
-               "revive")
+               "pull held", "pull woken", "channel closed", "channel expired", "pop", "revive",
+               # routes that change
+               "topic change", "route", "route removed", "broker down", "broker up",
+               # only with simulate(..., trace=True)
+               "find consumer ids", "step", "pull", "pull answered", "reput")
 
 
 class Interval(NamedTuple):
