@@ -68,7 +68,6 @@ _REMARK_OF_STATUS = {status: status.value for status in GetMessageStatus}  # sta
 _SUCCESS = ResponseCode.SUCCESS
 _PULL_NOT_FOUND = ResponseCode.PULL_NOT_FOUND
 _PULL_OFFSET_MOVED = ResponseCode.PULL_OFFSET_MOVED
-_BOOLS = (True, False)
 
 
 @dataclass(eq=False, slots=True)
@@ -103,12 +102,13 @@ class PullMessageRequest:
                 and type(self.commit_offset) is int and self.commit_offset >= 0
                 and type(self.suspend_timeout_millis) is int and self.suspend_timeout_millis >= 0
                 and type(self.max_msg_nums) is int and self.max_msg_nums >= 1
-                and type(self.queue_id) is int and INT_MIN <= self.queue_id <= INT_MAX
-                and type(self.topic) is str and type(self.consumer_group) is str
-                and type(self.sub_version) is int and type(self.client_id) is str and type(self.channel) is str
-                and (self.sub_expression is SUB_ALL or type(self.sub_expression) is str or self.sub_expression is None)
-                and type(self.opaque) is int and self.has_suspend_flag in _BOOLS
-                and self.has_commit_offset_flag in _BOOLS and self.has_subscription_flag in _BOOLS):
+                and type(self.queue_id) is int and type(self.topic) is str and type(self.consumer_group) is str
+                and type(self.sub_version) is int and type(self.sub_expression) is str
+                and (self.has_suspend_flag is True or self.has_suspend_flag is False)
+                and (self.has_commit_offset_flag is True or self.has_commit_offset_flag is False)
+                and (self.has_subscription_flag is True or self.has_subscription_flag is False)
+                and type(self.client_id) is str and type(self.channel) is str and type(self.opaque) is int
+                and INT_MIN <= self.queue_id <= INT_MAX):
             return  # the common case: plain values in range pass every check below
         for name in ("queue_offset", "commit_offset", "suspend_timeout_millis"):
             value = getattr(self, name)
@@ -235,7 +235,7 @@ class PullMessageProcessor:
                 polling_time = self.broker_config.short_polling_time_mills
             held = PullRequest(request, request.channel, request.client_id, polling_time, now_ms,
                                queue_offset, subscription, subscription)
-            self.hold_service.suspend_pull_request(topic, queue_id, held)
+            self.hold_service._suspend_checked(topic, queue_id, held)  # all of it checked above
             return None
         # The result is ours alone and dropped here, so the response may take its message list.
         return PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,

@@ -14,6 +14,7 @@ from enum import Enum
 from rmqlib.checks import ArgumentTypeError, check_bool, check_callable, check_instance, check_int, check_methods
 from rmqlib.client.config import MessageModel
 from rmqlib.client.message import _FACTORY, Message
+from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore
 from rmqlib.client.process_queue import ProcessQueue, _require_messages, check_time
 from rmqlib.model import INT_MAX, MessageQueue
 
@@ -51,6 +52,9 @@ _CLUSTERING = MessageModel.CLUSTERING
 _BROADCASTING = MessageModel.BROADCASTING
 
 
+_KNOWN_STORES = (OffsetStore, LocalFileOffsetStore)
+
+
 def _coerce_status(status, enum_cls):
     try:
         return enum_cls(status)
@@ -67,7 +71,7 @@ def _check_common(pq, mq, msgs, offset_store, send_back) -> list[Message]:
         check_instance(mq, "mq", MessageQueue)
     if send_back is not None:
         check_callable(send_back, "send_back", none=True)
-    if not callable(getattr(offset_store, "update_offset", None)):
+    if type(offset_store) not in _KNOWN_STORES and not callable(getattr(offset_store, "update_offset", None)):
         check_methods(offset_store, "offset_store", "update_offset")
     return _require_messages(msgs)
 

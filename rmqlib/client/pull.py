@@ -270,12 +270,15 @@ def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, 
 _GATES_PASSED = PullDecision(True, None, OK)
 
 
+#: rmqlib.client.rebalance.RebalanceImpl, set by that module when it loads (importing it here would be circular).
+_RebalanceImpl: type | None = None
+
+
 def _check_req_impl(req, impl) -> None:
-    if type(req) is not PullRequest:
-        check_instance(req, "req", PullRequest)
-    if impl.__class__.__name__ != "RebalanceImpl":  # the class itself would be a circular import
-        from rmqlib.client.rebalance import RebalanceImpl
-        check_instance(impl, "impl", RebalanceImpl)
+    """The full checks of ``req`` and ``impl``; callers first test the exact types inline (hot path)."""
+    check_instance(req, "req", PullRequest)
+    from rmqlib.client.rebalance import RebalanceImpl
+    check_instance(impl, "impl", RebalanceImpl)
 
 
 def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:
@@ -291,7 +294,8 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     :func:`process_pull_exception`. The first pull of an orderly queue after it
     was locked re-reads the broker offset (the local one may be stale).
     """
-    _check_req_impl(req, impl)
+    if type(req) is not PullRequest or type(impl) is not _RebalanceImpl:
+        _check_req_impl(req, impl)
     config = impl.config
     orderly = impl.consume_orderly
     decision = check_pull_gates(req.process_queue, config, now_ms, orderly=orderly, paused=impl.paused)
@@ -427,7 +431,8 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     the broker suggested, remove the queue and rebalance at once (Java does this
     in a task on the scheduler thread; here it happens immediately).
     """
-    _check_req_impl(req, impl)
+    if type(req) is not PullRequest or type(impl) is not _RebalanceImpl:
+        _check_req_impl(req, impl)
     if type(result) is not PullResult:
         check_instance(result, "result", PullResult)
     if type(now_ms) is not int:
@@ -479,7 +484,8 @@ def process_pull_exception(req: PullRequest, error: BaseException, impl: Rebalan
 
     Returns the delay used.
     """
-    _check_req_impl(req, impl)
+    if type(req) is not PullRequest or type(impl) is not _RebalanceImpl:
+        _check_req_impl(req, impl)
     if not isinstance(error, BaseException):
         raise ArgumentTypeError(f"error must be an exception, got {type(error).__name__}")
     if isinstance(error, BrokerError) and error.code == FLOW_CONTROL:

@@ -35,6 +35,7 @@ from rmqlib.checks import (
 from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, PushConsumerConfig
 from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType
 from rmqlib.client.process_queue import ProcessQueue, check_time
+from rmqlib.client import pull as _pull
 from rmqlib.client.pull import PullMessageService, PullRequest
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 
@@ -665,3 +666,6 @@ class RebalanceImpl:
     def __repr__(self) -> str:
         return (f"RebalanceImpl(group={self.consumer_group!r}, client_id={self.client_id!r}, "
                 f"queues={len(self.process_queue_table)})")
+
+
+_pull._RebalanceImpl = RebalanceImpl  # the exact type pull_message and friends take without further checks
