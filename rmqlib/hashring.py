@@ -61,7 +61,7 @@ def _hasher(hash_function: HashFunction | None) -> HashFunction:
     def checked(key: str) -> int:
         value = hash_function(key)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"hash_function must return int, got {type(value).__name__} for {key!r}")
+            raise ArgumentTypeError(f"hash_function must return int, got {type(value).__name__} for {key!r}")
         return int(value)
 
     return checked

@@ -418,7 +418,7 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
 
 def _room_name(room) -> str:
     if not isinstance(room, str):
-        raise TypeError(f"a resolver must return str rooms, got {type(room).__name__}")
+        raise ArgumentTypeError(f"resolver: a resolver must return str rooms, got {type(room).__name__}")
     return room
 
 

@@ -122,6 +122,13 @@ class PullRequestHoldService:
     :meth:`run_due` performs it. (Java's ``waitForRunning`` can also be woken
     early by ``wakeup()``, which nothing on the pull path calls.)
 
+    Bad input and failures: :meth:`suspend_pull_request` refuses (ValueError/TypeError
+    naming the argument) a topic or queue id the store does not know and non-finite
+    times, so every parked pull can be scanned and times out. A store failure during a
+    scan is handled as Java handles it: recorded in :attr:`failure_log` (Java logs it)
+    and the scan goes on with the other keys; a failed re-read in
+    :meth:`notify_message_arriving` drops that one request, as Java's ``continue`` does.
+
     Mirrors: broker/.../longpolling/PullRequestHoldService.java
     """
 
@@ -165,8 +172,9 @@ class PullRequestHoldService:
         timeout, suspended = pull_request.timeout_millis, pull_request.suspend_timestamp
         if type(timeout) is not int or type(suspended) is not int or timeout < 0:  # checked again: fields are mutable
             for name, value in (("pull_request.timeout_millis", timeout), ("pull_request.suspend_timestamp", suspended)):
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
-                        or value in _INFINITIES:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ArgumentTypeError(f"{name} must be a finite number of milliseconds, got {value!r}")
+                if value != value or value in _INFINITIES:
                     raise ValueError(f"{name} must be a finite number of milliseconds, got {value!r}")
             if timeout < 0:
                 raise ValueError(f"pull_request.timeout_millis must be >= 0, got {timeout}")
