@@ -66,6 +66,24 @@ MAX_VIEW_QUEUES_PER_BROKER = 16
 """Most queues per broker in a machine-room view."""
 MAX_VIEW_NAME = 255
 """Longest strategy, topic or room name a view takes."""
+MAX_FIGURE_CONSUMERS = 1_000
+"""Most consumers a figure builder draws from a ready-made result (a trace or a bar each; 1,000 take
+about 0.5 s to build here, and are far past what a reader can tell apart)."""
+MAX_FIGURE_QUEUES = 10_000
+"""Most queues a figure builder draws from a ready-made result."""
+MAX_FIGURE_ROOMS = 24
+"""Most machine rooms :func:`machine_room_figure` draws side by side (a box each)."""
+MAX_FIGURE_TOPICS = 100
+"""Most topics :func:`multi_topic_figure` stacks (a trace each)."""
+
+
+def _figure_size(consumers: int, queues: int, who: str = "allocation and cids",
+                 what: str = "allocation and mq_all") -> None:
+    """Refuse a ready-made result too large to draw (the arguments that brought the consumers / queues)."""
+    if consumers > MAX_FIGURE_CONSUMERS:
+        raise ValueError(f"{who}: a figure draws at most {MAX_FIGURE_CONSUMERS} consumers, got {consumers}")
+    if queues > MAX_FIGURE_QUEUES:
+        raise ValueError(f"{what}: a figure draws at most {MAX_FIGURE_QUEUES} queues, got {queues}")
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -128,6 +146,13 @@ def queue_label(mq: MessageQueue, mq_all: Sequence[MessageQueue] = ()) -> str:
     return base if len(topics) <= 1 else f"{mq.topic}/{base}"
 
 
+def _labels(queues: Sequence[MessageQueue]) -> list[str]:
+    """``[queue_label(mq, queues) for mq in queues]`` in linear time (the topics are looked at once)."""
+    several = len({mq.topic for mq in queues}) > 1
+    return [f"{mq.topic}/{mq.broker_name}:{mq.queue_id}" if several else f"{mq.broker_name}:{mq.queue_id}"
+            for mq in queues]
+
+
 def _message_figure(title: str, message: str, meta: dict | None = None) -> go.Figure:
     """A figure with no data and one line of text: for inputs with nothing to draw."""
     fig = go.Figure()
@@ -184,6 +209,7 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
     rows = java_sorted_cids(list(dict.fromkeys(list(allocation) + cids)))
     held = [mq for mqs in allocation.values() for mq in mqs]
     queues = java_sorted_mqs(list(dict.fromkeys(list(mq_all or []) + held)))
+    _figure_size(len(rows), len(queues))
     column = {mq: i for i, mq in enumerate(queues)}
     gaps = unassigned_queues(allocation, queues)
     overlaps = overlapping_queues(allocation)
@@ -221,7 +247,7 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
         # 28 px a consumer row, plus the title and the queue labels (turned on their side past 8 queues)
         title=dict(text=title), height=max(260, 60 + (110 if len(queues) > 8 else 70) + 28 * len(tickvals)),
         xaxis=dict(title=dict(text="queues (Java sort order)"), tickvals=list(range(len(queues))),
-                   ticktext=[queue_label(mq, queues) for mq in queues], range=[-0.7, max(len(queues), 1) - 0.3]),
+                   ticktext=_labels(queues), range=[-0.7, max(len(queues), 1) - 0.3]),
         yaxis=dict(tickvals=tickvals, ticktext=ticktext, autorange="reversed", zeroline=False),
         # each row is labelled with its consumer and count, so a legend would only repeat the y axis
         # (and would be most of what a slider move makes the browser draw again)
@@ -243,6 +269,7 @@ def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
     cids = _names(cids if cids is not None else list(allocation))
     colors = consumer_colors(cids + [c for c in allocation if c not in cids])
     rows = java_sorted_cids(list(dict.fromkeys(list(allocation) + cids)))
+    _figure_size(len(rows), 0)
     counts = {cid: len(allocation.get(cid, ())) for cid in rows}
     total = len({mq for mqs in allocation.values() for mq in mqs})
     fair = total / len(rows) if rows else 0
@@ -310,6 +337,7 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
     mq_all = _queue_list(mq_all, "mq_all")
     title = _title_arg(title)
     cids = _names(cids)
+    _figure_size(len(cids), len(mq_all), "cids", "mq_all")
     colors = consumer_colors(cids)
     sorted_cids = java_sorted_cids(cids)
     queues = java_sorted_mqs(list(dict.fromkeys(mq_all)))
@@ -489,6 +517,9 @@ def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
     cids = _names(_str_list(cids, "cids"))
     if not cids:
         raise ValueError("cids must name at least one consumer")
+    _figure_size(len(cids), 0, "cids")
+    if len(topics) > MAX_FIGURE_TOPICS:
+        raise ValueError(f"topics: a figure stacks at most {MAX_FIGURE_TOPICS} topics, got {len(topics)}")
     title = _title_arg(title)
     topics = {check_str(t, "topics: a topic name", empty=True): _queue_list(mqs, f"topics[{t!r}]")
               for t, mqs in topics.items()}
@@ -537,22 +568,34 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
     cids = _names(cids)
     colors = consumer_colors(cids)
     queues = java_sorted_mqs(list(dict.fromkeys(mq_all)))
+    _figure_size(len(cids), len(queues), "cids", "mq_all")
     rooms = sorted(set(broker_rooms.get(mq.broker_name, "?") for mq in queues)
                    | set(consumer_rooms.get(c, "?") for c in cids))
+    if len(rooms) > MAX_FIGURE_ROOMS:
+        raise ValueError(f"broker_rooms and consumer_rooms: a figure draws at most {MAX_FIGURE_ROOMS} rooms, "
+                         f"got {len(rooms)}")
     owner_of: dict[MessageQueue, list[str]] = {}
     for cid, mqs in allocation.items():
         for mq in mqs:
             owner_of.setdefault(mq, []).append(cid)
     room_x = {room: 3.0 * i for i, room in enumerate(rooms)}
     qpos: dict[MessageQueue, tuple[float, float]] = {}
+    by_broker: dict[str, list[MessageQueue]] = {}  # grouped once: the loops below stay linear
+    for mq in queues:
+        by_broker.setdefault(mq.broker_name, []).append(mq)
+    brokers_in: dict[str, list[str]] = {}
+    for broker in by_broker:
+        brokers_in.setdefault(broker_rooms.get(broker, "?"), []).append(broker)
+    members_in: dict[str, list[str]] = {}
+    for c in cids:
+        members_in.setdefault(consumer_rooms.get(c, "?"), []).append(c)
     for room in rooms:
-        brokers = sorted({mq.broker_name for mq in queues if broker_rooms.get(mq.broker_name, "?") == room})
-        for b_i, broker in enumerate(brokers):
-            for q_i, mq in enumerate(mq for mq in queues if mq.broker_name == broker):
+        for b_i, broker in enumerate(sorted(brokers_in.get(room, ()))):
+            for q_i, mq in enumerate(by_broker[broker]):
                 qpos[mq] = (room_x[room] + 0.5 * b_i, 1.0 + 0.35 * q_i)
     cpos = {}
     for room in rooms:
-        members = java_sorted_cids(c for c in cids if consumer_rooms.get(c, "?") == room)
+        members = java_sorted_cids(members_in.get(room, []))
         for k, cid in enumerate(members):
             cpos[cid] = (room_x[room] + 0.5 * (k % 5), -1.0 - 0.5 * (k // 5))
     cross = [(mq, cid) for mq, os in owner_of.items() for cid in os
