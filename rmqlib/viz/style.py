@@ -19,6 +19,7 @@ import re
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_str
 from rmqlib.viz.colors import PALETTE
 
 TEMPLATE_NAME = "rmqlib"
@@ -45,6 +46,10 @@ TEMPLATE.layout.update(
     hoverlabel=dict(font_family=FONT),
 )
 pio.templates[TEMPLATE_NAME] = TEMPLATE
+
+
+def _width(width_px) -> int:
+    return check_int(width_px, "width_px", 200, 10_000)
 
 
 def _wrap(text: str, limit: int) -> list[str]:
@@ -75,6 +80,8 @@ def _detail(layout: dict):
 
 def plain_title(layout: go.Layout | dict | str | None) -> str:
     """The one-line title that :func:`house_style` split into a headline and a detail."""
+    if not isinstance(layout, (go.Layout, dict, str, type(None))):
+        raise ArgumentTypeError(f"layout must be a plotly Layout, a dict, a str or None, got {type(layout).__name__}")
     if layout is None or isinstance(layout, str):
         return (layout or "").replace("<br>", " ")
     layout = _json(layout)
@@ -87,6 +94,8 @@ def plain_title(layout: go.Layout | dict | str | None) -> str:
 
 def retitle(fig: go.Figure, text: str) -> go.Figure:
     """Give ``fig`` the one-line title ``text`` (dropping the detail :func:`house_style` split off before)."""
+    check_instance(fig, "fig", go.Figure)
+    check_str(text, "text", empty=True)
     fig.layout.annotations = [a for a in fig.layout.annotations if not (a.name or "").startswith(DETAIL_NAME)]
     fig.update_layout(title_text=text)
     return fig
@@ -101,6 +110,8 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, 
     within the width): at the last ``": "``, unless a ``"; "`` comes before it (then at that ``"; "``:
     a ``"; name: value"`` clause stays whole); else before the last ``" ("``; else at a word break.
     """
+    check_str(text, "text", empty=True)
+    width_px = _width(width_px)
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
     if len(text) <= head_limit:
         return text, "", "", 0
@@ -137,6 +148,9 @@ def _legend_entries(data: list[dict]) -> list[str]:
 
 def legend_rows(names: list[str], title: str = "", width_px: int = PLOT_WIDTH_PX) -> int:
     """How many rows a horizontal legend of ``names`` takes in ``width_px`` (greedy, like plotly's)."""
+    names = check_each(names, "names", lambda v, label: check_str(v, label, empty=True))
+    check_str(title, "title", empty=True)
+    width_px = _width(width_px)
     rows, used = 1, len(title) * CHAR_PX[FONT_SIZE] + 10 if title else 0.0
     for name in names:
         entry = LEGEND_ENTRY_PX + len(name) * CHAR_PX[FONT_SIZE]
@@ -196,6 +210,8 @@ def house_style(fig: go.Figure, width_px: int = PLOT_WIDTH_PX) -> go.Figure:
     figure had before the first time, kept in ``layout.meta["style"]``. Everything is set in one
     ``update_layout`` (each call validates again: a slider move pays for every one).
     """
+    check_instance(fig, "fig", go.Figure)
+    width_px = _width(width_px)
     fig.update_layout(_style_update(fig.layout.to_plotly_json(), [t.to_plotly_json() for t in fig.data], width_px))
     return fig
 
@@ -206,4 +222,7 @@ def styled_figure(data: list[dict], layout: dict, width_px: int = PLOT_WIDTH_PX)
     The same figure as ``house_style(go.Figure(data, layout))``, for builders a slider calls on every
     move: the style is worked out on the plain JSON, so plotly checks the figure once, not three times.
     """
+    data = check_each(data, "data", lambda trace, label: check_instance(trace, label, dict))
+    check_instance(layout, "layout", dict)
+    width_px = _width(width_px)
     return go.Figure(data=data, layout=_merged(layout, _style_update(layout, data, width_px)))

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from rmqlib import allocation as alloc
 from rmqlib import viz
 from rmqlib.cli import main
+from rmqlib.viz import style
 from rmqlib.model import MessageQueue
 from rmqlib.strategies import (
     AllocateMachineRoomNearby, AllocateMessageQueueAveragely, AllocateMessageQueueByConfig,
@@ -226,6 +227,10 @@ VIZ_SPECS = {
     "retry_figure": (viz.retry_figure, dict(timelines={}), dict(timelines=st.dictionaries(st.text(max_size=2),
                                                                                          mixed_lists, max_size=2))),
     "moved_queues (handover)": (viz.moved_queues, dict(result=None), dict(result=junk)),
+    "fit_title": (style.fit_title, dict(text="a: b"), dict(text=st.text(max_size=200), width_px=counts)),
+    "legend_rows": (style.legend_rows, dict(names=["a"]), dict(names=cid_lists, title=st.text(max_size=3),
+                                                                width_px=counts)),
+    "house_style": (style.house_style, dict(fig=go.Figure()), dict(fig=st.just(go.Figure()), width_px=counts)),
     "queue_handover_figure": (viz.queue_handover_figure, dict(result=None), dict(result=junk)),
 }
 
