@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 
-from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_number, check_str
+from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_number, check_str
 from rmqlib.viz.style import house_style
 
 MAX_EVENTS = 400

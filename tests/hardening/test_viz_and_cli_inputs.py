@@ -26,7 +26,6 @@ from rmqlib import allocation as alloc
 from rmqlib import viz
 from rmqlib.cli import main
 from rmqlib.viz import style
-from rmqlib.model import MessageQueue
 from rmqlib.strategies import (
     AllocateMachineRoomNearby, AllocateMessageQueueAveragely, AllocateMessageQueueByConfig,
     AllocateMessageQueueConsistentHash, PrefixMachineRoomResolver,
@@ -118,7 +117,8 @@ ALLOCATION_SPECS = {
     "spread_queues": (alloc.spread_queues, dict(count=3), dict(count=counts, brokers=brokers,
                                                                topic=st.text(max_size=4))),
     "random_cids": (alloc.random_cids, dict(count=3, seed=1), dict(count=counts, seed=st.integers())),
-    "queues_per_consumer": (alloc.queues_per_consumer, dict(allocation=SAMPLE_ALLOCATION), dict(allocation=allocations)),
+    "queues_per_consumer": (alloc.queues_per_consumer, dict(allocation=SAMPLE_ALLOCATION),
+                            dict(allocation=allocations)),
     "idle_consumers": (alloc.idle_consumers, dict(allocation=SAMPLE_ALLOCATION), dict(allocation=allocations)),
     "imbalance": (alloc.imbalance, dict(allocation=SAMPLE_ALLOCATION), dict(allocation=allocations)),
     "owners": (alloc.owners, dict(allocation=SAMPLE_ALLOCATION), dict(allocation=allocations)),
