@@ -147,4 +147,14 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
     for mq in mqs:
         if not isinstance(mq, MessageQueue):
             raise ArgumentTypeError(f"mqs (mq_all): elements must be MessageQueue, got {type(mq).__name__}")
+    ids = [mq._queue_id for mq in mqs]
+    if ids and max(ids) - min(ids) <= INT_MAX:
+        # No two ids overflow a 32-bit subtraction, so compareTo is the plain order of (names, queue id): sorting
+        # by that key gives the very list TimSort gives with compareTo (both are stable), without a Python call
+        # per comparison (a group sorting 1,000 queues on every round spends most of its time there otherwise).
+        return sorted(mqs, key=_sort_key)
     return sorted(mqs)
+
+
+def _sort_key(mq: MessageQueue) -> tuple[tuple[bytes, bytes], int]:
+    return mq._names_key, mq._queue_id

@@ -1,9 +1,10 @@
 """MessageQueue and the Java orderings: UTF-16 strings, 32-bit queue-id overflow, split."""
 
+import functools
 import pickle
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs, java_split, java_string_compare
 
@@ -65,3 +66,17 @@ def test_java_string_order_matches_utf16_lexicographic(items):
         data = s.encode("utf-16-be", "surrogatepass")
         return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
     assert java_sorted_cids(items) == sorted(items, key=units)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["T", "U", "\U0001F600", "\uE000"]),
+                          st.sampled_from(["broker-a", "b", "\uFFFF", "\U00010000"]),
+                          st.integers(-2**31, 2**31 - 1)), max_size=25),
+       st.integers(0, 2**31 - 1))
+def test_java_sorted_mqs_gives_the_compare_to_order_with_or_without_overflowing_ids(rows, span):
+    """The key-sort fast path (ids less than 2**31 apart) and the compareTo sort give the same list."""
+    mqs = [MessageQueue(t, b, q) for t, b, q in rows]
+    narrow = [MessageQueue(t, b, q % (span + 1)) for t, b, q in rows]  # ids within one span: the fast path
+    for queues in (mqs, narrow):
+        by_compare = sorted(queues, key=functools.cmp_to_key(lambda a, b: a.compare_to(b)))
+        assert java_sorted_mqs(queues) == sorted(queues) == by_compare
