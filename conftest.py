@@ -1,6 +1,13 @@
-"""Root pytest hooks: report how long the notebook suite (nbval items) took."""
+"""Root pytest hooks: report how long the notebook suite (nbval items) took; make hypothesis reproducible."""
 
 from __future__ import annotations
+
+from hypothesis import settings
+
+# The same examples on every run and every machine (a property test that fails, fails every time), and no
+# example database written into the reader's checkout.
+settings.register_profile("rmqlib", derandomize=True, database=None)
+settings.load_profile("rmqlib")
 
 _notebook_time: dict[str, float] = {}
 
