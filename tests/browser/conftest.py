@@ -1,6 +1,6 @@
 """Fixtures for the real-browser tests: Debian's Chromium driven by Playwright, the built site, JupyterLab.
 
-Run with ``python -m pytest -m browser tests/browser`` after ``bash .ci/browser-setup.sh``.
+Run with ``python -m pytest -m browser -n 0 tests/browser`` after ``bash .ci/browser-setup.sh``.
 Nothing here is imported by the default run (``-m 'not browser'`` deselects these tests, and
 playwright is imported inside the fixtures), so the default suite needs no browser.
 
