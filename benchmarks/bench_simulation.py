@@ -46,24 +46,20 @@ def group_scenario(consumers: int):
                                   produce_rate_per_queue=1_000 / queues, duration_ms=60_000, drain_ms=10_000)
 
 
-def _one_group(consumers: int, out) -> None:
+def _one_group(consumers: int) -> tuple:
     result = simulate(group_scenario(consumers), seed=1)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
-    out.put((result.produced, len(result.lost), result.wall_seconds, peak_kib))
+    return result.produced, len(result.lost), result.wall_seconds, peak_kib
 
 
 def scaling_table(sizes=GROUP_SIZES) -> None:
     """Cost per simulated message and peak memory against group size, one fresh process per run."""
     print("| consumers | queues | messages | wall s | µs per message | vs 8 consumers | peak memory MB |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    context = multiprocessing.get_context("spawn")
     base = None
     for consumers in sizes:
-        out = context.Queue()
-        child = context.Process(target=_one_group, args=(consumers, out))
-        child.start()
-        produced, lost, wall, peak_kib = out.get()
-        child.join()
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            produced, lost, wall, peak_kib = pool.submit(_one_group, consumers).result()
         assert lost == 0
         cost = wall / produced * 1e6
         base = base or cost

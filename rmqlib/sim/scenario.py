@@ -325,7 +325,7 @@ def _is_name(value, max_length: int) -> bool:
 
 # What one run may ask for: enough for every lesson, and a run stays within about a minute and a few GB.
 MAX_SPAN_MS = 86_400_000  # duration_ms + drain_ms: one simulated day
-MAX_CONSUMERS, MAX_BROKERS, MAX_TOPICS, MAX_QUEUES_PER_BROKER = 1_000, 64, 64, 1_024
+MAX_CONSUMERS, MAX_BROKERS, MAX_TOPICS, MAX_QUEUES_PER_BROKER = 2_048, 64, 64, 1_024
 MAX_MESSAGES = 5_000_000  # produced in one run
 MAX_TIMER_WAKEUPS = 20_000_000  # periodic timer firings in one run, over all consumers and brokers
 # Topic and group names: the characters TopicValidator allows (no '%' or '|' here: those mark system names)
