@@ -92,7 +92,8 @@ class SubscriptionData:
         if not isinstance(self.topic, str) or not self.topic:
             raise (ValueError if isinstance(self.topic, str) else ArgumentTypeError)(
                 f"topic must be a non-empty str, got {self.topic!r}")
-        check_int(self.sub_version, "sub_version")
+        if type(self.sub_version) is not int:
+            check_int(self.sub_version, "sub_version")
         sub = self.sub_string
         if sub is not None and not isinstance(sub, str):
             raise ArgumentTypeError(f"sub_string must be a str or None, got {type(sub).__name__}")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmqlib.broker.config import LONG_POLLING_CHECK_INTERVAL_MS, BrokerConfig
-from rmqlib.broker.protocol import check_schedule_time, check_time
+from rmqlib.broker.protocol import SubscriptionData, check_schedule_time, check_time
 from rmqlib.checks import ArgumentTypeError, check_callable, check_instance, check_int, check_methods, check_str
 from rmqlib.model import INT_MAX, java_split
 
@@ -55,6 +55,25 @@ class PullRequest:
     pull_from_this_offset: int
     subscription_data: Any = None
     message_filter: Any = None
+
+    def __init__(self, request_command: Any, channel: str, client_id: str, timeout_millis: int,
+                 suspend_timestamp: float, pull_from_this_offset: int, subscription_data: Any = None,
+                 message_filter: Any = None) -> None:
+        # The generated __init__, written out (one per held pull) with the fast test on the arguments.
+        self.request_command = request_command
+        self.channel = channel
+        self.client_id = client_id
+        self.timeout_millis = timeout_millis
+        self.suspend_timestamp = suspend_timestamp
+        self.pull_from_this_offset = pull_from_this_offset
+        self.subscription_data = subscription_data
+        self.message_filter = message_filter
+        if (type(timeout_millis) is int and timeout_millis >= 0 and type(suspend_timestamp) is int
+                and type(pull_from_this_offset) is int and pull_from_this_offset >= 0
+                and (message_filter is None or type(message_filter) is SubscriptionData)
+                and type(self) is PullRequest):
+            return
+        self.__post_init__()
 
     def __post_init__(self):
         if (type(self.timeout_millis) is int and self.timeout_millis >= 0

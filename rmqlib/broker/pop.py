@@ -352,6 +352,10 @@ class AckHandle:
     broker_name: str
 
     def __post_init__(self):
+        if (type(self.group) is str and type(self.topic) is str and type(self.broker_name) is str
+                and type(self.queue_id) is int and type(self.queue_offset) is int and type(self.start_offset) is int
+                and type(self.invisible_time) is int and type(self.revive_qid) is int and type(self.pop_time) is int):
+            return  # the common case: plain values (one handle per popped message)
         for name in ("group", "topic", "broker_name"):
             check_str(getattr(self, name), name, empty=True)
         for name in ("queue_id", "queue_offset", "start_offset", "invisible_time", "revive_qid"):
@@ -444,10 +448,12 @@ class PopMessageProcessor:
             raise ValueError(f"invisible_time must be an int >= 0, got {invisible_time!r}")
         if isinstance(queue_id, bool) or not isinstance(queue_id, int):
             raise ArgumentTypeError(f"queue_id must be an int, got {queue_id!r}")
-        check_str(group, "group")
-        check_str(topic, "topic", empty=True)
-        _check_init_mode(init_mode)
-        check_str_or_none(sub_expression, "sub_expression")
+        if not (type(group) is str and group and type(topic) is str and type(sub_expression) is str
+                and type(init_mode) is int and (init_mode == 0 or init_mode == 1)):
+            check_str(group, "group")
+            check_str(topic, "topic", empty=True)
+            _check_init_mode(init_mode)
+            check_str_or_none(sub_expression, "sub_expression")
         if max_msg_nums > POP_MAX_MSG_NUMS:
             return PopResult(ResponseCode.INVALID_PARAMETER, now_ms,
                              remark="pop message's num is greater than 32")
@@ -524,8 +530,9 @@ class PopMessageProcessor:
 
     def get_pop_offset(self, topic: str, group: str, queue_id: int, init_mode: int, init: bool) -> int:
         """Stored offset, else the init offset (committed when ``init``). Mirrors: #getPopOffset"""
-        _check_init_mode(init_mode)
-        check_bool(init, "init")
+        if type(init_mode) is not int or (init_mode != 0 and init_mode != 1) or (init is not True and init is not False):
+            _check_init_mode(init_mode)
+            check_bool(init, "init")
         offset = self.store.query_offset(group, topic, queue_id)
         if offset < 0:
             offset = self.get_init_offset(topic, group, queue_id, init_mode, init)

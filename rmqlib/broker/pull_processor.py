@@ -97,6 +97,42 @@ class PullMessageRequest:
     channel: str = ""
     opaque: int = 0
 
+    def __init__(self, consumer_group: str, topic: str, queue_id: int, queue_offset: int,
+                 max_msg_nums: int = PULL_BATCH_SIZE, has_commit_offset_flag: bool = False, commit_offset: int = 0,
+                 has_suspend_flag: bool = True, suspend_timeout_millis: int = BROKER_SUSPEND_MAX_TIME_MILLIS,
+                 has_subscription_flag: bool = False, sub_expression: str = SUB_ALL, sub_version: int = 0,
+                 client_id: str = "", channel: str = "", opaque: int = 0) -> None:
+        # The generated __init__, written out (one request per pull): the fast test runs on the
+        # arguments, before any attribute is read back; anything else takes __post_init__'s full checks.
+        self.consumer_group = consumer_group
+        self.topic = topic
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.max_msg_nums = max_msg_nums
+        self.has_commit_offset_flag = has_commit_offset_flag
+        self.commit_offset = commit_offset
+        self.has_suspend_flag = has_suspend_flag
+        self.suspend_timeout_millis = suspend_timeout_millis
+        self.has_subscription_flag = has_subscription_flag
+        self.sub_expression = sub_expression
+        self.sub_version = sub_version
+        self.client_id = client_id
+        self.channel = channel
+        self.opaque = opaque
+        if (type(self) is PullMessageRequest
+                and type(queue_offset) is int and queue_offset >= 0 and type(commit_offset) is int and commit_offset >= 0
+                and type(suspend_timeout_millis) is int and suspend_timeout_millis >= 0
+                and type(max_msg_nums) is int and max_msg_nums >= 1
+                and type(queue_id) is int and type(topic) is str and type(consumer_group) is str
+                and type(sub_version) is int and type(sub_expression) is str
+                and (has_suspend_flag is True or has_suspend_flag is False)
+                and (has_commit_offset_flag is True or has_commit_offset_flag is False)
+                and (has_subscription_flag is True or has_subscription_flag is False)
+                and type(client_id) is str and type(channel) is str and type(opaque) is int
+                and INT_MIN <= queue_id <= INT_MAX):
+            return
+        self.__post_init__()
+
     def __post_init__(self):
         if (type(self.queue_offset) is int and self.queue_offset >= 0
                 and type(self.commit_offset) is int and self.commit_offset >= 0
@@ -244,7 +280,8 @@ class PullMessageProcessor:
 
     def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
-        check_instance(held, "held", PullRequest)
+        if type(held) is not PullRequest:
+            check_instance(held, "held", PullRequest)
         response = self.process_request(held.request_command, now_ms, False)  # broker_allow_suspend=False
         self.outbox.append(response)
         return response

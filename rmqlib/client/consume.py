@@ -131,7 +131,14 @@ def process_consume_result_concurrently(
             raise ValueError(f"message_model must be CLUSTERING or BROADCASTING, got {message_model!r}") from None
     if now_ms is not None and type(now_ms) is not int:
         check_time(now_ms)
-    msgs = _check_common(pq, mq, msgs, offset_store, send_back)
+    if (type(pq) is not ProcessQueue or type(mq) is not MessageQueue or send_back is not None
+            or type(offset_store) not in _KNOWN_STORES or type(msgs) is not list):
+        msgs = _check_common(pq, mq, msgs, offset_store, send_back)
+    else:  # the engine's call: exact types, a list of messages (checked by remove_message below, before any use
+        for m in msgs:  # but the send-back loop, so checked here)
+            if type(m) is not Message:
+                _require_messages(msgs)
+                break
     if pq.dropped:
         return ConcurrentConsumeOutcome(processed=False)
     out = ConcurrentConsumeOutcome(True)  # processed

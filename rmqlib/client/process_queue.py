@@ -306,9 +306,12 @@ class ProcessQueue:
         Nothing to take sets ``consuming`` to False, which lets the next
         :meth:`put_message` dispatch a new consume request.
         """
-        batch_size = check_int(batch_size, "batch_size", 1)
+        if type(batch_size) is not int or batch_size < 1:
+            batch_size = check_int(batch_size, "batch_size", 1)
         if now_ms is not None:
-            self.last_consume_timestamp = check_time(now_ms)
+            if type(now_ms) is not int:
+                check_time(now_ms)
+            self.last_consume_timestamp = now_ms
         result: list[Message] = []
         for _ in range(batch_size):
             entry = self.msg_tree.poll_first()
@@ -377,8 +380,10 @@ class ProcessQueue:
         committed offset moves on with the next acknowledgement. Orderly
         consumers never clean.
         """
-        check_time(now_ms)
-        check_bool(orderly, "orderly")
+        if type(now_ms) is not int:
+            check_time(now_ms)
+        if orderly is not False and orderly is not True:
+            check_bool(orderly, "orderly")
         if type(consume_timeout) is not int or consume_timeout < 0:
             if isinstance(consume_timeout, bool) or not isinstance(consume_timeout, int):
                 raise ArgumentTypeError(f"consume_timeout must be an int >= 0 (minutes), got {consume_timeout!r}")
