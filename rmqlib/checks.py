@@ -118,6 +118,20 @@ def check_methods(value, name: str, *methods: str) -> Any:
     return value
 
 
+def check_items(value, name: str, cls: type, into: type = list) -> Any:
+    """A collection of ``cls`` instances (any iterable but a string or a single ``cls``; a mapping gives its keys),
+    returned as ``into`` (``list`` or ``set``); a list given for a list is returned as it is (callers only read it)."""
+    if not (into is list and type(value) is list):
+        if isinstance(value, (str, bytes, cls)) or not isinstance(value, Iterable):
+            got = f"a single {cls.__name__}" if isinstance(value, cls) else type(value).__name__
+            raise ArgumentTypeError(f"{name} must be a collection of {cls.__name__}, got {got}")
+        value = into(value)
+    for item in value:
+        if not isinstance(item, cls):
+            raise ArgumentTypeError(f"{name}: elements must be {cls.__name__}, got {type(item).__name__}")
+    return value
+
+
 def check_list_of(value, name: str, cls: type) -> list:
     """A ``list`` whose items are all instances of ``cls`` (the list itself is returned)."""
     if not isinstance(value, list):

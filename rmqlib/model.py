@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import total_ordering
 
-from rmqlib.checks import ArgumentTypeError, check_str
+from rmqlib.checks import ArgumentTypeError, check_items, check_str
 
 INT_MIN = -(2**31)
 INT_MAX = 2**31 - 1
@@ -141,12 +141,7 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
     Python's list sort is the same TimSort as Java's ``ComparableTimSort`` and
     asks only ``a < b``, which here is Java's ``compareTo(a, b) < 0``.
     """
-    if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
-        raise ArgumentTypeError(f"mqs (mq_all) must be a collection of MessageQueue, got {type(mqs).__name__}")
-    mqs = list(mqs)
-    for mq in mqs:
-        if not isinstance(mq, MessageQueue):
-            raise ArgumentTypeError(f"mqs (mq_all): elements must be MessageQueue, got {type(mq).__name__}")
+    mqs = list(check_items(mqs, "mqs (mq_all)", MessageQueue))
     ids = [mq._queue_id for mq in mqs]
     if ids and max(ids) - min(ids) <= INT_MAX:
         # No two ids overflow a 32-bit subtraction, so compareTo is the plain order of (names, queue id): sorting

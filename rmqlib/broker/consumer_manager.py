@@ -39,7 +39,7 @@ from rmqlib.broker.protocol import (
     check_time,
     coerce_enum,
 )
-from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_methods, check_str
+from rmqlib.checks import ArgumentTypeError, check_items, check_bool, check_instance, check_int, check_methods, check_str
 
 
 def _check_group(group) -> None:
@@ -53,13 +53,7 @@ def _check_info(client_channel_info) -> None:
 
 
 def _check_subscriptions(subscriptions, name: str = "subscriptions") -> list:
-    if isinstance(subscriptions, (str, bytes, SubscriptionData)) or not isinstance(subscriptions, Iterable):
-        raise ArgumentTypeError(f"{name} must be a list of SubscriptionData, got {type(subscriptions).__name__}")
-    subscriptions = list(subscriptions)
-    for sub in subscriptions:
-        if not isinstance(sub, SubscriptionData):
-            raise ArgumentTypeError(f"{name} must hold SubscriptionData, got {sub!r}")
-    return subscriptions
+    return list(check_items(subscriptions, name, SubscriptionData))
 
 
 def next_period_after(next_ms, now_ms, period_ms):

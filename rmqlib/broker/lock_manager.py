@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqlib.broker.protocol import check_time
-from rmqlib.checks import ArgumentTypeError, check_int, check_str
+from rmqlib.checks import ArgumentTypeError, check_items, check_int, check_str
 from rmqlib.model import MessageQueue
 
 REBALANCE_LOCK_MAX_LIVE_TIME = 60_000  # -Drocketmq.broker.rebalance.lockMaxLiveTime (pass lock_max_live_time to change)
@@ -63,15 +63,7 @@ class UnlockReport:
 
 
 def _check_mqs(mqs) -> list[MessageQueue]:
-    if isinstance(mqs, MessageQueue):
-        raise ArgumentTypeError("mqs must be a collection of MessageQueue, got a single MessageQueue")
-    if isinstance(mqs, (str, bytes)) or not isinstance(mqs, Iterable):
-        raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
-    out = list(mqs)
-    for mq in out:
-        if not isinstance(mq, MessageQueue):
-            raise ArgumentTypeError(f"mqs must hold MessageQueue, got {mq!r}")
-    return out
+    return list(check_items(mqs, "mqs", MessageQueue))
 
 
 def _check_mq(mq) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from rmqlib.checks import MAX_TIME_MS, ArgumentTypeError, check_time_ms
+from rmqlib.checks import ArgumentTypeError, check_time_ms
 
 from rmqlib.protocol import (RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, ConsumeFromWhere, ConsumeType,  # noqa: F401
                              MessageModel, SubscriptionData, java_string_hash, retry_topic)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from rmqlib.checks import ArgumentTypeError, check_bool, check_callable, check_instance, check_int, check_methods
+from rmqlib.checks import check_bool, check_callable, check_instance, check_int, check_methods
 from rmqlib.client.config import MessageModel
 from rmqlib.client.message import _FACTORY, Message
 from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore

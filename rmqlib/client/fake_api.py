@@ -6,7 +6,7 @@ concern, no routing, no latency. Failures can be injected per method.
 
 from __future__ import annotations
 
-from rmqlib.checks import ArgumentTypeError, check_int, check_str
+from rmqlib.checks import ArgumentTypeError, check_int, check_items, check_str
 from rmqlib.client.api import BrokerError, ConsumerData, OffsetNotFoundError
 from rmqlib.client.process_queue import check_time
 from rmqlib.model import MessageQueue
@@ -19,13 +19,7 @@ def _mq(mq) -> MessageQueue:
 
 
 def _mqs(mqs) -> frozenset:
-    if isinstance(mqs, (str, bytes, MessageQueue)) or not hasattr(mqs, "__iter__"):
-        raise ArgumentTypeError(f"mqs must be a set of MessageQueue, got {type(mqs).__name__}")
-    out = frozenset(mqs)
-    for mq in out:
-        if not isinstance(mq, MessageQueue):
-            raise ArgumentTypeError(f"mqs must hold MessageQueue, got {type(mq).__name__}")
-    return out
+    return check_items(mqs, "mqs", MessageQueue, into=frozenset)
 
 #: Broker-side lock expiry (broker/.../client/rebalance/RebalanceLockManager.java;
 #: rocketmq.broker.rebalance.lockMaxLiveTime).

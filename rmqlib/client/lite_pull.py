@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rmqlib.checks import check_str, check_time_ms
+from rmqlib.checks import check_items, check_str, check_time_ms
 from rmqlib.client.api import ClientBrokerAPI, ConsumerData, MQClientError
 from rmqlib.client.config import PushConsumerConfig
 from rmqlib.client.offset_store import ReadOffsetType
@@ -116,11 +116,9 @@ class DefaultLitePullConsumer:
 
     def assign(self, mqs: Iterable[MessageQueue]) -> None:
         """Read exactly these queues, whatever the group does; no rebalance ever changes them."""
-        mqs = set(mqs)
+        mqs = check_items(mqs, "mqs", MessageQueue, into=set)
         if not mqs:
             raise ValueError("mqs must name at least one queue (Java: 'Message queues can not be null or empty.')")
-        if not all(isinstance(mq, MessageQueue) for mq in mqs):
-            raise TypeError(f"mqs must hold MessageQueue, got {mqs!r:.80}")
         self._set_subscription_type(ASSIGN)
         self.assigned = {}
         for mq in mqs:

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from collections.abc import Iterable
 
-from rmqlib.checks import ArgumentTypeError, check_bool, check_mapping, check_methods, check_str_or_none
+from rmqlib.checks import ArgumentTypeError, check_items, check_bool, check_mapping, check_methods, check_str_or_none
 from rmqlib.client.api import ClientBrokerAPI, OffsetNotFoundError
 from rmqlib.model import MessageQueue
 
@@ -76,13 +75,7 @@ def _check_offset(offset, name: str = "offset") -> None:
 
 
 def _check_mqs(mqs) -> set:
-    if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
-        raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
-    mqs = set(mqs)
-    for mq in mqs:
-        if not isinstance(mq, MessageQueue):
-            raise ArgumentTypeError(f"mqs must hold MessageQueue, got {type(mq).__name__}")
-    return mqs
+    return check_items(mqs, "mqs", MessageQueue, into=set)
 
 
 class _OffsetStoreBase:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
-from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_time_ms
+from rmqlib.checks import ArgumentTypeError, check_items, check_bool, check_int, check_time_ms
 from rmqlib.client.message import PROPERTY_MAX_OFFSET, Message
 
 
@@ -100,16 +100,7 @@ class _OffsetMap:
 
 def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Message]:
     """``msgs`` as a list of Message (a list is checked and returned as is: callers only read it)."""
-    if type(msgs) is not list:
-        if isinstance(msgs, Message):
-            raise ArgumentTypeError(f"{arg} must be a list of Message, got a single Message")
-        if isinstance(msgs, (str, bytes)) or not isinstance(msgs, Iterable):
-            raise ArgumentTypeError(f"{arg} must be a list of Message, got {type(msgs).__name__}")
-        msgs = list(msgs)
-    for m in msgs:
-        if not isinstance(m, Message):
-            raise ArgumentTypeError(f"{arg}: elements must be Message, got {type(m).__name__}")
-    return msgs
+    return check_items(msgs, arg, Message)
 
 
 class ProcessQueue:

@@ -26,7 +26,7 @@ from rmqlib.allocation import (
     overlapping_queues, queues_per_consumer, random_assignment_imbalance, random_cids, spread_queues,
     unassigned_queues,
 )
-from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_str
+from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_items, check_str
 from rmqlib.hashring import HashRing, md5_hash
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
@@ -134,14 +134,7 @@ def _strategy(value, name: str = "strategy", **options) -> AllocateMessageQueueS
 def queue_label(mq: MessageQueue, mq_all: Sequence[MessageQueue] = ()) -> str:
     """Short axis label: ``broker-a:3``, with the topic in front when several topics are shown."""
     check_instance(mq, "mq", MessageQueue)
-    if isinstance(mq_all, (str, bytes, Mapping)) or not isinstance(mq_all, Iterable):
-        raise ArgumentTypeError(f"mq_all must be a list of MessageQueue, got {type(mq_all).__name__}")
-    topics = set()
-    for q in mq_all:
-        if not isinstance(q, MessageQueue):
-            raise ArgumentTypeError(f"mq_all must hold MessageQueue items, got {type(q).__name__}")
-        topics.add(q.topic)
-    topics = topics or {mq.topic}
+    topics = {q.topic for q in check_items(mq_all, "mq_all", MessageQueue)} or {mq.topic}
     base = f"{mq.broker_name}:{mq.queue_id}"
     return base if len(topics) <= 1 else f"{mq.topic}/{base}"
 

@@ -156,7 +156,7 @@ def test_process_queue_takes_any_iterable_and_rejects_non_messages():
     pq = ProcessQueue()
     assert pq.put_message(msg(queue_offset=o) for o in (5, 3, 4))  # a generator: copied once, used twice
     assert pq.msg_tree.keys() == [3, 4, 5] and pq.get_max_span() == 2
-    with pytest.raises(TypeError, match="msgs must be a list of Message, got a single Message"):
+    with pytest.raises(TypeError, match="msgs must be a collection of Message, got a single Message"):
         pq.put_message(msg())
     with pytest.raises(TypeError, match="msgs: elements must be Message, got int"):
         pq.remove_message([1])
