@@ -330,9 +330,14 @@ class PullRequestHoldService:
         return woken
 
     def _wake(self, request: PullRequest, now_ms, reason: str) -> None:
+        """Hand a woken request to ``wakeup_handler``; if that fails, record it and go on with the others, as
+        Java catches a failed ``executeRequestWhenWakeup`` per request (the request is not held again)."""
         self.woken_log.append((now_ms, request, reason))
         if self.wakeup_handler is not None:
-            self.wakeup_handler(request, now_ms)
+            try:
+                self.wakeup_handler(request, now_ms)
+            except Exception as exc:
+                self.failure_log.append((now_ms, f"wakeup of {request.client_id}", exc))
 
     def _check(self) -> None:
         seen = set()

@@ -260,3 +260,24 @@ def test_woken_log_keeps_only_the_latest_wake_ups():
     assert len(hold.woken_log) == WOKEN_LOG_SIZE
     offsets = [request.request_command.queue_offset for _, request, _ in hold.woken_log]
     assert offsets == list(range(5, WOKEN_LOG_SIZE + 5))
+
+
+def test_a_failing_wakeup_handler_is_recorded_and_the_other_held_pulls_still_wake():
+    """Java catches a failed executeRequestWhenWakeup per request; the scan goes on with the rest."""
+    from rmqlib.broker import MessageStore, PullRequest, PullRequestHoldService
+
+    store = MessageStore()
+    store.create_topic("T", 1)
+    calls = []
+
+    def handler(request, now_ms):
+        calls.append(request.client_id)
+        if request.client_id == "bad":
+            raise RuntimeError("channel closed")
+
+    hold = PullRequestHoldService(store, wakeup_handler=handler)
+    for cid in ("bad", "good"):
+        hold.suspend_pull_request("T", 0, PullRequest(None, f"ch-{cid}", cid, 15_000, 0, 0))
+    woken = hold.check_hold_request(20_000)  # both expired
+    assert calls == ["bad", "good"] and len(woken) == 2
+    assert [(key, type(exc).__name__) for _, key, exc in hold.failure_log] == [("wakeup of bad", "RuntimeError")]
