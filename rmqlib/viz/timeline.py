@@ -29,6 +29,9 @@ from rmqlib.viz.style import house_style
 TIMELINE_EVENTS: dict[str, str] = {
     "join": "triangle-up", "leave": "x", "notify": "diamond", "rebalance": "circle",
     "channel closed": "square", "channel expired": "square-x",
+    # routes that change (chapter 10b)
+    "topic change": "star", "route": "hexagon-open", "route removed": "x-thin-open", "broker down": "triangle-down",
+    "broker up": "triangle-up-open",
 }
 
 PAUSE_COLOR = "rgba(251,13,13,0.18)"
