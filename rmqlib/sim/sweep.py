@@ -9,6 +9,7 @@ grid order (values, then seeds), never in completion order.
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -139,4 +140,6 @@ def _default_label(value):
 def _progress_bar(total: int, description: str, enabled: bool):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=description, disable=not enabled, leave=False)
+    # the static site (RMQLIB_STATIC set, see rmqlib.viz.static.is_static) has no kernel to drive a widget bar
+    static = os.environ.get("RMQLIB_STATIC", "").strip().lower() not in ("", "0", "false", "no")
+    return tqdm(total=total, desc=description, disable=not enabled or static, leave=False)
