@@ -37,13 +37,7 @@ def utf16_key(s: str) -> bytes:
 
 def java_sorted_cids(cids: Iterable[str]) -> list[str]:
     """Client ids sorted like Java ``Collections.sort(cidAll)`` in RebalanceImpl."""
-    if isinstance(cids, (str, bytes)) or not isinstance(cids, Iterable):
-        raise ArgumentTypeError(f"cids (cid_all) must be a sequence of client ids, got {type(cids).__name__}")
-    cids = list(cids)
-    for cid in cids:
-        if not isinstance(cid, str):
-            raise ArgumentTypeError(f"cids (cid_all): client ids must be str, got {type(cid).__name__}")
-    return sorted(cids, key=utf16_key)
+    return sorted(check_items(cids, "cids (cid_all)", str), key=utf16_key)
 
 
 def java_split(s: str, sep: str) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from rmqlib.checks import ArgumentTypeError, check_callable, check_int, check_methods, check_str
+from rmqlib.checks import ArgumentTypeError, check_callable, check_int, check_items, check_methods, check_str
 from rmqlib.hashring import MAX_RING_POINTS, HashFunction, HashRing
 from rmqlib.model import MessageQueue, java_split, utf16_key
 
@@ -240,12 +240,7 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
 
     def __init__(self, consumer_idcs: set[str] | Sequence[str] | None = None):
         if consumer_idcs is not None:
-            if isinstance(consumer_idcs, (str, bytes)) or not isinstance(consumer_idcs, Iterable):
-                raise ArgumentTypeError(f"consumer_idcs must be a set of str, got {type(consumer_idcs).__name__}")
-            consumer_idcs = set(consumer_idcs)
-            for idc in consumer_idcs:
-                if not isinstance(idc, str):
-                    raise ArgumentTypeError(f"consumer_idcs must hold str, got {type(idc).__name__}")
+            consumer_idcs = check_items(consumer_idcs, "consumer_idcs", str, into=set)
         self.consumer_idcs = consumer_idcs
 
     def _candidates(self, mq_all) -> list[MessageQueue]:

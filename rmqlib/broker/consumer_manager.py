@@ -319,12 +319,7 @@ class DefaultConsumerIdsChangeListener:
             return
         channels = args[0]
         if channels is not None:
-            if isinstance(channels, (str, bytes)) or not isinstance(channels, Iterable):
-                raise ArgumentTypeError(f"args[0] must be a list of ClientChannelInfo, got {type(channels).__name__}")
-            channels = list(channels)
-            for info in channels:
-                if not isinstance(info, ClientChannelInfo):
-                    raise ArgumentTypeError(f"args[0] must hold ClientChannelInfo, got {info!r}")
+            channels = check_items(channels, "args[0]", ClientChannelInfo)
         if channels is None or not self.broker_config.notify_consumer_ids_changed_enable:
             return
         if self.broker_config.real_time_notify_consumer_change:

@@ -388,6 +388,13 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
     return styled_figure(data, layout)
 
 
+def check_ring_points(consumers: int, virtual_nodes: int, name: str) -> None:
+    """Refuse a ring drawing of more than :data:`MAX_VIEW_RING_POINTS` points, blaming ``name``."""
+    if consumers * virtual_nodes > MAX_VIEW_RING_POINTS:
+        raise ValueError(f"{name}: {consumers} consumers x {virtual_nodes} virtual nodes is more than "
+                         f"{MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
+
+
 def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
               brokers: Sequence[str] = ("broker-a", "broker-b"), topic: str = "TopicTest") -> go.Figure:
     """The ring panel's pure function.
@@ -399,9 +406,7 @@ def ring_view(consumers: int = 4, queues: int = 16, virtual_nodes: int = 10,
     consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
     queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
     virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
-    if consumers * virtual_nodes > MAX_VIEW_RING_POINTS:
-        raise ValueError(f"virtual_nodes: {consumers} consumers x {virtual_nodes} virtual nodes is more than "
-                         f"{MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
+    check_ring_points(consumers, virtual_nodes, "virtual_nodes")
     brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
     check_str(topic, "topic", max_len=MAX_VIEW_NAME)
     return ring_figure(make_cids(consumers), virtual_nodes, spread_queues(queues, brokers, topic))

@@ -29,9 +29,9 @@ from plotly.utils import PlotlyJSONEncoder
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
 from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_RING_POINTS,
-    MAX_VIEW_ROOM_BROKERS, MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list, _strategy,
-    allocation_view, machine_room_view, ring_view,
+    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_ROOM_BROKERS,
+    MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list, _strategy,
+    allocation_view, check_ring_points, machine_room_view, ring_view,
 )
 
 View = Callable[..., go.Figure]
@@ -229,9 +229,7 @@ def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max
     max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
     max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
     max_virtual_nodes = check_int(max_virtual_nodes, "max_virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
-    if max_consumers * max_virtual_nodes > MAX_VIEW_RING_POINTS:
-        raise ValueError(f"max_virtual_nodes: {max_consumers} consumers x {max_virtual_nodes} virtual nodes is more "
-                         f"than {MAX_VIEW_RING_POINTS} ring points, the most a ring drawing shows")
+    check_ring_points(max_consumers, max_virtual_nodes, "max_virtual_nodes")
     controls = {
         "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
         "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
