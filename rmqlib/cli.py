@@ -14,7 +14,9 @@ import dataclasses
 import json
 import re
 import sys
+import typing
 from collections.abc import Sequence
+from enum import Enum
 
 from rmqlib.allocation import (
     MAX_CONSUMERS, MAX_NEARBY_DEPTH, MAX_QUEUES, MAX_RING_POINTS, MAX_VIRTUAL_NODES, allocate_group, idle_consumers,
@@ -300,6 +302,10 @@ def _parse_override(item: str, kinds: dict[str, str]) -> tuple[str, object]:
             raise UsageError(f"{where}: at most {MAX_NAME} characters, got {len(text)}")
         _inner_strategy(text, where)
         return field, text
+    if kind == "enum":  # the Scenario turns a name into the member, or names the field and the names it takes
+        if len(text) > MAX_NAME:
+            raise UsageError(f"{where}: at most {MAX_NAME} characters, got {len(text)}")
+        return field, text
     if kind == "str":
         if len(text) > MAX_NAME:
             raise UsageError(f"{where}: at most {MAX_NAME} characters, got {len(text)}")
@@ -308,15 +314,15 @@ def _parse_override(item: str, kinds: dict[str, str]) -> tuple[str, object]:
 
 
 def _field_kinds(scenario_class) -> dict[str, str]:
-    """Scenario field -> ``bool``, ``int``, ``float``, ``str``, ``strategy`` or the name of another type."""
-    import typing
-
+    """Scenario field -> ``bool``, ``int``, ``float``, ``str``, ``enum``, ``strategy`` or the name of another type."""
     hints = typing.get_type_hints(scenario_class)
     kinds = {}
     for field in dataclasses.fields(scenario_class):
         hint = hints.get(field.name)
         if hint in (bool, int, float, str):
             kinds[field.name] = hint.__name__
+        elif isinstance(hint, type) and issubclass(hint, Enum):
+            kinds[field.name] = "enum"
         elif field.name == "strategy":
             kinds[field.name] = "strategy"
         else:

@@ -10,8 +10,10 @@ from rmqlib.sim.engine import simulate
 from rmqlib.sim.result import ConsumeBatch, Event, Interval, SimResult
 from rmqlib.sim.sweep import run_one, run_variants, sweep, sweep_stats, sweep_values
 from rmqlib.sim.scenario import (BROADCASTING, CLUSTERING, CONCURRENT, CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN,
-                                 BrokerOutage, ConsumerSpec, Scenario, TopicChange)
+                                 BrokerOutage, ConsumeMode, ConsumerSpec, LeaveKind, MessageModel, Scenario,
+                                 TopicChange)
 
 __all__ = ["BROADCASTING", "CLUSTERING", "CONCURRENT", "CRASH", "HOST_LOSS", "ORDERLY", "POP", "SHUTDOWN",
-           "BrokerOutage", "ConsumeBatch", "ConsumerSpec", "Event", "Interval", "Scenario", "SimResult", "TopicChange",
+           "BrokerOutage", "ConsumeBatch", "ConsumeMode", "ConsumerSpec", "Event", "Interval", "LeaveKind",
+           "MessageModel", "Scenario", "SimResult", "TopicChange",
            "run_one", "run_variants", "scenarios", "simulate", "sweep", "sweep_stats", "sweep_values"]

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rmqlib.protocol import MessageModel
 from rmqlib.sim.scenario import Scenario
 
 
@@ -273,7 +274,7 @@ class SimResult:
 
         When broadcasting, "more than once" means by the same consumer (each consumer gets every message).
         """
-        broadcasting = self.scenario.message_model == "BROADCASTING"
+        broadcasting = self.scenario.message_model is MessageModel.BROADCASTING
         result = {}
         for queue, batches in self.consumption.items():
             seen: set = set()

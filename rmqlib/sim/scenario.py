@@ -11,20 +11,67 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from typing import Any, TypeVar
 
+from rmqlib.checks import ArgumentTypeError
+from rmqlib.protocol import MessageModel
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy, strategy_from_name
 
-CLUSTERING, BROADCASTING = "CLUSTERING", "BROADCASTING"
-CONCURRENT, ORDERLY, POP = "CONCURRENT", "ORDERLY", "POP"
-SHUTDOWN, CRASH, HOST_LOSS = "shutdown", "crash", "host_loss"
+
+class ConsumeMode(StrEnum):
+    """How the group's consumers take messages: which Java consume service (and request mode) runs.
+
+    ``CONCURRENT`` is a push consumer with a ``MessageListenerConcurrently``
+    (ConsumeMessageConcurrentlyService), ``ORDERLY`` one with a ``MessageListenerOrderly``
+    (ConsumeMessageOrderlyService: broker locks, one thread per queue), ``POP`` a push
+    consumer whose group the broker serves in ``MessageRequestMode.POP`` (RocketMQ 5).
+    """
+
+    CONCURRENT = "CONCURRENT"
+    ORDERLY = "ORDERLY"
+    POP = "POP"
+
+
+class LeaveKind(StrEnum):
+    """How a consumer process ends (``ConsumerSpec.leave``)."""
+
+    SHUTDOWN = "shutdown"  # graceful: persists offsets, unlocks, unregisters (DefaultMQPushConsumer#shutdown)
+    CRASH = "crash"  # the process dies: its TCP connections close, so each broker sees a channel close
+    HOST_LOSS = "host_loss"  # the machine vanishes: connections go silent until the inactive-channel scan
+
+
+# The members by their old names (a module that compares ``scenario.consume_mode == POP`` keeps working).
+CLUSTERING, BROADCASTING = MessageModel.CLUSTERING, MessageModel.BROADCASTING
+CONCURRENT, ORDERLY, POP = ConsumeMode.CONCURRENT, ConsumeMode.ORDERLY, ConsumeMode.POP
+SHUTDOWN, CRASH, HOST_LOSS = LeaveKind.SHUTDOWN, LeaveKind.CRASH, LeaveKind.HOST_LOSS
+
+_E = TypeVar("_E", bound=Enum)
+
+
+def to_member(enum_cls: type[_E], value: Any, where: str) -> _E:
+    """``value`` as a member of ``enum_cls``: a member passes, a name or value (``"POP"``, ``"crash"``) is looked up.
+
+    Anything else raises a ValueError (a TypeError for a value that is not a str) that starts with ``where``
+    and lists the names the field takes.
+    """
+    if isinstance(value, enum_cls):
+        return value
+    names = ", ".join(member.value for member in enum_cls)
+    if isinstance(value, str):
+        for member in enum_cls:
+            if value in (member.value, member.name):
+                return member
+        raise ValueError(f"{where}: one of {names}, got {value[:60]!r}")
+    raise ArgumentTypeError(f"{where}: a {enum_cls.__name__} or one of {names}, got {type(value).__name__}")
 
 
 @dataclass(frozen=True)
 class ConsumerSpec:
     """One consumer process: its client id, when it starts and how it ends (if it does).
 
-    ``leave`` is ``"shutdown"`` (graceful: persists offsets, unlocks, unregisters),
-    ``"crash"`` (the process dies; its TCP connections close, so each broker sees
+    ``leave`` is a :class:`LeaveKind` or its value: ``"shutdown"`` (graceful: persists offsets, unlocks,
+    unregisters), ``"crash"`` (the process dies; its TCP connections close, so each broker sees
     a channel close) or ``"host_loss"`` (the machine vanishes; connections go
     silent and brokers notice only at the inactive-channel scan).
     """
@@ -32,7 +79,11 @@ class ConsumerSpec:
     client_id: str
     join_ms: int = 0
     leave_ms: int | None = None
-    leave: str = SHUTDOWN
+    leave: LeaveKind = LeaveKind.SHUTDOWN
+
+    def __post_init__(self) -> None:
+        if type(self.leave) is not LeaveKind:
+            object.__setattr__(self, "leave", to_member(LeaveKind, self.leave, "ConsumerSpec.leave"))
 
 
 @dataclass(frozen=True)
@@ -81,8 +132,8 @@ class Scenario:
         default_factory=lambda: tuple(ConsumerSpec(f"10.0.0.{i}@{1000 + i}") for i in range(1, 5)))
     consumer_group: str = "GID_sim"
     strategy: AllocateMessageQueueStrategy | str = field(default_factory=AllocateMessageQueueAveragely)
-    message_model: str = CLUSTERING
-    consume_mode: str = CONCURRENT
+    message_model: MessageModel = MessageModel.CLUSTERING  # or its name, "CLUSTERING" or "BROADCASTING"
+    consume_mode: ConsumeMode = ConsumeMode.CONCURRENT  # or its name: "CONCURRENT", "ORDERLY" or "POP"
     produce_rate_per_queue: float = 10.0  # messages per second on every queue of every topic
     consume_time_ms: float = 1.0  # listener time per message
     duration_ms: int = 120_000  # producers run from 0 to duration_ms
@@ -132,6 +183,10 @@ class Scenario:
                 object.__setattr__(self, "strategy", strategy_from_name(self.strategy))
             except ValueError as error:
                 raise ValueError(f"Scenario.strategy: {error}") from None
+        for name, kind in (("message_model", MessageModel), ("consume_mode", ConsumeMode)):
+            value = getattr(self, name)
+            if type(value) is not kind:  # a name, e.g. from the command line's --set consume_mode=ORDERLY
+                object.__setattr__(self, name, to_member(kind, value, f"Scenario.{name}"))
         if isinstance(self.consumers, list):
             object.__setattr__(self, "consumers", tuple(self.consumers))
         for name in ("brokers", "topic_changes", "outages"):
@@ -188,20 +243,20 @@ class Scenario:
                   "consumers",
                   f"{spec.client_id}: join_ms must be >= 0 and join_ms + start_jitter_ms before the end of the run "
                   f"({self.end_ms}), got {spec.join_ms!r}")
+            _need(type(spec.leave) is LeaveKind, "consumers",
+                  f"{spec.client_id}: leave must be a LeaveKind, got {spec.leave!r}")
             if spec.leave_ms is not None:
-                _need(spec.leave in (SHUTDOWN, CRASH, HOST_LOSS), "consumers",
-                      f"{spec.client_id}: leave must be shutdown, crash or host_loss, got {spec.leave!r}")
                 _need(_is_int(spec.leave_ms) and spec.join_ms + self.start_jitter_ms < spec.leave_ms < self.end_ms,
                       "consumers", f"{spec.client_id}: leave_ms must be after join_ms + start_jitter_ms and before "
                       f"the end of the run ({self.end_ms}), got {spec.leave_ms!r}")
         _need(isinstance(self.consumer_group, str) and self.consumer_group, "consumer_group", "a non-empty str")
         _need(isinstance(self.strategy, AllocateMessageQueueStrategy), "strategy",
               f"an AllocateMessageQueueStrategy, got {type(self.strategy).__name__}")
-        _need(self.message_model in (CLUSTERING, BROADCASTING), "message_model", "CLUSTERING or BROADCASTING")
-        _need(self.consume_mode in (CONCURRENT, ORDERLY, POP), "consume_mode", "CONCURRENT, ORDERLY or POP")
-        _need(not (self.consume_mode == POP and self.message_model == BROADCASTING), "consume_mode",
+        _need(type(self.message_model) is MessageModel, "message_model", "a MessageModel")
+        _need(type(self.consume_mode) is ConsumeMode, "consume_mode", "a ConsumeMode")
+        _need(not (self.consume_mode is ConsumeMode.POP and self.message_model is MessageModel.BROADCASTING), "consume_mode",
               "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)")
-        _need(self.consume_mode != POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"), "strategy",
+        _need(self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"), "strategy",
               "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "
               f"and would assign nothing (got {self.strategy.name})")
         _need(_is_number(self.produce_rate_per_queue) and self.produce_rate_per_queue >= 0,
@@ -246,7 +301,7 @@ class Scenario:
               "poll_name_server_interval_ms", "an int > 0")
         _need(_is_int(self.register_name_server_period_ms) and self.register_name_server_period_ms > 0,
               "register_name_server_period_ms", "an int > 0")
-        _need(not (self.changes_routes and self.consume_mode == POP), "consume_mode",
+        _need(not (self.changes_routes and self.consume_mode is ConsumeMode.POP), "consume_mode",
               "route changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP")
         for change in self.topic_changes:
             _need(isinstance(change, TopicChange), "topic_changes", f"TopicChange items, got {change!r}")
@@ -298,9 +353,9 @@ class Scenario:
                   "offset_persist_interval_ms": consumers, "produce_batch_ms": brokers,
                   "long_polling_check_ms" if self.long_polling else "short_polling_ms": brokers,
                   "channel_scan_ms": brokers}
-        if self.consume_mode == ORDERLY:
+        if self.consume_mode is ConsumeMode.ORDERLY:
             timers["lock_renew_interval_ms"] = consumers
-        if self.consume_mode == POP:
+        if self.consume_mode is ConsumeMode.POP:
             timers["pop_revive_interval_ms"] = brokers
         if self.changes_routes:
             timers["poll_name_server_interval_ms"] = consumers + 1

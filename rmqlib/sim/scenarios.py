@@ -7,8 +7,7 @@
 
 from __future__ import annotations
 
-from rmqlib.sim.scenario import (CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN, BrokerOutage, ConsumerSpec, Scenario,
-                                 TopicChange)
+from rmqlib.sim.scenario import BrokerOutage, ConsumeMode, ConsumerSpec, LeaveKind, Scenario, TopicChange
 
 
 def client_ids(count: int, start: int = 1) -> list[str]:
@@ -42,25 +41,25 @@ def scale_out(**overrides) -> Scenario:
 
 def scale_in(**overrides) -> Scenario:
     """Four consumers; two shut down gracefully at 60 s (offsets persisted, unregistered)."""
-    consumers = _group(2) + _group(2, start=3, leave_ms=60_000, leave=SHUTDOWN)
+    consumers = _group(2) + _group(2, start=3, leave_ms=60_000, leave=LeaveKind.SHUTDOWN)
     return _build("scale_in", dict(consumers=consumers), overrides)
 
 
 def crash(**overrides) -> Scenario:
     """Four consumers; one process dies at 60 s. Its connections close, so brokers notify at once."""
-    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_000, leave=CRASH),)
+    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_000, leave=LeaveKind.CRASH),)
     return _build("crash", dict(consumers=consumers), overrides)
 
 
 def host_loss(**overrides) -> Scenario:
     """Four consumers; one host vanishes at 60 s. Brokers notice only after the 120 s channel expiry."""
-    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_000, leave=HOST_LOSS),)
+    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_000, leave=LeaveKind.HOST_LOSS),)
     return _build("host_loss", dict(consumers=consumers, duration_ms=240_000, drain_ms=240_000), overrides)
 
 
 def rolling_restart(**overrides) -> Scenario:
     """Three consumers restarted one after another: each shuts down and comes back with a new instance id."""
-    old = [ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=SHUTDOWN) for i, cid in enumerate(client_ids(3))]
+    old = [ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=LeaveKind.SHUTDOWN) for i, cid in enumerate(client_ids(3))]
     new = [ConsumerSpec(f"10.0.0.{i + 1}@{2000 + i + 1}", join_ms=45_000 + 30_000 * i) for i in range(3)]
     return _build("rolling_restart", dict(consumers=tuple(old + new), duration_ms=150_000), overrides)
 
@@ -79,22 +78,22 @@ def many_topics(**overrides) -> Scenario:
 
 def orderly_crash(**overrides) -> Scenario:
     """Orderly consumers; one crashes at 60 s holding broker locks that stay until they expire (60 s)."""
-    consumers = _group(2) + (ConsumerSpec(client_ids(1, 3)[0], leave_ms=60_000, leave=CRASH),)
-    return _build("orderly_crash", dict(consumers=consumers, consume_mode=ORDERLY), overrides)
+    consumers = _group(2) + (ConsumerSpec(client_ids(1, 3)[0], leave_ms=60_000, leave=LeaveKind.CRASH),)
+    return _build("orderly_crash", dict(consumers=consumers, consume_mode=ConsumeMode.ORDERLY), overrides)
 
 
 def pop_mode(**overrides) -> Scenario:
     """Pop consumers (RocketMQ 5): the broker picks queues, so six consumers share four queues."""
     return _build("pop_mode", dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6),
-                                   consume_mode=POP), overrides)
+                                   consume_mode=ConsumeMode.POP), overrides)
 
 
 def pop_crash(**overrides) -> Scenario:
     """Pop consumers; one crashes at 60.03 s in the middle of a popped batch: the broker revives what it
     never acked into the retry topic once the invisible time (60 s) is over, and another consumer gets it."""
-    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_030, leave=CRASH),)
+    consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_030, leave=LeaveKind.CRASH),)
     return _build("pop_crash", dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=consumers,
-                                    consume_mode=POP, consume_time_ms=50.0), overrides)
+                                    consume_mode=ConsumeMode.POP, consume_time_ms=50.0), overrides)
 
 
 def topic_grows(**overrides) -> Scenario:

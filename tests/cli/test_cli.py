@@ -133,6 +133,19 @@ def test_set_booleans_parse_only_true_and_false(capsys):
     assert code == 2 and "expected true or false" in err
 
 
+def test_set_takes_an_enum_field_by_name(capsys):
+    from rmqlib.sim import ConsumeMode, scenarios, simulate
+
+    span = ["--set", "duration_ms=70000", "--set", "drain_ms=1000", "--json"]
+    code, out, err = run(capsys, "simulate", "orderly_crash", *span, "--set", "consume_mode=CONCURRENT")
+    expected = simulate(scenarios.orderly_crash(duration_ms=70_000, drain_ms=1_000,
+                                                consume_mode=ConsumeMode.CONCURRENT), seed=1).summary()
+    assert code == 0 and err == "" and json.loads(out) == json.loads(json.dumps(expected))
+    code, out, err = run(capsys, "simulate", "crash", "--set", "message_model=BROADCAST")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "Scenario.message_model: one of BROADCASTING, CLUSTERING, got 'BROADCAST'" in err
+
+
 def test_largest_group_answers_and_help_states_the_limits(capsys):
     code, out, _ = run(capsys, "allocate", "--consumers", "100000")
     assert code == 0 and len(out.splitlines()) == 100_003

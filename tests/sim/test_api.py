@@ -4,7 +4,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from rmqlib.sim import ConsumerSpec, Scenario, scenarios, simulate, sweep
+from rmqlib.protocol import MessageModel
+from rmqlib.sim import ConsumeMode, ConsumerSpec, LeaveKind, Scenario, scenarios, simulate, sweep
 from rmqlib.sim.result import EVENT_KINDS
 
 SHORT = dict(duration_ms=20_000, drain_ms=20_000)
@@ -72,13 +73,15 @@ def test_event_log_is_time_ordered_and_covers_the_rebalance_story():
     (dict(brokers=()), "brokers"),
     (dict(consumers=()), "consumers"),
     (dict(consumers=(ConsumerSpec("a", leave_ms=10**9, leave="crash"),)), "consumers"),
-    (dict(consumers=(ConsumerSpec("a", leave_ms=5, leave="explode"),)), "consumers"),
     (dict(consumers=(ConsumerSpec("a"), ConsumerSpec("a"))), "consumers"),
     (dict(rebalance_interval_ms=0), "rebalance_interval_ms"),
     (dict(heartbeat_interval_ms=-1), "heartbeat_interval_ms"),
     (dict(strategy="NOPE"), "strategy"),
     (dict(strategy=42), "strategy"),
     (dict(consume_mode="LAZY"), "consume_mode"),
+    (dict(consume_mode=3), "consume_mode"),
+    (dict(message_model="clustering"), "message_model"),
+    (dict(message_model=MessageModel.BROADCASTING, consume_mode=ConsumeMode.POP), "consume_mode"),
     (dict(produce_rate_per_queue=-1), "produce_rate_per_queue"),
     (dict(duration_ms=0), "duration_ms"),
     (dict(consume_mode="POP", strategy="CONSISTENT_HASH"), "strategy"),
@@ -86,6 +89,32 @@ def test_event_log_is_time_ordered_and_covers_the_rebalance_story():
 def test_bad_scenarios_are_rejected_before_anything_runs(changes, field):
     with pytest.raises(ValueError, match=f"Scenario.{field}"):
         Scenario(**changes)
+
+
+def test_scenario_takes_the_enums_or_their_names_and_keeps_the_members():
+    by_name = Scenario(message_model="BROADCASTING", consume_mode="ORDERLY",
+                       consumers=(ConsumerSpec("a@1", leave_ms=5_000, leave="host_loss"),))
+    by_member = Scenario(message_model=MessageModel.BROADCASTING, consume_mode=ConsumeMode.ORDERLY,
+                         consumers=(ConsumerSpec("a@1", leave_ms=5_000, leave=LeaveKind.HOST_LOSS),))
+    assert by_name == by_member.replace(strategy=by_name.strategy)  # a strategy object equals only itself
+    assert by_name.message_model is MessageModel.BROADCASTING and by_name.consume_mode is ConsumeMode.ORDERLY
+    assert by_name.consumers[0].leave is LeaveKind.HOST_LOSS
+    assert ConsumerSpec("a@1", leave="CRASH").leave is LeaveKind.CRASH  # the member's name works too
+    assert Scenario().consume_mode == "CONCURRENT" and Scenario().message_model == "CLUSTERING"  # str-valued
+
+
+@pytest.mark.parametrize("leave, error", [("explode", ValueError), ("", ValueError), (None, TypeError),
+                                          (LeaveKind, TypeError)])
+def test_a_bad_leave_kind_is_refused_naming_the_field(leave, error):
+    with pytest.raises(error, match=r"^ConsumerSpec\.leave: .*shutdown, crash, host_loss"):
+        ConsumerSpec("a@1", leave_ms=5_000, leave=leave)
+
+
+def test_a_leave_event_names_its_kind_as_plain_text():
+    result = simulate(scenarios.crash(**SHORT, consumers=(ConsumerSpec("a@1"),
+                                                          ConsumerSpec("b@1", leave_ms=15_000, leave="crash"))), seed=1)
+    (leave,) = result.events_of("leave")
+    assert leave.detail == "crash" and f"{leave.detail}" == "crash" and str(leave.detail) == "crash"
 
 
 def test_ready_made_scenarios_take_overrides():
