@@ -1,0 +1,587 @@
+"""Every design behind one question, "who owns which queue?", measured on the same groups.
+
+A *design* answers for a list of client ids and a list of ``MessageQueue`` (one topic's queues) with an
+allocation ``{client id: [queues]}`` (:func:`owners`). The designs:
+
+* RocketMQ's six client-side strategies (:mod:`rmqlib.strategies`, through :func:`rmqlib.allocation.allocate_group`);
+* ours (:mod:`rmqlib.designs`): the sticky strategy and consistent hashing with bounded loads;
+* RocketMQ 5.x broker-side assignment: the broker's ``QueryAssignmentProcessor`` (:mod:`rmqlib.broker`), in
+  PULL mode with AVG, answering each member's ``QUERY_ASSIGNMENT`` from its ``ConsumerManager``;
+* Kafka's assignors (:mod:`rmqlib.kafka`): the client-side ``RangeAssignor``, ``RoundRobinAssignor``,
+  ``StickyAssignor`` and ``CooperativeStickyAssignor``, and KIP-848's server-side ``uniform`` and
+  ``range``. One topic's queues become the partitions ``0..n-1`` of that topic, in RocketMQ's sort order.
+
+Designs that keep what members owned are given the previous answer (``previous``): Kafka's sticky
+assignors read it from each member's ``owned_partitions``, KIP-848's from the group coordinator, our
+sticky strategy from an agreed memory. :func:`memory_disagreement` shows what happens when memories differ.
+
+Then the measurements: :func:`measure` (imbalance, queues moved when one consumer joins and when one leaves,
+for a seeded group), :func:`measured_table` and :func:`design_summary` over groups of 2-64 consumers and
+8-256 queues; :func:`simulated_changes` (pause and duplicates after a crash and a scale-out: RocketMQ's
+designs through :func:`rmqlib.sim.simulate`, Kafka's protocols through :mod:`rmqlib.kafka.protocol`); and
+:func:`view_disagreement` / :func:`broker_assignment_cost` (what the broker sees that clients cannot, and
+what asking it costs). Everything is seeded: the same call gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from rmqlib.allocation import (
+    allocate_group, imbalance, moved_queues, owners as queue_owners, random_cids, spread_queues,
+)
+from rmqlib.broker import BrokerConfig, ClientChannelInfo, ConsumerManager, QueryAssignmentProcessor, SubscriptionData
+from rmqlib.checks import ArgumentTypeError, check_each, check_int, check_str
+from rmqlib.designs.bounded import AllocateMessageQueueConsistentHashBoundedLoad
+from rmqlib.designs.sticky import AllocateMessageQueueSticky, sticky_assign
+from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
+from rmqlib.strategies import (
+    AllocateMachineRoomNearby, AllocateMessageQueueAveragely, AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueByConfig, AllocateMessageQueueByMachineRoom, AllocateMessageQueueConsistentHash,
+    Allocation, MappingMachineRoomResolver,
+)
+
+GROUP = "GID_designs"
+TOPIC = "TopicTest"
+#: The brokers of the measured topic: two machine rooms (``idc@name``), so the machine-room strategies have
+#: rooms to work with; every other design sees two brokers.
+BROKERS = ("room1@broker-a", "room2@broker-b")
+#: The most consumers and queues one measured group may have (the chapter's grid goes to 64 and 256).
+MAX_CONSUMERS = 256
+MAX_QUEUES = 1024
+#: The most (consumers x queues) summed over every group one table call measures, so that a call stays
+#: within seconds (the chapter's grid is about 25,000).
+MAX_TABLE_WORK = 400_000
+
+
+@dataclass(frozen=True)
+class Design:
+    """One way to share queues: its name, who computes the answer, and where it comes from.
+
+    ``decides``: "every client" (each member computes, from its own view), "elected member" (Kafka's
+    classic group leader computes for all), or "broker". ``stateless``: the answer is a function of
+    (queues, members) alone, so members whose views agree agree. ``source``: the class or proposal it
+    models. ``measured``: whether the tables include it (CONFIG is not a sharing strategy: every member
+    gets the list an operator wrote).
+    """
+
+    name: str
+    label: str
+    family: str
+    decides: str
+    stateless: bool
+    source: str
+    measured: bool = True
+
+
+_ROCKETMQ_CLIENT = "RocketMQ client"
+_OURS = "ours (not in RocketMQ)"
+_ROCKETMQ_BROKER = "RocketMQ 5.x broker"
+_KAFKA_CLASSIC = "Kafka classic"
+_KAFKA_848 = "Kafka KIP-848"
+
+DESIGNS: dict[str, Design] = {d.name: d for d in (
+    Design("AVG", "RocketMQ AVG", _ROCKETMQ_CLIENT, "every client", True, "AllocateMessageQueueAveragely"),
+    Design("AVG_BY_CIRCLE", "RocketMQ AVG_BY_CIRCLE", _ROCKETMQ_CLIENT, "every client", True,
+           "AllocateMessageQueueAveragelyByCircle"),
+    Design("CONSISTENT_HASH", "RocketMQ CONSISTENT_HASH", _ROCKETMQ_CLIENT, "every client", True,
+           "AllocateMessageQueueConsistentHash (10 virtual nodes)"),
+    Design("MACHINE_ROOM", "RocketMQ MACHINE_ROOM", _ROCKETMQ_CLIENT, "every client", True,
+           "AllocateMessageQueueByMachineRoom (every room)"),
+    Design("MACHINE_ROOM_NEARBY-AVG", "RocketMQ NEARBY-AVG", _ROCKETMQ_CLIENT, "every client", True,
+           "AllocateMachineRoomNearby over AVG (consumers dealt over the rooms)"),
+    Design("CONFIG", "RocketMQ CONFIG", _ROCKETMQ_CLIENT, "an operator", True,
+           "AllocateMessageQueueByConfig (every member configured with every queue)", measured=False),
+    Design("STICKY", "ours: sticky", _OURS, "every client", False,
+           "rmqlib.designs.AllocateMessageQueueSticky (apache/rocketmq-externals#568), agreed memory"),
+    Design("CONSISTENT_HASH_BOUNDED", "ours: bounded hash", _OURS, "every client", True,
+           "rmqlib.designs.AllocateMessageQueueConsistentHashBoundedLoad (apache/rocketmq#1333), epsilon 0.25"),
+    Design("BROKER_AVG", "RocketMQ broker AVG", _ROCKETMQ_BROKER, "broker", True,
+           "QueryAssignmentProcessor.doLoadBalance, PULL mode, AVG"),
+    Design("KAFKA_RANGE", "Kafka range", _KAFKA_CLASSIC, "elected member", True,
+           "org.apache.kafka.clients.consumer.RangeAssignor"),
+    Design("KAFKA_ROUNDROBIN", "Kafka roundrobin", _KAFKA_CLASSIC, "elected member", True,
+           "org.apache.kafka.clients.consumer.RoundRobinAssignor"),
+    Design("KAFKA_STICKY", "Kafka sticky", _KAFKA_CLASSIC, "elected member", False,
+           "org.apache.kafka.clients.consumer.StickyAssignor (KIP-54)"),
+    Design("KAFKA_COOPERATIVE_STICKY", "Kafka cooperative-sticky", _KAFKA_CLASSIC, "elected member", False,
+           "org.apache.kafka.clients.consumer.CooperativeStickyAssignor (KIP-429)"),
+    Design("KAFKA_UNIFORM", "Kafka uniform (KIP-848)", _KAFKA_848, "broker", False,
+           "KIP-848 server-side UniformAssignor (group.consumer.assignors=uniform)"),
+    Design("KAFKA_SERVER_RANGE", "Kafka range (KIP-848)", _KAFKA_848, "broker", False,
+           "KIP-848 server-side RangeAssignor (group.consumer.assignors=range)"),
+)}
+
+MEASURED = tuple(name for name, d in DESIGNS.items() if d.measured)
+"""The designs the tables measure, in table order."""
+
+
+def _design(name) -> Design:
+    check_str(name, "design")
+    found = DESIGNS.get(name)
+    if found is None:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {name[:80]!r}")
+    return found
+
+
+def _designs(names, name: str = "designs") -> list[str]:
+    return [_design(d).name for d in check_each(names, name, lambda v, label: check_str(v, label), max_len=64)]
+
+
+def _cid_list(cids, name: str = "cids") -> list[str]:
+    cids = check_each(cids, name, lambda v, label: check_str(v, label), max_len=MAX_CONSUMERS)
+    if not cids:
+        raise ValueError(f"{name} must hold at least one client id")
+    return cids
+
+
+def _mq_list(mqs, name: str = "mqs") -> list[MessageQueue]:
+    if isinstance(mqs, (str, bytes, Mapping)) or not isinstance(mqs, Iterable):
+        raise ArgumentTypeError(f"{name} must be a list of MessageQueue, got {type(mqs).__name__}")
+    mqs = list(mqs)
+    if not mqs:
+        raise ValueError(f"{name} must hold at least one queue")
+    if len(mqs) > MAX_QUEUES:
+        raise ValueError(f"{name} must hold at most {MAX_QUEUES} queues, got {len(mqs)}")
+    for i, mq in enumerate(mqs):
+        if not isinstance(mq, MessageQueue):
+            raise ArgumentTypeError(f"{name}[{i}] must be a MessageQueue, got {type(mq).__name__}")
+    return java_sorted_mqs(list(dict.fromkeys(mqs)))
+
+
+def design_queues(count: int, topic: str = TOPIC) -> list[MessageQueue]:
+    """``count`` queues of ``topic`` dealt over :data:`BROKERS` (Java-sorted): what every table measures."""
+    count = check_int(count, "count", 1, MAX_QUEUES)
+    return spread_queues(count, BROKERS, topic)
+
+
+# --------------------------------------------------------------------------- the adapter
+
+def _room(broker_name: str) -> str:
+    return broker_name.split("@", 1)[0] if "@" in broker_name else broker_name
+
+
+def _rocketmq(design: str, cids: list[str], mqs: list[MessageQueue]) -> Allocation:
+    rooms = sorted({_room(mq.broker_name) for mq in mqs})
+    if design == "AVG":
+        strategy = AllocateMessageQueueAveragely()
+    elif design == "AVG_BY_CIRCLE":
+        strategy = AllocateMessageQueueAveragelyByCircle()
+    elif design == "CONSISTENT_HASH":
+        strategy = AllocateMessageQueueConsistentHash(10)
+    elif design == "MACHINE_ROOM":
+        strategy = AllocateMessageQueueByMachineRoom(rooms)
+    elif design == "MACHINE_ROOM_NEARBY-AVG":
+        consumer_rooms = {cid: rooms[i % len(rooms)] for i, cid in enumerate(dict.fromkeys(cids))}
+        resolver = MappingMachineRoomResolver({mq.broker_name: _room(mq.broker_name) for mq in mqs}, consumer_rooms)
+        strategy = AllocateMachineRoomNearby(AllocateMessageQueueAveragely(), resolver)
+    elif design == "CONFIG":
+        strategy = AllocateMessageQueueByConfig(mqs)
+    elif design == "CONSISTENT_HASH_BOUNDED":
+        strategy = AllocateMessageQueueConsistentHashBoundedLoad(0.25, 10)
+    else:  # pragma: no cover - _design() admits only the names above
+        raise ValueError(design)
+    return allocate_group(strategy, mqs, cids, GROUP)
+
+
+def broker_side(cids: Sequence[str], mqs: Sequence[MessageQueue], strategy_name: str = "AVG",
+                topic: str | None = None) -> Allocation:
+    """Each member's answer to ``QUERY_ASSIGNMENT`` from one broker that has every member registered.
+
+    The broker's ``ConsumerManager`` lists the whole group, so every answer comes from the same list.
+    Mirrors: broker/.../processor/QueryAssignmentProcessor.java#doLoadBalance (PULL mode)
+    """
+    cids = _cid_list(cids)
+    mqs = _mq_list(mqs)
+    check_str(strategy_name, "strategy_name")
+    topic = mqs[0].topic if topic is None else check_str(topic, "topic")
+    manager = ConsumerManager([], BrokerConfig())
+    for t, cid in enumerate(dict.fromkeys(cids)):
+        manager.register_consumer(GROUP, ClientChannelInfo(f"ch-{cid}", cid), "CONSUME_PASSIVELY", "CLUSTERING",
+                                  "CONSUME_FROM_LAST_OFFSET", [SubscriptionData(topic, "*", 0)], False, t)
+    processor = QueryAssignmentProcessor(manager, {topic: [mq for mq in mqs if mq.topic == topic]})
+    result: Allocation = {}
+    for cid in java_sorted_cids(list(dict.fromkeys(cids))):
+        answer = processor.do_load_balance(topic, GROUP, cid, "CLUSTERING", strategy_name, "PULL", -1)
+        result[cid] = java_sorted_mqs(answer or ())
+    return result
+
+
+def _partitions(mqs: list[MessageQueue]) -> tuple[dict[str, int], dict, dict]:
+    """(partitions per topic, queue -> TopicPartition, TopicPartition -> queue): queue k of a topic, in
+    RocketMQ's sort order, is partition k."""
+    from rmqlib.kafka import TopicPartition
+
+    per_topic: dict[str, int] = {}
+    to_tp, to_mq = {}, {}
+    for mq in mqs:
+        k = per_topic.get(mq.topic, 0)
+        tp = TopicPartition(mq.topic, k)
+        to_tp[mq], to_mq[tp] = tp, mq
+        per_topic[mq.topic] = k + 1
+    return per_topic, to_tp, to_mq
+
+
+_KAFKA_CLIENT = {"KAFKA_RANGE": "RangeAssignor", "KAFKA_ROUNDROBIN": "RoundRobinAssignor",
+                 "KAFKA_STICKY": "StickyAssignor", "KAFKA_COOPERATIVE_STICKY": "CooperativeStickyAssignor"}
+_KAFKA_SERVER = {"KAFKA_UNIFORM": "UniformAssignor", "KAFKA_SERVER_RANGE": "ServerRangeAssignor"}
+
+
+def kafka_assignor(design: str):
+    """A fresh instance of the Kafka assignor model a design name stands for (:mod:`rmqlib.kafka`)."""
+    design = _design(design).name
+    if design in _KAFKA_CLIENT:
+        import rmqlib.kafka as kafka
+        return getattr(kafka, _KAFKA_CLIENT[design])()
+    if design in _KAFKA_SERVER:
+        import rmqlib.kafka.server as server
+        return getattr(server, _KAFKA_SERVER[design])()
+    raise ValueError(f"design must be a Kafka design ({', '.join([*_KAFKA_CLIENT, *_KAFKA_SERVER])}), got {design!r}")
+
+
+def _kafka(design: str, cids: list[str], mqs: list[MessageQueue], previous: Mapping | None) -> Allocation:
+    from rmqlib.kafka import Subscription
+
+    per_topic, to_tp, to_mq = _partitions(mqs)
+    topics = list(per_topic)
+    members = list(dict.fromkeys(cids))
+    prev = {cid: [to_tp[mq] for mq in (previous or {}).get(cid, ()) if mq in to_tp] for cid in members}
+    assignor = kafka_assignor(design)
+    if design in _KAFKA_SERVER:
+        subscriptions = {cid: Subscription(topics) for cid in members}
+        answer = assignor.assign(per_topic, subscriptions, previous={c: p for c, p in prev.items() if p} or None)
+    else:
+        sticky = design in ("KAFKA_STICKY", "KAFKA_COOPERATIVE_STICKY")
+        subscriptions = {cid: Subscription(topics, owned_partitions=tuple(prev[cid]) if sticky else (),
+                                           generation=1 if sticky and prev[cid] else None) for cid in members}
+        answer = assignor.assign(per_topic, subscriptions)
+    return {cid: java_sorted_mqs(to_mq[tp] for tp in answer.get(cid, ())) for cid in java_sorted_cids(members)}
+
+
+def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
+           previous: Mapping[str, Sequence[MessageQueue]] | None = None) -> Allocation:
+    """Who owns which queue under ``design`` (a key of :data:`DESIGNS`), keyed by client id in Java order.
+
+    ``previous`` is the allocation before a change, for the designs that keep what members owned
+    (STICKY: the agreed memory; Kafka sticky and cooperative-sticky: each member's ``owned_partitions``;
+    KIP-848: the coordinator's current assignment). The others ignore it.
+    """
+    design = _design(design).name
+    cids = _cid_list(cids)
+    mqs = _mq_list(mqs)
+    if previous is not None and not isinstance(previous, Mapping):
+        raise ArgumentTypeError(f"previous must map client ids to queues or be None, got {type(previous).__name__}")
+    if design == "STICKY":
+        return sticky_assign(mqs, java_sorted_cids(list(dict.fromkeys(cids))), previous)
+    if design == "BROKER_AVG":
+        return broker_side(cids, mqs)
+    if design.startswith("KAFKA_"):
+        return _kafka(design, cids, mqs, previous)
+    return _rocketmq(design, cids, mqs)
+
+
+# --------------------------------------------------------------------------- measurements
+
+def _split(allocation: Mapping[str, Sequence[MessageQueue]], mqs: Sequence[MessageQueue]) -> int:
+    """Queues that do not have exactly one owner (nobody's, or claimed by two or more)."""
+    held = queue_owners(allocation)
+    return sum(1 for mq in mqs if len(held.get(mq, ())) != 1)
+
+
+def measure(design: str, consumers: int, queues: int, seed: int = 0) -> dict:
+    """One design on one seeded group: ``imbalance`` (most minus fewest queues), ``moved_out`` (queues whose
+    owner changes when one consumer joins), ``moved_in`` (when one, chosen by the seed, leaves), and
+    ``peak`` (the most queues on one consumer over the average: what a load bound limits),
+    ``split`` (queues without exactly one owner, before and after both changes), and
+    ``least_out`` / ``least_in``: the fewest any balanced design must move (the newcomer's share; the
+    leaver's queues). Client ids are :func:`rmqlib.allocation.random_cids` (random IPs, so a newcomer
+    sorts anywhere).
+    """
+    design = _design(design).name
+    consumers = check_int(consumers, "consumers", 2, MAX_CONSUMERS - 1)
+    queues = check_int(queues, "queues", 1, MAX_QUEUES)
+    seed = check_int(seed, "seed")
+    mqs = design_queues(queues)
+    grown = random_cids(consumers + 1, seed)
+    cids = grown[:consumers]
+    leaver = cids[random.Random(seed).randrange(consumers)]
+    shrunk = [cid for cid in cids if cid != leaver]
+    before = owners(design, cids, mqs)
+    after_out = owners(design, grown, mqs, previous=before)
+    after_in = owners(design, shrunk, mqs, previous=before)
+    return {
+        "design": design, "consumers": consumers, "queues": queues, "seed": seed,
+        "imbalance": imbalance(before),
+        "peak": round(max(map(len, before.values())) * consumers / queues, 3),
+        "moved_out": len(moved_queues(before, after_out)),
+        "moved_in": len(moved_queues(before, after_in)),
+        "least_out": queues // (consumers + 1), "least_in": len(before[leaver]),
+        "split": _split(before, mqs) + _split(after_out, mqs) + _split(after_in, mqs),
+    }
+
+
+CONSUMER_COUNTS = (2, 4, 8, 16, 32, 64)
+QUEUE_COUNTS = (8, 16, 32, 64, 128, 256)
+
+
+def measured_table(designs: Sequence[str] = MEASURED, consumers: Sequence[int] = CONSUMER_COUNTS,
+                   queues: Sequence[int] = QUEUE_COUNTS, seeds: Sequence[int] = (0,)) -> list[dict]:
+    """:func:`measure` for every design, group size, queue count and seed: one row each.
+
+    Work is bounded: the sum over groups of consumers x queues (times designs and seeds) is at most
+    :data:`MAX_TABLE_WORK`.
+    """
+    designs = _designs(designs)
+    consumers = check_each(consumers, "consumers", lambda v, label: check_int(v, label, 2, MAX_CONSUMERS - 1),
+                           max_len=64)
+    queues = check_each(queues, "queues", lambda v, label: check_int(v, label, 1, MAX_QUEUES), max_len=64)
+    seeds = check_each(seeds, "seeds", check_int, max_len=64)
+    work = sum(c * q for c in consumers for q in queues) * len(seeds) * len(designs)
+    if work > MAX_TABLE_WORK * 16:
+        raise ValueError(f"consumers, queues, seeds and designs: {work} consumer-queue pairs to measure, more "
+                         f"than {MAX_TABLE_WORK * 16}")
+    return [measure(d, c, q, s) for d in designs for c in consumers for q in queues for s in seeds]
+
+
+def design_summary(rows: Sequence[Mapping]) -> list[dict]:
+    """Per design (in row order): worst imbalance, worst peak load over the average, and queues moved on join and leave as a share of all
+    queues (mean over rows) and as a multiple of the fewest possible (sum moved / sum least)."""
+    rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
+                      (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
+    out: dict[str, dict] = {}
+    for row in rows:
+        d = out.setdefault(row["design"], {"design": row["design"], "rows": 0, "imbalance": 0, "peak": 0.0, "out": 0.0,
+                                           "in": 0.0, "moved_out": 0, "moved_in": 0, "least_out": 0,
+                                           "least_in": 0, "split": 0})
+        d["rows"] += 1
+        d["imbalance"] = max(d["imbalance"], row["imbalance"])
+        d["peak"] = max(d["peak"], row["peak"])
+        d["out"] += row["moved_out"] / row["queues"]
+        d["in"] += row["moved_in"] / row["queues"]
+        for key in ("moved_out", "moved_in", "least_out", "least_in", "split"):
+            d[key] += row[key]
+    summary = []
+    for name, d in out.items():
+        design = DESIGNS[name]
+        summary.append({
+            "design": design.label, "decides": design.decides, "stateless": design.stateless,
+            "worst imbalance": d["imbalance"], "worst peak / average": round(d["peak"], 2),
+            "moved on join (% of queues)": round(100 * d["out"] / d["rows"], 1),
+            "moved on leave (% of queues)": round(100 * d["in"] / d["rows"], 1),
+            "join: x fewest": round(d["moved_out"] / max(1, d["least_out"]), 2),
+            "leave: x fewest": round(d["moved_in"] / max(1, d["least_in"]), 2),
+            "queues without one owner": d["split"],
+        })
+    return summary
+
+
+def format_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> str:
+    """Rows of dicts as a fixed-width text table (what a notebook prints and nbval compares)."""
+    rows = list(rows)
+    if not rows:
+        return ""
+    columns = list(columns or rows[0])
+    text = [[str(row.get(col, "")) for col in columns] for row in rows]
+    widths = [max(len(col), *(len(r[i]) for r in text)) for i, col in enumerate(columns)]
+    lines = ["  ".join(col.ljust(w) for col, w in zip(columns, widths))]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) for r in text]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+# --------------------------------------------------------------------------- memories and views
+
+def memory_disagreement(consumers: int = 4, queues: int = 16, rounds: int = 3, memory: str = "own") -> list[dict]:
+    """A settled group of ``consumers`` using :class:`AllocateMessageQueueSticky`, then one more joins.
+
+    Round 0 is the settled group (every member started from nothing and computed the same answer). In each
+    later round every member runs ``allocate`` again with the grown group. With ``memory="own"`` the old
+    members start from what they remember and the newcomer from nothing, so their answers differ; the
+    rows count, per round, the queues nobody owns (``unowned``) and those two members own (``doubled``).
+    """
+    consumers = check_int(consumers, "consumers", 1, MAX_CONSUMERS - 1)
+    queues = check_int(queues, "queues", 1, MAX_QUEUES)
+    rounds = check_int(rounds, "rounds", 1, 20)
+    strategy = AllocateMessageQueueSticky(memory)
+    mqs = design_queues(queues)
+    grown = random_cids(consumers + 1, 7)
+    cids = java_sorted_cids(grown[:consumers])
+    rows = []
+    for r in range(rounds + 1):
+        group = cids if r == 0 else java_sorted_cids(grown)
+        answer = {cid: strategy.allocate(GROUP, cid, mqs, group) for cid in group}
+        held = queue_owners(answer)
+        rows.append({"round": r, "members": len(group),
+                     "unowned": sum(1 for mq in mqs if mq not in held),
+                     "doubled": sum(1 for mq in mqs if len(held.get(mq, ())) > 1),
+                     "imbalance": imbalance(answer)})
+    return rows
+
+
+def view_disagreement(consumers: int = 8, queues: int = 32, stale: int = 2, seed: int = 0) -> dict:
+    """One consumer has just joined; ``stale`` of the old members have not yet seen it.
+
+    Client side (AVG), each member allocates from its own member list, so stale members and up-to-date
+    members answer for different groups: ``client_split`` counts the queues that then have no owner or
+    two. Broker side, every member's ``QUERY_ASSIGNMENT`` is answered from the one broker's
+    ``ConsumerManager`` list: ``broker_split`` (always 0 when every member asks the same broker).
+    """
+    consumers = check_int(consumers, "consumers", 2, MAX_CONSUMERS - 1)
+    queues = check_int(queues, "queues", 1, MAX_QUEUES)
+    stale = check_int(stale, "stale", 0, consumers)
+    seed = check_int(seed, "seed")
+    mqs = design_queues(queues)
+    grown = random_cids(consumers + 1, seed)
+    old = grown[:consumers]
+    stale_ids = set(random.Random(seed).sample(old, stale))
+    old_view = allocate_group(AllocateMessageQueueAveragely(), mqs, old, GROUP)
+    new_view = allocate_group(AllocateMessageQueueAveragely(), mqs, grown, GROUP)
+    client = {cid: (old_view if cid in stale_ids else new_view)[cid] for cid in grown}
+    broker = broker_side(grown, mqs)
+    return {"consumers": consumers + 1, "queues": queues, "stale": stale,
+            "client_split": _split(client, mqs), "broker_split": _split(broker, mqs),
+            "client": client, "broker": broker}
+
+
+def broker_assignment_cost(consumers: int, topics: int = 1, rpc_latency_ms: int = 1) -> dict:
+    """What one rebalance round costs when the broker decides (``QUERY_ASSIGNMENT``), counted from the model.
+
+    Every member sends one request per subscribed topic and waits a round trip before it can act; the
+    broker allocates the whole topic once per request (``doLoadBalance`` computes for the asking member
+    from the full list), so a round costs it ``consumers x topics`` allocations. Client side, nothing is
+    sent: each member computes its own share locally from the member list it already fetched.
+    """
+    consumers = check_int(consumers, "consumers", 1, 100_000)
+    topics = check_int(topics, "topics", 1, 10_000)
+    rpc_latency_ms = check_int(rpc_latency_ms, "rpc_latency_ms", 0, 60_000)
+    return {"consumers": consumers, "topics": topics,
+            "broker: requests per round": consumers * topics,
+            "broker: allocations on the broker per round": consumers * topics,
+            "broker: wait per member (ms)": 2 * rpc_latency_ms * topics,
+            "client: requests per round": 0, "client: wait per member (ms)": 0}
+
+
+# --------------------------------------------------------------------------- pauses and duplicates
+
+#: The RocketMQ-side designs the simulator runs, each with a fresh strategy per run (the sticky model keeps
+#: memory, so an instance must not outlive its run).
+SIMULATED = {
+    "RocketMQ AVG": lambda: AllocateMessageQueueAveragely(),
+    "RocketMQ CONSISTENT_HASH": lambda: AllocateMessageQueueConsistentHash(10),
+    "ours: sticky, own memory": lambda: AllocateMessageQueueSticky("own"),
+    "ours: sticky, shared memory": lambda: AllocateMessageQueueSticky("shared"),
+    "ours: bounded hash": lambda: AllocateMessageQueueConsistentHashBoundedLoad(0.25, 10),
+}
+
+#: Kafka's three protocols as the comparison runs them: (protocol, assignor design).
+KAFKA_PROTOCOLS = {
+    "Kafka eager (range)": ("EAGER", "KAFKA_RANGE"),
+    "Kafka cooperative (cooperative-sticky)": ("COOPERATIVE", "KAFKA_COOPERATIVE_STICKY"),
+    "Kafka KIP-848 (uniform)": ("CONSUMER", "KAFKA_UNIFORM"),
+}
+
+CHANGES = ("crash", "scale_out")
+#: The run the chapter simulates: short, light traffic, a settled group before the change at 60 s.
+SIM_DEFAULTS = dict(produce_rate_per_queue=2.0, duration_ms=90_000, drain_ms=30_000)
+
+
+def _scenario(change: str, strategy, overrides: Mapping):
+    from rmqlib.sim import scenarios
+
+    build = {"crash": scenarios.crash, "scale_out": scenarios.scale_out}[change]
+    return build(**{**SIM_DEFAULTS, **overrides, "strategy": strategy})
+
+
+def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None = None,
+                      changes: Sequence[str] = CHANGES, kafka: bool = True, **overrides) -> list[dict]:
+    """Pause and duplicates after a crash and after a scale-out, one row per design, change and seed.
+
+    RocketMQ-side designs (:data:`SIMULATED`) run through :func:`rmqlib.sim.simulate` on
+    ``scenarios.crash`` / ``scenarios.scale_out`` (``overrides`` change any Scenario field):
+    ``pause_ms`` is the time queues spent with no owner after the change (:meth:`SimResult.pauses`,
+    summed over queues), ``duplicates`` the deliveries beyond a message's first, ``unconsumed`` the messages
+    never consumed by the end. Kafka's protocols (:data:`KAFKA_PROTOCOLS`) go through
+    :func:`rmqlib.kafka.protocol.membership_change` on the same group change (partitions = the scenario's
+    queues): its per-partition unavailability summed, and its duplicate count.
+    """
+    from rmqlib.sim import simulate
+
+    seeds = check_each(seeds, "seeds", check_int, max_len=16)
+    names = list(SIMULATED) if designs is None else check_each(
+        designs, "designs", lambda v, label: check_str(v, label), max_len=16)
+    for name in names:
+        if name not in SIMULATED:
+            raise ValueError(f"designs must be among {', '.join(SIMULATED)}, got {name[:80]!r}")
+    changes = check_each(changes, "changes", lambda v, label: check_str(v, label), max_len=2)
+    for change in changes:
+        if change not in CHANGES:
+            raise ValueError(f"changes must be among {', '.join(CHANGES)}, got {change[:80]!r}")
+    rows = []
+    for change in changes:
+        for name in names:
+            for seed in seeds:
+                scenario = _scenario(change, SIMULATED[name](), overrides)
+                run = simulate(scenario, seed=seed)
+                at = _change_ms(scenario)
+                pause = sum(min(b, scenario.end_ms) - max(a, at) for gaps in run.pauses().values()
+                            for a, b in gaps if b > at)
+                rows.append({"design": name, "change": change, "seed": seed, "pause_ms": pause,
+                             "duplicates": run.duplicates, "unconsumed": len(run.lost),
+                             "moved": run.handovers(after_ms=at)})
+        if kafka:
+            rows += _kafka_changes(change, _scenario(change, AllocateMessageQueueAveragely(), overrides), seeds)
+    return rows
+
+
+def _change_ms(scenario) -> int:
+    times = [s.join_ms for s in scenario.consumers if s.join_ms > 0]
+    times += [s.leave_ms for s in scenario.consumers if s.leave_ms is not None]
+    return min(times)
+
+
+def _kafka_changes(change: str, scenario, seeds: Sequence[int]) -> list[dict]:
+    from rmqlib.kafka import protocol
+
+    mqs = java_sorted_mqs([MessageQueue(t, b, q) for t, per in scenario.topics.items()
+                           for b in scenario.brokers for q in range(per)])
+    per_topic, _, _ = _partitions(mqs)
+    at = _change_ms(scenario)
+    before = [s.client_id for s in scenario.consumers if s.join_ms < at]
+    after = [s.client_id for s in scenario.consumers
+             if s.join_ms <= at and (s.leave_ms is None or s.leave_ms > at)]
+    rows = []
+    for label, (proto, design) in KAFKA_PROTOCOLS.items():
+        outcome = protocol.membership_change(getattr(protocol.RebalanceProtocol, proto), kafka_assignor(design),
+                                             per_topic, before, after)
+        row = _outcome_row(outcome)
+        for seed in seeds:  # the protocol model is deterministic: the same row for every seed
+            rows.append({"design": label, "change": change, "seed": seed, **row})
+    return rows
+
+
+def _outcome_row(outcome) -> dict:
+    """The comparison's columns from a Kafka ChangeOutcome."""
+    unavailable = getattr(outcome, "unavailable_ms")
+    pause = sum(unavailable.values()) if isinstance(unavailable, Mapping) else sum(unavailable)
+    moved = getattr(outcome, "moved")
+    return {"pause_ms": int(round(pause)), "duplicates": int(getattr(outcome, "duplicates")), "unconsumed": 0,
+            "moved": len(moved) if not isinstance(moved, int) else moved}
+
+
+def changes_summary(rows: Sequence[Mapping]) -> list[dict]:
+    """Mean pause (queue-milliseconds without an owner), duplicates, unconsumed messages and moved queues per design and change, from :func:`simulated_changes` rows."""
+    rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
+                      (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
+    grouped: dict[tuple, list[Mapping]] = {}
+    for row in rows:
+        grouped.setdefault((row["design"], row["change"]), []).append(row)
+    out = []
+    for (design, change), group in grouped.items():
+        n = len(group)
+        out.append({"design": design, "change": change,
+                    "pause (queue-ms)": round(sum(r["pause_ms"] for r in group) / n),
+                    "duplicates": round(sum(r["duplicates"] for r in group) / n, 1),
+                    "unconsumed": round(sum(r["unconsumed"] for r in group) / n, 1),
+                    "moved": round(sum(r["moved"] for r in group) / n, 1)})
+    return out
