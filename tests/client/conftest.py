@@ -4,21 +4,7 @@ import pytest
 
 from rmqlib.client import InMemoryClientBrokerAPI, Message, PushConsumerConfig, RebalanceImpl
 from rmqlib.model import MessageQueue
-
-
-class LocalAveragely:
-    """A tiny AVG strategy for these tests (rmqlib.strategies is developed separately)."""
-
-    name = "AVG"
-
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
-        if current_cid not in cid_all:
-            return []
-        n, c, i = len(mq_all), len(cid_all), cid_all.index(current_cid)
-        mod = n % c
-        size = 1 if n <= c else (n // c + (1 if i < mod else 0))
-        start = i * size if i < mod else i * size + mod
-        return [mq_all[(start + k) % n] for k in range(min(size, n - start))]
+from rmqlib.strategies import AllocateMessageQueueAveragely
 
 
 class FixedStrategy:
@@ -46,7 +32,7 @@ class IllegalArgument(ValueError):
 
 @pytest.fixture
 def avg():
-    return LocalAveragely()
+    return AllocateMessageQueueAveragely()
 
 
 @pytest.fixture
