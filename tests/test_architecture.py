@@ -6,7 +6,7 @@ import sys
 import pytest
 
 CORE = ["rmqlib", "rmqlib.model", "rmqlib.hashring", "rmqlib.strategies", "rmqlib.allocation", "rmqlib.protocol",
-        "rmqlib.client", "rmqlib.broker", "rmqlib.cli"]
+        "rmqlib.client", "rmqlib.broker", "rmqlib.cli", "rmqlib.kafka"]
 FORBIDDEN = ["simpy", "plotly", "ipywidgets", "anywidget", "rmqlib.sim", "rmqlib.viz", "tqdm"]
 
 

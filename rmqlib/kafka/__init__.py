@@ -1,0 +1,58 @@
+"""Models of Apache Kafka's consumer-group assignment, for comparing Kafka's designs with RocketMQ's.
+
+These are our Python models of Kafka, written from a reading of Kafka's Java source, not Kafka itself and not a
+translation of its code. They follow the Kafka commit in ``KAFKA_COMMIT`` (trunk of 2024-10-25, between the 3.9 and
+4.0 releases); every class names the Java class and file it mirrors, with a link built by :func:`java_url`.
+
+What is here:
+
+* ``RangeAssignor``, ``RoundRobinAssignor``, ``StickyAssignor`` (KIP-54) and ``CooperativeStickyAssignor``
+  (KIP-429): the client-side assignors a classic group's leader runs (``rmqlib.kafka.assignors``);
+* ``UniformAssignor`` and ``ServerRangeAssignor``: KIP-848's server-side assignors (``rmqlib.kafka.server``);
+* ``membership_change``: one join, graceful leave or crash played through the eager, cooperative (KIP-429) and
+  KIP-848 consumer protocols, giving each partition's pause, the partitions moved and the duplicates
+  (``rmqlib.kafka.protocol``).
+
+What is simplified: no replica racks (Kafka's ``assign(Map<String, Integer>, ...)`` entry point has none, so the
+rack-aware branches never run); the protocols are a deterministic event model with a handful of durations
+(``ProtocolTimings``), not a network simulation; topic ids (KIP-848) are replaced by topic names.
+"""
+
+from __future__ import annotations
+
+from rmqlib.kafka.assignors import CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor, StickyAssignor
+from rmqlib.kafka.protocol import ChangeOutcome, ProtocolTimings, RebalanceProtocol, membership_change
+from rmqlib.kafka.server import ServerRangeAssignor, UniformAssignor
+from rmqlib.kafka.types import Subscription, TopicPartition
+
+#: The apache/kafka commit these models were read from.
+KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
+
+#: Registry: a name -> a constructor. Client-side assignors under Kafka's protocol names; the two server-side
+#: ones as "uniform" and "server-range" (Kafka calls the latter "range" too, which would clash here).
+ASSIGNORS = {
+    "range": RangeAssignor,
+    "roundrobin": RoundRobinAssignor,
+    "sticky": StickyAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+    "uniform": UniformAssignor,
+    "server-range": ServerRangeAssignor,
+}
+
+#: Client-side (classic protocol) and server-side (KIP-848) assignor names in ASSIGNORS.
+CLIENT_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+SERVER_ASSIGNORS = ("uniform", "server-range")
+
+
+def java_url(path: str) -> str:
+    """A link to ``path`` in apache/kafka at ``KAFKA_COMMIT``."""
+    if not isinstance(path, str) or not path or path.startswith("/"):
+        raise ValueError(f"path must be a relative path in apache/kafka, got {path!r}")
+    return f"https://github.com/apache/kafka/blob/{KAFKA_COMMIT}/{path}"
+
+
+__all__ = [
+    "ASSIGNORS", "CLIENT_ASSIGNORS", "SERVER_ASSIGNORS", "KAFKA_COMMIT", "ChangeOutcome", "CooperativeStickyAssignor",
+    "ProtocolTimings", "RangeAssignor", "RebalanceProtocol", "RoundRobinAssignor", "ServerRangeAssignor",
+    "StickyAssignor", "Subscription", "TopicPartition", "UniformAssignor", "java_url", "membership_change",
+]
