@@ -257,7 +257,27 @@ def _kafka(design: str, cids: list[str], mqs: list[MessageQueue], previous: Mapp
         subscriptions = {cid: Subscription(topics, owned_partitions=tuple(prev[cid]) if sticky else (),
                                            generation=1 if sticky and prev[cid] else None) for cid in members}
         answer = assignor.assign(per_topic, subscriptions)
+        if design == "KAFKA_COOPERATIVE_STICKY":
+            answer = _cooperative_follow_up(assignor, per_topic, topics, answer)
     return {cid: java_sorted_mqs(to_mq[tp] for tp in answer.get(cid, ())) for cid in java_sorted_cids(members)}
+
+
+def _cooperative_follow_up(assignor, per_topic: Mapping[str, int], topics: list[str], answer: Mapping) -> dict:
+    """KIP-429's second round: a cooperative assignment leaves the partitions it takes away unassigned (their
+    owners revoke them first); the members then rejoin owning what they kept, and the next assignment hands
+    the revoked partitions out. Rounds repeat until every partition has an owner (at most
+    ``rmqlib.kafka.protocol.MAX_COOPERATIVE_ROUNDS``)."""
+    from rmqlib.kafka import Subscription
+    from rmqlib.kafka.protocol import MAX_COOPERATIVE_ROUNDS
+
+    total = sum(per_topic.values())
+    for generation in range(2, MAX_COOPERATIVE_ROUNDS + 2):
+        if sum(len(tps) for tps in answer.values()) >= total:
+            break
+        subscriptions = {cid: Subscription(topics, owned_partitions=tuple(tps), generation=generation)
+                         for cid, tps in answer.items()}
+        answer = assignor.assign(per_topic, subscriptions)
+    return answer
 
 
 def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
@@ -266,7 +286,8 @@ def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
 
     ``previous`` is the allocation before a change, for the designs that keep what members owned
     (STICKY: the agreed memory; Kafka sticky and cooperative-sticky: each member's ``owned_partitions``;
-    KIP-848: the coordinator's current assignment). The others ignore it.
+    KIP-848: the coordinator's current assignment). The others ignore it. For cooperative-sticky the answer is
+    the settled one, after the follow-up round(s) that hand out the partitions the first round revoked.
     """
     design = _design(design).name
     cids = _cid_list(cids)
@@ -293,7 +314,8 @@ def _split(allocation: Mapping[str, Sequence[MessageQueue]], mqs: Sequence[Messa
 def measure(design: str, consumers: int, queues: int, seed: int = 0) -> dict:
     """One design on one seeded group: ``imbalance`` (most minus fewest queues), ``moved_out`` (queues whose
     owner changes when one consumer joins), ``moved_in`` (when one, chosen by the seed, leaves), and
-    ``peak`` (the most queues on one consumer over the average: what a load bound limits),
+    ``peak`` (the most queues on one consumer over the rounded-up fair share ``ceil(queues / consumers)``:
+    1.0 for a balanced answer; what a load bound limits),
     ``split`` (queues without exactly one owner, before and after both changes), and
     ``least_out`` / ``least_in``: the fewest any balanced design must move (the newcomer's share; the
     leaver's queues). Client ids are :func:`rmqlib.allocation.random_cids` (random IPs, so a newcomer
@@ -314,7 +336,7 @@ def measure(design: str, consumers: int, queues: int, seed: int = 0) -> dict:
     return {
         "design": design, "consumers": consumers, "queues": queues, "seed": seed,
         "imbalance": imbalance(before),
-        "peak": round(max(map(len, before.values())) * consumers / queues, 3),
+        "peak": round(max(map(len, before.values())) / -(-queues // consumers), 3),
         "moved_out": len(moved_queues(before, after_out)),
         "moved_in": len(moved_queues(before, after_in)),
         "least_out": queues // (consumers + 1), "least_in": len(before[leaver]),
@@ -367,7 +389,7 @@ def design_summary(rows: Sequence[Mapping]) -> list[dict]:
         design = DESIGNS[name]
         summary.append({
             "design": design.label, "decides": design.decides, "stateless": design.stateless,
-            "worst imbalance": d["imbalance"], "worst peak / average": round(d["peak"], 2),
+            "worst imbalance": d["imbalance"], "worst peak / fair share": round(d["peak"], 2),
             "moved on join (% of queues)": round(100 * d["out"] / d["rows"], 1),
             "moved on leave (% of queues)": round(100 * d["in"] / d["rows"], 1),
             "join: x fewest": round(d["moved_out"] / max(1, d["least_out"]), 2),
@@ -541,7 +563,7 @@ def _change_ms(scenario) -> int:
 
 
 def _kafka_changes(change: str, scenario, seeds: Sequence[int]) -> list[dict]:
-    from rmqlib.kafka import protocol
+    from rmqlib.kafka import ProtocolTimings, protocol
 
     mqs = java_sorted_mqs([MessageQueue(t, b, q) for t, per in scenario.topics.items()
                            for b in scenario.brokers for q in range(per)])
@@ -550,23 +572,19 @@ def _kafka_changes(change: str, scenario, seeds: Sequence[int]) -> list[dict]:
     before = [s.client_id for s in scenario.consumers if s.join_ms < at]
     after = [s.client_id for s in scenario.consumers
              if s.join_ms <= at and (s.leave_ms is None or s.leave_ms > at)]
+    # the same traffic and network as the simulated run: messages per queue per second, a round trip of two hops
+    timings = ProtocolTimings(messages_per_s=float(scenario.produce_rate_per_queue),
+                              rpc_ms=float(2 * scenario.rpc_latency_ms))
     rows = []
     for label, (proto, design) in KAFKA_PROTOCOLS.items():
         outcome = protocol.membership_change(getattr(protocol.RebalanceProtocol, proto), kafka_assignor(design),
-                                             per_topic, before, after)
-        row = _outcome_row(outcome)
+                                             per_topic, before, after, timings=timings,
+                                             departure="crash" if change == "crash" else "graceful")
+        row = {"pause_ms": int(round(outcome.total_pause_ms)), "duplicates": int(round(outcome.total_duplicates)),
+               "unconsumed": 0, "moved": len(outcome.moved)}
         for seed in seeds:  # the protocol model is deterministic: the same row for every seed
             rows.append({"design": label, "change": change, "seed": seed, **row})
     return rows
-
-
-def _outcome_row(outcome) -> dict:
-    """The comparison's columns from a Kafka ChangeOutcome."""
-    unavailable = getattr(outcome, "unavailable_ms")
-    pause = sum(unavailable.values()) if isinstance(unavailable, Mapping) else sum(unavailable)
-    moved = getattr(outcome, "moved")
-    return {"pause_ms": int(round(pause)), "duplicates": int(getattr(outcome, "duplicates")), "unconsumed": 0,
-            "moved": len(moved) if not isinstance(moved, int) else moved}
 
 
 def changes_summary(rows: Sequence[Mapping]) -> list[dict]:

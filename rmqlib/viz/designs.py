@@ -1,0 +1,148 @@
+"""Figures and a slider panel for chapter 11c: every design measured on the same group, drawn side by side.
+
+* :func:`designs_view` -- the panel's pure function: for one seeded group of ``consumers`` and ``queues``,
+  each design's imbalance and the queues it moves when one consumer joins and when one leaves
+  (:func:`rmqlib.designs.compare.measure`), as grouped bars, one row per design.
+* :func:`designs_panel` -- "consumers" and "queues" sliders that redraw all designs at once.
+* :func:`designs_frames_figure` -- the same with a plotly "consumers" slider, for the static site.
+* :func:`tradeoff_figure` -- the measured grid summed up: movement against peak load, one point per design.
+* :func:`changes_figure` -- pause and duplicates after a crash and a scale-out
+  (:func:`rmqlib.designs.compare.simulated_changes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from rmqlib.checks import ArgumentTypeError, check_each, check_int
+from rmqlib.designs.compare import DESIGNS, MEASURED, _designs, changes_summary, measure
+from rmqlib.viz.colors import color_of
+from rmqlib.viz.panels import Panel, _slider
+from rmqlib.viz.style import styled_figure
+
+MAX_VIEW_CONSUMERS = 64
+"""The most consumers :func:`designs_view` measures (every design, three allocations each: well under a second)."""
+MAX_VIEW_QUEUES = 256
+"""The most queues :func:`designs_view` measures."""
+
+METRICS = (("imbalance", "imbalance (most - fewest)"), ("moved_out", "moved when one joins"),
+           ("moved_in", "moved when one leaves"))
+
+
+def _rows(value, name: str) -> list[Mapping]:
+    def row(item, label):
+        if not isinstance(item, Mapping):
+            raise ArgumentTypeError(f"{label} must be a row (a dict), got {type(item).__name__}")
+        return item
+    return check_each(value, name, row, max_len=10_000)
+
+
+def designs_view(consumers: int = 8, queues: int = 32, seed: int = 0,
+                 designs: Sequence[str] = MEASURED) -> go.Figure:
+    """Grouped bars, one row per design: imbalance, queues moved when one joins, when one leaves.
+
+    The group is :func:`rmqlib.designs.compare.measure`'s: ``consumers`` random client ids (``seed``) over
+    ``queues`` queues on two brokers. ``layout.meta`` holds every number drawn. Limits: ``consumers``
+    2..:data:`MAX_VIEW_CONSUMERS`, ``queues`` 1..:data:`MAX_VIEW_QUEUES`.
+    """
+    consumers = check_int(consumers, "consumers", 2, MAX_VIEW_CONSUMERS)
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    seed = check_int(seed, "seed", 0)
+    names = _designs(designs)
+    if not names:
+        raise ValueError("designs must name at least one design")
+    rows = {name: measure(name, consumers, queues, seed) for name in names}
+    labels = [DESIGNS[name].label for name in names]
+    first = rows[names[0]]
+    data = [dict(type="bar", orientation="h", name=title, y=labels, x=[rows[n][key] for n in names],
+                 marker=dict(color=color_of(i)), hovertemplate="%{y}: %{x} queues<extra>" + title + "</extra>")
+            for i, (key, title) in enumerate(METRICS)]
+    layout = dict(
+        title=(f"{consumers} consumers, {queues} queues: fewest possible moves are {first['least_out']} on a join, "
+               f"{first['least_in']} on a leave"),
+        barmode="group", height=130 + 34 * len(names), bargap=0.25,
+        xaxis=dict(title="queues", rangemode="tozero"),
+        yaxis=dict(autorange="reversed", type="category", automargin=True),
+        meta={"view": "designs", "consumers": consumers, "queues": queues, "seed": seed,
+              "rows": {n: {k: rows[n][k] for k in ("imbalance", "moved_out", "moved_in", "least_out", "least_in")}
+                       for n in names}},
+    )
+    return styled_figure(data, layout)
+
+
+def designs_panel(consumers: int = 8, queues: int = 32, max_consumers: int = MAX_VIEW_CONSUMERS,
+                  max_queues: int = MAX_VIEW_QUEUES, designs: Sequence[str] = MEASURED) -> Panel:
+    """"consumers" and "queues" sliders over :func:`designs_view`: every design redrawn on each move."""
+    max_consumers = check_int(max_consumers, "max_consumers", 2, MAX_VIEW_CONSUMERS)
+    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
+    names = tuple(_designs(designs))
+    controls = {
+        "consumers": _slider("consumers", consumers, 2, max_consumers, "consumers and max_consumers"),
+        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
+    }
+    return Panel(lambda consumers, queues: designs_view(consumers, queues, 0, names), controls)
+
+
+def designs_frames_figure(queues: int = 32, consumer_counts: Sequence[int] = (2, 4, 8, 16, 32, 64),
+                          initial: int = 8, designs: Sequence[str] = MEASURED) -> go.Figure:
+    """:func:`designs_view` for each consumer count, on one plotly "consumers" slider (no kernel needed)."""
+    from rmqlib.viz.static import frames_figure
+
+    counts = check_each(consumer_counts, "consumer_counts",
+                        lambda v, label: check_int(v, label, 2, MAX_VIEW_CONSUMERS), max_len=12)
+    names = tuple(_designs(designs))
+    return frames_figure([(c, designs_view(c, queues, 0, names)) for c in counts], "consumers", active=initial)
+
+
+def tradeoff_figure(summary: Sequence[Mapping]) -> go.Figure:
+    """One point per design (:func:`rmqlib.designs.compare.design_summary` rows): queues moved when one
+    consumer joins (x, times the fewest possible) against the worst peak load over the rounded-up fair share (y).
+    Points are coloured by who decides."""
+    rows = _rows(summary, "summary")
+    if not rows:
+        raise ValueError("summary must hold at least one row")
+    deciders = list(dict.fromkeys(row["decides"] for row in rows))
+    data = []
+    for i, who in enumerate(deciders):
+        mine = [row for row in rows if row["decides"] == who]
+        data.append(dict(type="scatter", mode="markers+text", name=f"decided by {who}",
+                         x=[row["join: x fewest"] for row in mine], y=[row["worst peak / fair share"] for row in mine],
+                         text=[row["design"] for row in mine], textposition="top center",
+                         marker=dict(size=11, color=color_of(i)),
+                         hovertemplate="%{text}: moves %{x}x the fewest, peak %{y}x the fair share<extra></extra>"))
+    layout = dict(title="Stickiness against balance: each design over the whole grid",
+                  height=480, xaxis=dict(title="queues moved when one joins (x the fewest possible)", type="log"),
+                  yaxis=dict(title="worst peak load (x the fair share)"),
+                  meta={"view": "tradeoff", "rows": [dict(row) for row in rows]})
+    return styled_figure(data, layout)
+
+
+def changes_figure(rows: Sequence[Mapping]) -> go.Figure:
+    """Pause (queue-milliseconds without an owner, log scale) and duplicates per design, one bar per change,
+    from :func:`rmqlib.designs.compare.simulated_changes` rows (averaged over seeds)."""
+    summary = changes_summary(_rows(rows, "rows"))
+    if not summary:
+        raise ValueError("rows must hold at least one row")
+    designs = list(dict.fromkeys(row["design"] for row in summary))
+    changes = list(dict.fromkeys(row["change"] for row in summary))
+    value = {(row["design"], row["change"]): row for row in summary}
+    data = []
+    for i, change in enumerate(changes):
+        for axis, key in (("", "pause (queue-ms)"), ("2", "duplicates")):
+            shown = [value.get((d, change), {}).get(key) for d in designs]
+            drawn = [max(v, 1) if axis == "" and v is not None else v for v in shown]  # log axis: 0 drawn at 1
+            data.append(dict(type="bar", name=change.replace("_", "-"), legendgroup=change, showlegend=axis == "",
+                             x=designs, y=drawn, text=[str(v) for v in shown], textposition="outside",
+                             cliponaxis=False, xaxis="x" + axis, yaxis="y" + axis, marker=dict(color=color_of(i)),
+                             hovertemplate="%{x}: %{text}<extra>" + key + "</extra>"))
+    layout = dict(title="After a crash and a scale-out: pause and duplicates per design", barmode="group",
+                  height=620,
+                  xaxis=dict(domain=[0, 1], anchor="y", showticklabels=False, type="category"),
+                  yaxis=dict(domain=[0.58, 1], type="log", title="pause (queue-ms, log; 0 at 1)"),
+                  xaxis2=dict(domain=[0, 1], anchor="y2", type="category", tickangle=-30),
+                  yaxis2=dict(domain=[0, 0.42], title="duplicates", rangemode="tozero"),
+                  meta={"view": "changes", "rows": summary})
+    return styled_figure(data, layout)
