@@ -51,6 +51,7 @@ def lab_command(root: Path, lab_args: Sequence[str] = ()) -> list[str]:
 
 def kernel_metadata() -> dict:
     """What JupyterLab writes into a notebook when this server's ``python3`` kernel starts."""
+    # loaded when the server opens its first notebook: the `rmqlib book` launcher imports this module too
     from ipykernel.ipkernel import IPythonKernel
     from jupyter_client.kernelspec import KernelSpecManager
 

@@ -331,6 +331,7 @@ def _field_kinds(scenario_class) -> dict[str, str]:
 
 
 def _simulate(args) -> str:
+    # here, not at the top: the command line belongs to the core, which never loads the simulator (or simpy)
     from rmqlib.sim import Scenario, scenarios, simulate
 
     make = scenarios.ALL.get(args.scenario)

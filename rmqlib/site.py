@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import plotly
+
 ROOT = Path(__file__).resolve().parent.parent
 CONF_DIR = ROOT / "site-src"
 DEFAULT_OUT = ROOT / "site" / "_build" / "html"
@@ -67,6 +69,7 @@ def execute_notebook(src: Path, dest: Path, timeout: int = 600, kernel_name: str
     Returns an :class:`Executed` whose ``error`` names the failing cell (1-based, as
     counted in the notebook's cell list, markdown included) and the exception.
     """
+    # the site extra's packages (pip install -e ".[site]"), loaded only when a build runs
     import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
@@ -126,7 +129,6 @@ def _execute_job(args):
 
 
 def plotly_js_path() -> Path:
-    import plotly
     path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     if not path.is_file():
         raise SiteBuildError(f"plotly.js not found in the plotly package at {path}")

@@ -254,7 +254,8 @@ class Scenario:
               f"an AllocateMessageQueueStrategy, got {type(self.strategy).__name__}")
         _need(type(self.message_model) is MessageModel, "message_model", "a MessageModel")
         _need(type(self.consume_mode) is ConsumeMode, "consume_mode", "a ConsumeMode")
-        _need(not (self.consume_mode is ConsumeMode.POP and self.message_model is MessageModel.BROADCASTING), "consume_mode",
+        _need(not (self.consume_mode is ConsumeMode.POP and self.message_model is MessageModel.BROADCASTING),
+              "consume_mode",
               "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)")
         _need(self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"), "strategy",
               "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "

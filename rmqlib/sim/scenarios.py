@@ -59,7 +59,8 @@ def host_loss(**overrides) -> Scenario:
 
 def rolling_restart(**overrides) -> Scenario:
     """Three consumers restarted one after another: each shuts down and comes back with a new instance id."""
-    old = [ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=LeaveKind.SHUTDOWN) for i, cid in enumerate(client_ids(3))]
+    old = [ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=LeaveKind.SHUTDOWN)
+           for i, cid in enumerate(client_ids(3))]
     new = [ConsumerSpec(f"10.0.0.{i + 1}@{2000 + i + 1}", join_ms=45_000 + 30_000 * i) for i in range(3)]
     return _build("rolling_restart", dict(consumers=tuple(old + new), duration_ms=150_000), overrides)
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from numbers import Real
 
+from tqdm.auto import tqdm
+
 from rmqlib.checks import ArgumentTypeError, check_bool, check_str
 from rmqlib.sim.engine import simulate
 from rmqlib.sim.scenario import Scenario
@@ -137,9 +139,7 @@ def _default_label(value):
     return name if isinstance(name, str) and not isinstance(value, str) else value
 
 
-def _progress_bar(total: int, description: str, enabled: bool):
-    from tqdm.auto import tqdm
-
+def _progress_bar(total: int, description: str, enabled: bool) -> tqdm:
     # the static site (RMQLIB_STATIC set, see rmqlib.viz.static.is_static) has no kernel to drive a widget bar
     static = os.environ.get("RMQLIB_STATIC", "").strip().lower() not in ("", "0", "false", "no")
     return tqdm(total=total, desc=description, disable=not enabled or static, leave=False)

@@ -56,14 +56,12 @@ from rmqlib.viz.predict import Prediction  # noqa: E402
 
 __all__ += ["Prediction"]
 
-# Kernel-free slider figures for the static site (python -m rmqlib.site build sets RMQLIB_STATIC=1).
+# Kernel-free slider figures for the static site. Importing this package changes no plotly setting: the site
+# build (python -m rmqlib.site build) sets RMQLIB_STATIC=1 and runs use_static_renderer() in each kernel itself.
 from rmqlib.viz.static import (  # noqa: E402
     allocation_frames_figure, frames_figure, handover_frames_figure, is_static, machine_room_frames_figure,
     process_queue_frames_figure, ring_frames_figure, show_panel, use_static_renderer,
 )
-
-if is_static():
-    use_static_renderer()
 
 __all__ += [
     "allocation_frames_figure", "frames_figure", "handover_frames_figure", "is_static", "machine_room_frames_figure",

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import plotly.graph_objects as go
 
 from rmqlib.allocation import (
-    allocate_group, imbalance_spread, make_cids, make_queues, moved_on_scale_out, multi_topic_totals,
+    allocate_group, allocate_topics, imbalance_spread, make_cids, make_queues, moved_on_scale_out, multi_topic_totals,
     overlapping_queues, queues_per_consumer, random_assignment_imbalance, random_cids, spread_queues,
     unassigned_queues,
 )
@@ -31,7 +31,7 @@ from rmqlib.hashring import HashRing, md5_hash
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
     AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash, AllocateMessageQueueStrategy,
-    strategy_from_name,
+    MappingMachineRoomResolver, strategy_from_name,
 )
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.style import house_style, plain_title, retitle, styled_figure
@@ -508,7 +508,6 @@ TOPIC_PATTERNS = ("", "/", ".", "x", "-", "|", "+", "\\")
 def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[str, Iterable[MessageQueue]],
                        cids: Sequence[str], title: str | None = None) -> go.Figure:
     """Stacked bars: queues per consumer summed over every topic the group subscribes to."""
-    from rmqlib.allocation import allocate_topics
     check_instance(strategy, "strategy", AllocateMessageQueueStrategy)
     if not isinstance(topics, Mapping):
         raise ArgumentTypeError(f"topics must map a topic name to its queues, got {type(topics).__name__}")
@@ -704,7 +703,6 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     would not call the strategy either: RebalanceImpl skips an empty view).
     Limits as in :func:`machine_room_layout`.
     """
-    from rmqlib.strategies import MappingMachineRoomResolver
     _strategy_name(strategy)
     consumer_idcs = _str_list(consumer_idcs, "consumer_idcs", max_len=MAX_VIEW_ROOMS * 4)
     mq_all, cids, broker_rooms, consumer_rooms = machine_room_layout(brokers, consumers, queues_per_broker, rooms)

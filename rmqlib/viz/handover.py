@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from rmqlib.checks import check_instance, check_int, check_str
 from rmqlib.client.handover import DROPPED, HandoverReplay, replay_handover
+from rmqlib.sim.result import SimResult
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.panels import Panel, _slider
 from rmqlib.viz.style import house_style
@@ -123,8 +124,6 @@ def handover_steps(replay: HandoverReplay) -> list[tuple[int, go.Figure]]:
 
 def moved_queues(result, after_ms: int = 0) -> list[str]:
     """Queues of ``result`` that passed from one consumer to another at or after ``after_ms``."""
-    from rmqlib.sim.result import SimResult
-
     check_instance(result, "result", SimResult)
     check_int(after_ms, "after_ms")
     moved = []
@@ -145,8 +144,6 @@ def queue_handover_figure(result, queue: str | None = None, after_ms: int | None
     owner after the producers started (``after_ms``); the x axis spans ``window_ms`` before the drop and
     after the take.
     """
-    from rmqlib.sim.result import SimResult
-
     check_instance(result, "result", SimResult)
     if queue is not None:
         check_str(queue, "queue")

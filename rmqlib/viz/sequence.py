@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_number, check_str
+from rmqlib.sim.result import SimResult
 from rmqlib.viz.style import house_style
 
 MAX_EVENTS = 400
@@ -83,8 +84,6 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
     events about that queue and those about the whole group (heartbeats, notifications, rounds). At most ``max_events``
     rows are drawn (the first ones); the title says when some were left out.
     """
-    from rmqlib.sim.result import SimResult
-
     check_instance(result, "result", SimResult)
     check_number(start_ms, "start_ms")
     check_number(end_ms, "end_ms")

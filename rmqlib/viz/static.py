@@ -36,11 +36,13 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_str
+from rmqlib.client.handover import replay_handover
 from rmqlib.strategies import PrefixMachineRoomResolver
 from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, _str_list, _strategy, allocation_view,
-    machine_room_view, ring_view,
+    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_RING_POINTS, MAX_VIEW_SCALE_OUT_POINTS,
+    MAX_VIEW_VIRTUAL_NODES, _str_list, _strategy, allocation_view, machine_room_view, ring_view,
 )
+from rmqlib.viz.handover import handover_steps
 from rmqlib.viz.panels import blank_trace
 from rmqlib.viz.process_queue import process_queue_view
 
@@ -186,8 +188,6 @@ def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_c
     CONSISTENT_HASH count x ``virtual_nodes`` summed over the steps at most 200,000 ring points: about a
     second of building. Larger raise ValueError.
     """
-    from rmqlib.viz.figures import MAX_VIEW_SCALE_OUT_POINTS
-
     counts = _counts(consumer_counts, "consumer_counts", 1, MAX_VIEW_CONSUMERS)
     queues = check_int(queues, "queues", 1)
     virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
@@ -215,8 +215,6 @@ def ring_frames_figure(consumers: int = 4, queues: int = 16,
     ``consumers`` x virtual nodes summed over the steps at most ``MAX_VIEW_RING_POINTS`` (5,000).
     Larger raise ValueError.
     """
-    from rmqlib.viz.figures import MAX_VIEW_RING_POINTS
-
     counts = _counts(vnode_counts, "vnode_counts", 0, MAX_VIEW_VIRTUAL_NODES, MAX_RING_STEPS)
     consumers = check_int(consumers, "consumers", 1, MAX_RING_FRAMES_CONSUMERS)
     queues = check_int(queues, "queues", 1, MAX_RING_FRAMES_QUEUES)
@@ -262,9 +260,6 @@ def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -
 
 def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
     """The hand-over stepper (:func:`rmqlib.viz.handover.handover_view`) with a plotly "step" slider."""
-    from rmqlib.client.handover import replay_handover
-    from rmqlib.viz.handover import handover_steps
-
     replay = replay_handover(**replay_kwargs)
     if len(replay.frames) > MAX_STEPS:
         raise ValueError(f"replay_kwargs: this replay has {len(replay.frames)} steps; a slider figure holds at "
@@ -307,8 +302,13 @@ class StaticHtmlRenderer(MimetypeRenderer):
 
 
 def use_static_renderer() -> None:
-    """Register :class:`StaticHtmlRenderer` as ``"rmqlib_static"`` and make it plotly's default renderer."""
-    pio.renderers[STATIC_RENDERER] = StaticHtmlRenderer()
+    """Register :class:`StaticHtmlRenderer` as ``"rmqlib_static"`` and make it plotly's default renderer.
+
+    Idempotent: a second call keeps the registered renderer. Nothing calls it on import; the static
+    site's build runs it first thing in every kernel (``rmqlib.site``).
+    """
+    if STATIC_RENDERER not in pio.renderers:
+        pio.renderers[STATIC_RENDERER] = StaticHtmlRenderer()
     pio.renderers.default = STATIC_RENDERER
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from rmqlib.broker.send_back import Attempt
 from rmqlib.checks import ArgumentTypeError, check_bool, check_each, check_instance, check_int, check_str
 from rmqlib.sim.result import SimResult
 from rmqlib.sim.sweep import sweep_stats, sweep_values
@@ -373,8 +374,6 @@ def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) ->
     """Deliveries of a message that keeps failing, one row of markers per timeline
     (:func:`rmqlib.client.retry.concurrent_retry_timeline`, ``orderly_retry_timeline``): time since the first
     delivery on a log axis, a red cross where the message reaches the dead-letter queue."""
-    from rmqlib.broker.send_back import Attempt
-
     if not isinstance(timelines, Mapping):
         raise ArgumentTypeError(f"timelines must map a name to its deliveries, got {type(timelines).__name__}")
     for name, attempts in timelines.items():
