@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_int, check_str
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
-    AllocateMachineRoomNearby, Allocation, AllocateMessageQueueByConfig, AllocateMessageQueueConsistentHash,
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueConsistentHash,
     AllocateMessageQueueStrategy,
+    Allocation,
 )
 
 DEFAULT_GROUP = "GID_rmqlib"
@@ -41,14 +45,14 @@ MAX_WORK = 500_000
 ring points (or queues) summed over every ring it builds."""
 
 
-def _sequence(value, name: str) -> list:
+def _sequence(value: object, name: str) -> list[Any]:
     """The items of ``value``: any iterable but a string, bytes or a mapping (a TypeError naming ``name``)."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise ArgumentTypeError(f"{name} must be a list, got {type(value).__name__}")
     return list(value)
 
 
-def _queues(value, name: str, max_len: int | None = None) -> list[MessageQueue]:
+def _queues(value: object, name: str, max_len: int | None = None) -> list[MessageQueue]:
     """``value`` as a list of MessageQueue (a TypeError naming ``name`` and the item at fault)."""
     items = _sequence(value, name)
     if max_len is not None and len(items) > max_len:
@@ -59,7 +63,7 @@ def _queues(value, name: str, max_len: int | None = None) -> list[MessageQueue]:
     return items
 
 
-def _cids(value, name: str) -> list[str]:
+def _cids(value: object, name: str) -> list[str]:
     """``value`` as a list of client ids (str), at most :data:`MAX_CONSUMERS` of them."""
     items = _sequence(value, name)
     if len(items) > MAX_CONSUMERS:
@@ -72,7 +76,7 @@ def _cids(value, name: str) -> list[str]:
     return items
 
 
-def _brokers(value, name: str = "brokers") -> list[str]:
+def _brokers(value: object, name: str = "brokers") -> list[str]:
     """At least one broker name, each a str, none repeated (a repeat would make the same queue twice)."""
     brokers = check_each(value, name, lambda item, label: check_str(item, label, empty=True), max_len=MAX_QUEUES)
     if not brokers:
@@ -85,7 +89,7 @@ def _brokers(value, name: str = "brokers") -> list[str]:
     return brokers
 
 
-def _allocation(value, name: str = "allocation") -> Mapping[str, Collection[MessageQueue]]:
+def _allocation(value: object, name: str = "allocation") -> Mapping[str, Collection[MessageQueue]]:
     """Check that ``value`` maps client ids (str) to collections of MessageQueue, as allocate_group returns."""
     if not isinstance(value, Mapping):
         raise ArgumentTypeError(f"{name} must map client ids to their queues (a dict), got {type(value).__name__}")

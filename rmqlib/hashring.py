@@ -122,7 +122,7 @@ class HashRing:
         return cls(sorted_values[last_of_run], owners, n, collisions, hasher)
 
     @classmethod
-    def _build_sequential(cls, cids, virtual_node_cnt, hasher) -> HashRing:
+    def _build_sequential(cls, cids: Sequence[str], virtual_node_cnt: int, hasher: HashFunction) -> HashRing:
         """Exact Java insertion for groups with repeated client ids.
 
         A repeated id's replicas are numbered from the count of ring entries it
@@ -184,7 +184,7 @@ class HashRing:
         return [(p[i - 1], p[i], self.owners[i]) for i in range(len(p))]
 
 
-def _as_array(values) -> np.ndarray:
+def _as_array(values: Sequence[int]) -> np.ndarray:
     """int64 when every hash fits (MD5 ring keys always do), else exact Python ints."""
     try:
         return np.asarray(values, dtype=np.int64)

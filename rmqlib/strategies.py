@@ -20,7 +20,10 @@ from rmqlib.checks import ArgumentTypeError, check_callable, check_int, check_it
 from rmqlib.hashring import MAX_RING_POINTS, HashFunction, HashRing
 from rmqlib.model import MessageQueue, java_split, utf16_key
 
+#: Every consumer's queues, keyed by client id.
 Allocation = dict[str, list[MessageQueue]]
+#: What ``allocate_all`` returns: every consumer's ``allocate`` answer (CONFIG without a list answers None).
+GroupAnswer = Mapping[str, list[MessageQueue] | None]
 
 
 class AllocateMessageQueueStrategy:
@@ -29,14 +32,17 @@ class AllocateMessageQueueStrategy:
     Mirrors: client/.../consumer/AllocateMessageQueueStrategy.java
     """
 
-    name: str = ""
+    @property
+    def name(self) -> str:
+        """The Java ``getName()``: a subclass sets it as a class attribute (``name = "AVG"``)."""
+        return ""
 
     def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
                  cid_all: Sequence[str]) -> list[MessageQueue] | None:
         raise NotImplementedError
 
     def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
-                     cid_all: Sequence[str]) -> Allocation:
+                     cid_all: Sequence[str]) -> GroupAnswer:
         """Every consumer's ``allocate`` answer, keyed by client id (first occurrence order)."""
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all)}
 
@@ -44,7 +50,7 @@ class AllocateMessageQueueStrategy:
         return f"{type(self).__name__}()"
 
 
-def _check_types(current_cid, mq_all, cid_all, consumer_group=None) -> None:
+def _check_types(current_cid: object, mq_all: object, cid_all: object, consumer_group: object = None) -> None:
     if consumer_group is not None and not isinstance(consumer_group, str):
         raise ArgumentTypeError(f"consumer_group must be str, got {type(consumer_group).__name__}")
     if current_cid is not None and not isinstance(current_cid, str):
@@ -78,7 +84,7 @@ class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
             raise ValueError("cid_all is None or empty")
         return current_cid in cid_all
 
-    def _check_group(self, mq_all, cid_all, consumer_group="") -> None:
+    def _check_group(self, mq_all: Sequence[MessageQueue], cid_all: Sequence[str], consumer_group: str = "") -> None:
         """``check`` as it goes for a member: the whole-group views need the same errors."""
         _check_types(None, None, cid_all, consumer_group)
         if cid_all and not all(cid_all):
@@ -98,18 +104,19 @@ class _ByIndexStrategy(AbstractAllocateMessageQueueStrategy):
     (:meth:`_candidates`) and which of them position ``index`` gets (:meth:`_share`).
     """
 
-    def _candidates(self, mq_all):
+    def _candidates(self, mq_all: Sequence[MessageQueue]) -> Sequence[MessageQueue]:
         return mq_all
 
-    def _share(self, candidates, index: int, n_cid: int) -> list[MessageQueue]:
+    def _share(self, candidates: Sequence[MessageQueue], index: int, n_cid: int) -> list[MessageQueue]:
         raise NotImplementedError
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         return self._share(self._candidates(mq_all), cid_all.index(current_cid), len(cid_all))
 
-    def allocate_all(self, consumer_group, mq_all, cid_all):
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Allocation:
         self._check_group(mq_all, cid_all, consumer_group)
         candidates = self._candidates(mq_all)
         first: dict[str, int] = {}
@@ -126,7 +133,7 @@ class AllocateMessageQueueAveragely(_ByIndexStrategy):
 
     name = "AVG"
 
-    def _share(self, candidates, index, n_cid):
+    def _share(self, candidates: Sequence[MessageQueue], index: int, n_cid: int) -> list[MessageQueue]:
         n_mq = len(candidates)
         mod = n_mq % n_cid
         bigger = mod > 0 and index < mod
@@ -143,7 +150,7 @@ class AllocateMessageQueueAveragelyByCircle(_ByIndexStrategy):
 
     name = "AVG_BY_CIRCLE"
 
-    def _share(self, candidates, index, n_cid):
+    def _share(self, candidates: Sequence[MessageQueue], index: int, n_cid: int) -> list[MessageQueue]:
         return list(candidates[index::n_cid])
 
 
@@ -172,13 +179,14 @@ class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
         _check_types(None, None, cid_all)
         return HashRing.build(list(cid_all), self.virtual_node_cnt, self.hash_function)
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         owners = self.ring(cid_all).route_many([str(mq) for mq in mq_all])
         return [mq for mq, owner in zip(mq_all, owners) if owner == current_cid]
 
-    def allocate_all(self, consumer_group, mq_all, cid_all):
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Allocation:
         self._check_group(mq_all, cid_all, consumer_group)
         result: Allocation = {cid: [] for cid in cid_all}
         for mq, owner in zip(mq_all, self.ring(cid_all).route_many([str(mq) for mq in mq_all])):
@@ -198,29 +206,32 @@ class AllocateMessageQueueByConfig(AbstractAllocateMessageQueueStrategy):
 
     name = "CONFIG"
 
-    def __init__(self, message_queue_list: Sequence[MessageQueue] | None = None):
+    def __init__(self, message_queue_list: Iterable[MessageQueue] | None = None) -> None:
+        self.message_queue_list: list[MessageQueue] | None = None
         self.set_message_queue_list(message_queue_list)
 
-    def set_message_queue_list(self, message_queue_list: Sequence[MessageQueue] | None) -> None:
-        if message_queue_list is not None:
-            if isinstance(message_queue_list, (str, bytes, MessageQueue)) or not isinstance(message_queue_list,
-                                                                                              Iterable):
-                raise ArgumentTypeError(f"message_queue_list must be a list of MessageQueue, "
-                                        f"got {type(message_queue_list).__name__}")
-            message_queue_list = list(message_queue_list)
-            for mq in message_queue_list:
-                if not isinstance(mq, MessageQueue):
-                    raise ArgumentTypeError(f"message_queue_list elements must be MessageQueue, "
-                                            f"got {type(mq).__name__}")
-        self.message_queue_list = message_queue_list
+    def set_message_queue_list(self, message_queue_list: Iterable[MessageQueue] | None) -> None:
+        if message_queue_list is None:
+            self.message_queue_list = None
+            return
+        if isinstance(message_queue_list, (str, bytes, MessageQueue)) or not isinstance(message_queue_list, Iterable):
+            raise ArgumentTypeError(f"message_queue_list must be a list of MessageQueue, "
+                                    f"got {type(message_queue_list).__name__}")
+        queues = list(message_queue_list)
+        for mq in queues:
+            if not isinstance(mq, MessageQueue):
+                raise ArgumentTypeError(f"message_queue_list elements must be MessageQueue, got {type(mq).__name__}")
+        self.message_queue_list = queues
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue] | None:
         # Java runs no check at all here: not even for empty input or a non-member.
         # (Wrong types are still refused: Java's signature would not compile with them.)
         _check_types(current_cid, mq_all, cid_all, consumer_group)
         return None if self.message_queue_list is None else list(self.message_queue_list)
 
-    def allocate_all(self, consumer_group, mq_all, cid_all):
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
+                     cid_all: Sequence[str]) -> dict[str, list[MessageQueue] | None]:
         _check_types(None, mq_all, cid_all, consumer_group)
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all or ())}
 
@@ -238,12 +249,11 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
 
     name = "MACHINE_ROOM"
 
-    def __init__(self, consumer_idcs: set[str] | Sequence[str] | None = None):
-        if consumer_idcs is not None:
-            consumer_idcs = check_items(consumer_idcs, "consumer_idcs", str, into=set)
-        self.consumer_idcs = consumer_idcs
+    def __init__(self, consumer_idcs: Iterable[str] | None = None) -> None:
+        self.consumer_idcs: set[str] | None = (
+            None if consumer_idcs is None else check_items(consumer_idcs, "consumer_idcs", str, into=set))
 
-    def _candidates(self, mq_all) -> list[MessageQueue]:
+    def _candidates(self, mq_all: Sequence[MessageQueue]) -> list[MessageQueue]:
         chosen = []
         for mq in mq_all:
             parts = java_split(mq.broker_name, "@")
@@ -254,9 +264,9 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
                     chosen.append(mq)
         return chosen
 
-    def _share(self, chosen, index, n_cid):
+    def _share(self, chosen: Sequence[MessageQueue], index: int, n_cid: int) -> list[MessageQueue]:
         per, rem = divmod(len(chosen), n_cid)
-        share = chosen[per * index:per * index + per]
+        share = list(chosen[per * index:per * index + per])
         if rem > index:
             share.append(chosen[index + per * n_cid])
         return share
@@ -272,9 +282,9 @@ class MachineRoomResolver(Protocol):
     Mirrors: client/.../consumer/rebalance/AllocateMachineRoomNearby.java#MachineRoomResolver
     """
 
-    def broker_deploy_in(self, mq: MessageQueue) -> str: ...
+    def broker_deploy_in(self, mq: MessageQueue) -> str | None: ...  # None or "": AllocateMachineRoomNearby refuses
 
-    def consumer_deploy_in(self, cid: str) -> str: ...
+    def consumer_deploy_in(self, cid: str) -> str | None: ...
 
 
 class PrefixMachineRoomResolver:
@@ -286,7 +296,7 @@ class PrefixMachineRoomResolver:
     where Java raises ArrayIndexOutOfBoundsException.
     """
 
-    def __init__(self, separator: str = "-"):
+    def __init__(self, separator: str = "-") -> None:
         check_str(separator, "separator")
         self.separator = separator
 
@@ -310,7 +320,7 @@ class PrefixMachineRoomResolver:
 class MappingMachineRoomResolver:
     """Rooms looked up in two dicts: broker name -> room and client id -> room."""
 
-    def __init__(self, broker_rooms: dict[str, str], consumer_rooms: dict[str, str]):
+    def __init__(self, broker_rooms: Mapping[str, str], consumer_rooms: Mapping[str, str]) -> None:
         self.broker_rooms = _str_dict(broker_rooms, "broker_rooms")
         self.consumer_rooms = _str_dict(consumer_rooms, "consumer_rooms")
 
@@ -325,7 +335,7 @@ class MappingMachineRoomResolver:
         return self.consumer_rooms.get(cid)
 
 
-def _str_dict(value, name: str) -> dict[str, str]:
+def _str_dict(value: object, name: str) -> dict[str, str]:
     if not isinstance(value, Mapping):
         raise ArgumentTypeError(f"{name} must be a dict of str -> str, got {type(value).__name__}")
     out = dict(value)
@@ -345,7 +355,7 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
     its remainder queues always land on the first consumers.
     """
 
-    def __init__(self, strategy: AllocateMessageQueueStrategy, resolver: MachineRoomResolver):
+    def __init__(self, strategy: AllocateMessageQueueStrategy, resolver: MachineRoomResolver) -> None:
         if strategy is None:
             raise ValueError("strategy is None")
         if resolver is None:
@@ -361,7 +371,8 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
     def name(self) -> str:
         return f"MACHINE_ROOM_NEARBY-{self.strategy.name}"
 
-    def _rooms(self, mq_all, cid_all):
+    def _rooms(self, mq_all: Sequence[MessageQueue],
+               cid_all: Sequence[str]) -> tuple[dict[str, list[MessageQueue]], dict[str, list[str]]]:
         mq_rooms: dict[str, list[MessageQueue]] = {}
         for mq in mq_all:
             room = self.resolver.broker_deploy_in(mq)
@@ -377,21 +388,22 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
         ordered = sorted(mq_rooms, key=utf16_key)
         return {r: mq_rooms[r] for r in ordered}, cid_rooms
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
-        my_room = self.resolver.consumer_deploy_in(current_cid)
-        result = []
+        my_room = _room_name(self.resolver.consumer_deploy_in(current_cid))  # _rooms has checked it
+        result: list[MessageQueue] = []
         mine = mq_rooms.pop(my_room, None)
-        if mine:
-            result += _as_list(self.strategy.allocate(consumer_group, current_cid, mine, cid_rooms.get(my_room)))
+        if mine:  # current_cid is a member, so its room has consumers
+            result += _as_list(self.strategy.allocate(consumer_group, current_cid, mine, cid_rooms[my_room]))
         for room, mqs in mq_rooms.items():
             if room not in cid_rooms:
                 result += _as_list(self.strategy.allocate(consumer_group, current_cid, mqs, cid_all))
         return result
 
-    def allocate_all(self, consumer_group, mq_all, cid_all):
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Allocation:
         self._check_group(mq_all, cid_all, consumer_group)
         mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
         own = {room: self.strategy.allocate_all(consumer_group, mq_rooms[room], cids)
@@ -400,7 +412,7 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
                   for room, mqs in mq_rooms.items() if room not in cid_rooms]
         result: Allocation = {}
         for cid in dict.fromkeys(cid_all):
-            room = self.resolver.consumer_deploy_in(cid)
+            room = _room_name(self.resolver.consumer_deploy_in(cid))
             queues = _as_list(own[room][cid]) if room in own else []
             for part in shared:
                 queues += _as_list(part[cid])
@@ -411,13 +423,13 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
         return f"AllocateMachineRoomNearby({self.strategy!r}, {type(self.resolver).__name__}(...))"
 
 
-def _room_name(room) -> str:
+def _room_name(room: object) -> str:
     if not isinstance(room, str):
         raise ArgumentTypeError(f"resolver: a resolver must return str rooms, got {type(room).__name__}")
     return room
 
 
-def _as_list(queues) -> list[MessageQueue]:
+def _as_list(queues: Iterable[MessageQueue] | None) -> list[MessageQueue]:
     if queues is None:
         raise ValueError("the inner strategy returned None (Java: NullPointerException in addAll)")
     return list(queues)
@@ -436,9 +448,9 @@ STRATEGIES: dict[str, type[AllocateMessageQueueStrategy]] = {
 DEFAULT_STRATEGY = "AVG"  # DefaultMQPushConsumer: AllocateMessageQueueAveragely in every constructor
 
 
-def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs=None,
-                       message_queue_list=None, resolver: MachineRoomResolver | None = None
-                       ) -> AllocateMessageQueueStrategy:
+def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs: Iterable[str] | None = None,
+                       message_queue_list: Iterable[MessageQueue] | None = None,
+                       resolver: MachineRoomResolver | None = None) -> AllocateMessageQueueStrategy:
     """Build a strategy from its Java name, e.g. ``"CONSISTENT_HASH"`` or ``"MACHINE_ROOM_NEARBY-AVG"``.
 
     NEARBY uses ``resolver`` (default: ``PrefixMachineRoomResolver("-")``).
@@ -451,11 +463,11 @@ def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs=N
         nearby += 1
         if nearby > MAX_NEARBY_NESTING:
             raise ValueError(f"name: at most {MAX_NEARBY_NESTING} nested {_NEARBY_PREFIX} prefixes")
-    if nearby and resolver is None:
-        resolver = PrefixMachineRoomResolver("-")
     strategy = _plain_strategy(name, virtual_node_cnt, consumer_idcs, message_queue_list)
-    for _ in range(nearby):
-        strategy = AllocateMachineRoomNearby(strategy, resolver)
+    if nearby:
+        rooms = PrefixMachineRoomResolver("-") if resolver is None else resolver
+        for _ in range(nearby):
+            strategy = AllocateMachineRoomNearby(strategy, rooms)
     return strategy
 
 
@@ -464,7 +476,8 @@ _NEARBY_PREFIX = "MACHINE_ROOM_NEARBY-"
 MAX_NEARBY_NESTING = 16
 
 
-def _plain_strategy(name: str, virtual_node_cnt, consumer_idcs, message_queue_list) -> AllocateMessageQueueStrategy:
+def _plain_strategy(name: str, virtual_node_cnt: int, consumer_idcs: Iterable[str] | None,
+                    message_queue_list: Iterable[MessageQueue] | None) -> AllocateMessageQueueStrategy:
     if name == "CONSISTENT_HASH":
         return AllocateMessageQueueConsistentHash(virtual_node_cnt)
     if name == "CONFIG":
