@@ -24,10 +24,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+from plotly.basedatatypes import Undefined  # plotly's 'leave this trace's value alone' marker
 from plotly.utils import PlotlyJSONEncoder
 
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
+from rmqlib.viz.style import without_validation
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_ROOM_BROKERS,
     MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list, _strategy,
@@ -77,24 +79,28 @@ def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None 
     new_data = [t.to_plotly_json() for t in new.data]
     new_layout = new.layout.to_plotly_json()
     old_data = shown["data"]
+    keep = 0
+    while (keep < len(target.data) and keep < len(new_data)
+           and target.data[keep].type == new_data[keep].get("type", "scatter")):
+        keep += 1
     with target.batch_update():
-        keep = 0
-        while (keep < len(target.data) and keep < len(new_data)
-               and target.data[keep].type == new_data[keep].get("type", "scatter")):
-            keep += 1
         if keep < min(len(target.data), len(new_data)):  # a slot changes type: it cannot be restyled
             target.data = target.data[:keep]
             old_data = old_data[:keep]
-        wanted = new_data + [blank_trace(t.type) for t in target.data[len(new_data):]]
-        for trace, old, fresh in zip(target.data, old_data, wanted):
-            changes = _changes(old, fresh)
-            if changes:
-                trace.update(changes, overwrite=True)
         if len(target.data) < len(new_data):
             target.add_traces(new.data[len(target.data):])
-        changes = _changes(shown["layout"], new_layout)
-        if changes:
-            target.layout.update(changes, overwrite=True)
+            old_data = old_data + new_data[len(old_data):]
+    wanted = new_data + [blank_trace(t.type) for t in target.data[len(new_data):]]
+    # One plotly_update, as batch_update would send, built from the differences alone: assigning
+    # through the trace objects would check and copy every value again.
+    edits = {i: _changes(old, fresh) for i, (old, fresh) in enumerate(zip(old_data, wanted))}
+    edits = {i: changes for i, changes in edits.items() if changes}
+    indexes = sorted(edits)
+    restyle = {prop: [edits[i].get(prop, Undefined) for i in indexes]
+               for prop in sorted({prop for changes in edits.values() for prop in changes})}
+    relayout = _changes(shown["layout"], new_layout)
+    if restyle or relayout:
+        target.plotly_update(restyle_data=restyle, relayout_data=relayout, trace_indexes=indexes)
     return {"data": wanted, "layout": new_layout}
 
 
@@ -131,11 +137,11 @@ class Panel:
         self.error: str | None = None
         self.updates = 0
         self.status = widgets.HTML(value="")
+        self._shown: dict | None = None  # what the widget shows, as update_in_place last returned it
         first = self._figure()
         if largest is not None and len(largest.data) > len(first.data):
             first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data):]])
         self.figure = go.FigureWidget(first)
-        self._shown: dict | None = None  # what the widget shows, as update_in_place last returned it
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
@@ -148,7 +154,11 @@ class Panel:
 
     def _figure(self) -> go.Figure:
         try:
-            fig = self.view(**self.params())
+            if self._shown is None:  # the first figure is checked; later ones come from the same builder
+                fig = self.view(**self.params())
+            else:
+                with without_validation():
+                    fig = self.view(**self.params())
             if self.height is not None:  # same height and at least the same margins: the plot area stays put
                 margins = {side: max(getattr(fig.layout.margin, side) or 0, least)
                            for side, least in self._margins.items()}
