@@ -247,5 +247,21 @@ def styled_figure(data: list[dict], layout: dict, width_px: int = PLOT_WIDTH_PX)
     data = check_each(data, "data", lambda trace, label: check_instance(trace, label, dict))
     check_instance(layout, "layout", dict)
     width_px = _width(width_px)
-    return go.Figure(data=data, layout=_merged(layout, _style_update(layout, data, width_px)),
-                     _validate=_VALIDATE.get())
+    layout = _merged(layout, _style_update(layout, data, width_px))
+    if _VALIDATE.get():
+        return go.Figure(data=data, layout=layout)
+    if isinstance(layout.get("template"), str):  # checking is what turns a template's name into the template
+        layout = {**layout, "template": _template_json(layout["template"])}
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+_TEMPLATE_JSON: dict[str, tuple[object, dict]] = {}
+
+
+def _template_json(name: str) -> dict:
+    """The registered template ``name`` as plotly JSON, worked out once per registered template."""
+    template = pio.templates[name]
+    cached = _TEMPLATE_JSON.get(name)
+    if cached is None or cached[0] is not template:
+        cached = _TEMPLATE_JSON[name] = (template, template.to_plotly_json())
+    return cached[1]

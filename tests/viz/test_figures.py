@@ -179,9 +179,25 @@ def test_update_in_place_sends_only_what_changed_and_never_adds_or_deletes_trace
         update_in_place(fw, allocation_view("AVG", 10, consumers))
     kinds = {kind for kind, _, _ in sent}
     assert kinds and kinds <= {"restyle", "relayout", "update"}, kinds
+    assert len(sent) == 4, "each move goes to the browser as one message"
     layouts = [kwargs.get("relayout_data") or {} for kind, _, kwargs in sent if kind == "update"]
     assert layouts and all(not any(key.startswith("template") for key in layout) for layout in layouts), \
         "the unchanged template was sent again"
+
+
+def test_figures_built_without_validation_are_the_figures_built_with_it():
+    """A panel builds its later figures unchecked; they must be exactly what the checked builders give."""
+    from rmqlib.viz.style import without_validation
+
+    views = [lambda: ring_view(consumers=5, queues=16, virtual_nodes=7),  # chapter 03's slider
+             lambda: allocation_view("AVG_BY_CIRCLE", 11, 4)]  # chapter 02's
+    for view in views:
+        checked = view()
+        with without_validation():
+            unchecked = view()
+        assert checked._validate and not unchecked._validate
+        assert unchecked.to_plotly_json() == checked.to_plotly_json()  # the template too, not just its name
+        assert view()._validate, "the block does not outlive itself"
 
 
 def test_update_in_place_from_what_it_returned_matches_reading_the_widget():
@@ -236,6 +252,20 @@ def test_ring_panel_every_slider_extreme_works():
         assert panel.error is None, (c, q, v, panel.error)
         assert panel.figure is fw
         assert fw.layout.meta["virtual_nodes"] == v
+
+
+def test_ring_panel_moves_send_one_message_without_the_template_and_show_the_checked_figure():
+    panel = ring_panel(consumers=4, queues=16, virtual_nodes=1)
+    sent = []
+    panel.figure._send_update_msg = lambda *args, **kwargs: sent.append(kwargs)
+    for vnodes in (2, 3, 9, 1):
+        panel.sliders["virtual nodes"].value = vnodes
+    assert len(sent) == 4
+    assert not any(key.startswith("template") for message in sent for key in message["relayout_data"])
+    expected = panel.view(**panel.params())  # built with plotly's checks
+    assert panel.figure.layout.meta == expected.layout.meta
+    assert [t.to_plotly_json() | {"uid": None} for t in panel.figure.data[:len(expected.data)]] == \
+        [t.to_plotly_json() | {"uid": None} for t in expected.data]
 
 
 def test_machine_room_panel_every_slider_extreme_works():
