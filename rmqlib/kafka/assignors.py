@@ -70,9 +70,11 @@ class RangeAssignor:
                subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
         ppt, subs = _prepare(partitions_per_topic, subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in sorted(subs, key=utf16_key)}
+        order = string_hash_order(subs)
         # partitionsPerTopic is a HashMap in Kafka; its order decides the order of each member's list
         for topic in string_hash_order(t for t, n in ppt.items() if n > 0):
-            members = sorted((m for m, s in subs.items() if topic in s.topics), key=lambda m: _member_key(m, subs[m]))
+            # a stable sort of the members in HashMap order: equal keys (a shared group.instance.id) keep that order
+            members = sorted((m for m in order if topic in subs[m].topics), key=lambda m: _member_key(m, subs[m]))
             if not members:
                 continue
             count = ppt[topic]
@@ -99,7 +101,7 @@ class RoundRobinAssignor:
                subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
         ppt, subs = _prepare(partitions_per_topic, subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in sorted(subs, key=utf16_key)}
-        members = sorted(subs, key=lambda m: _member_key(m, subs[m]))
+        members = sorted(string_hash_order(subs), key=lambda m: _member_key(m, subs[m]))  # stable, as Utils.sorted
         topic_sets = {m: set(subs[m].topics) for m in members}
         all_topics = sorted({t for s in subs.values() for t in s.topics})  # a TreeSet<String>
         position = 0

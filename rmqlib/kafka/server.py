@@ -6,9 +6,9 @@ group's current target assignment (member -> partitions), which the coordinator 
 (the coordinator builds the spec from the current members only), and a topic missing from
 ``partitions_per_topic`` is not subscribed (a topic name that does not exist has no topic id).
 
-Simplified: Kafka orders topics by their random ``Uuid``; the model orders them by name. Partitions within a topic
-go in ascending order (Kafka walks a ``HashSet<Integer>``, ascending whenever its table is larger than its largest
-partition number). Members go in the order Kafka's ``HashMap`` of member ids iterates (``rmqlib.kafka._java``).
+Simplified: Kafka orders topics by their random ``Uuid``; the model orders them by name (as if topic ids were
+numbered in name order). Where the order of a member's partitions matters (which ones the homogeneous builder keeps
+when a member is over quota), they go in the order of a ``HashSet<Integer>`` made from the sorted list. Members go in the order Kafka's ``HashMap`` of member ids iterates (``rmqlib.kafka._java``).
 
 Mirrors, at the Kafka commit named in ``rmqlib.kafka``: group-coordinator/src/main/java/org/apache/kafka/coordinator/
 group/assignor/UniformAssignor.java (with UniformHomogeneousAssignmentBuilder.java and
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rmqlib.kafka._java import string_hash_order
+from rmqlib.kafka._java import hash_order, string_hash_order
 from rmqlib.kafka.types import (
     Subscription,
     TopicPartition,
@@ -50,10 +50,16 @@ def _prepare(partitions_per_topic, subscriptions, previous):
 
 
 def _by_topic(tps: Sequence[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
+    """A member's partitions by topic (topics in name order), each topic's partitions in the order Kafka walks its
+    ``Set<Integer>``: a ``new HashSet<>(sortedList)``, whose table has max(n / 0.75 + 1, 16) buckets."""
+    grouped: dict[str, list[int]] = {}
     for tp in sorted(tps):
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
+        grouped.setdefault(tp.topic, []).append(tp.partition)
+    return {t: hash_order(ps, _int_hash, max(int(len(ps) / 0.75) + 1, 16)) for t, ps in grouped.items()}
+
+
+def _int_hash(i: int) -> int:
+    return i  # Integer.hashCode
 
 
 def _result(members, assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str, list[TopicPartition]]:
