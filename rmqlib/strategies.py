@@ -1,6 +1,6 @@
 """The six AllocateMessageQueueStrategy implementations of the RocketMQ client.
 
-Mirrors: client/.../consumer/rebalance/*.java
+Mirrors: client/.../consumer/rebalance/ (one Java class per strategy)
 
 Each strategy answers one consumer's question, "which of these queues are
 mine?", from the full queue list and the full client id list, exactly as the

@@ -7,11 +7,20 @@ is copied ONCE from the plotly wheel to ``_static/plotly.min.js`` and loaded by
 every page from there (figures are rendered with ``include_plotlyjs=False``).
 """
 
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # rmqlib_api.py, the API page's extension
+
 project = "rmqlib: RocketMQ consumer rebalance"
 author = "the rmqlib authors"
 copyright = "the rmqlib authors, Apache-2.0"
 
-extensions = ["myst_nb"]
+# rmqlib_api writes api.md (autodoc of every public module) and adds "Used in:" chapter links to each entry
+extensions = ["myst_nb", "sphinx.ext.autodoc", "rmqlib_api"]
+autodoc_member_order = "bysource"
+autodoc_default_options = {"show-inheritance": True}
+add_module_names = False
 
 # rmqlib.site executes every chapter first (nbclient, RMQLIB_STATIC=1) and stops the build, naming the
 # notebook and cell, when one fails; Sphinx only renders the stored outputs.
