@@ -466,22 +466,29 @@ def view_disagreement(consumers: int = 8, queues: int = 32, stale: int = 2, seed
             "client": client, "broker": broker}
 
 
-def broker_assignment_cost(consumers: int, topics: int = 1, rpc_latency_ms: int = 1) -> dict:
-    """What one rebalance round costs when the broker decides (``QUERY_ASSIGNMENT``), counted from the model.
+def broker_assignment_cost(consumers: int, queues: int, topics: int = 1) -> list[dict]:
+    """What one rebalance round costs, client side and broker side, counted from the two code paths.
 
-    Every member sends one request per subscribed topic and waits a round trip before it can act; the
-    broker allocates the whole topic once per request (``doLoadBalance`` computes for the asking member
-    from the full list), so a round costs it ``consumers x topics`` allocations. Client side, nothing is
-    sent: each member computes its own share locally from the member list it already fetched.
+    Client side (``RebalanceImpl.rebalanceByTopic``): every member asks one broker for the member list
+    (``GET_CONSUMER_LIST_BY_GROUP``, one request per subscribed topic) and computes its own share. Broker side
+    (``getRebalanceResultFromBroker``): every member sends ``QUERY_ASSIGNMENT`` per topic instead, and the broker
+    runs ``doLoadBalance`` for each request, sorting the whole member and queue lists each time. So both sides
+    send the same requests and wait the same round trips; what moves is the work (``consumers x topics``
+    allocations on the broker instead of one per client) and the decision (the broker knows AVG and
+    AVG_BY_CIRCLE only). ``sorted items`` counts the members and queues each side sorts in a round.
     """
     consumers = check_int(consumers, "consumers", 1, 100_000)
+    queues = check_int(queues, "queues", 1, MAX_QUEUES)
     topics = check_int(topics, "topics", 1, 10_000)
-    rpc_latency_ms = check_int(rpc_latency_ms, "rpc_latency_ms", 0, 60_000)
-    return {"consumers": consumers, "topics": topics,
-            "broker: requests per round": consumers * topics,
-            "broker: allocations on the broker per round": consumers * topics,
-            "broker: wait per member (ms)": 2 * rpc_latency_ms * topics,
-            "client: requests per round": 0, "client: wait per member (ms)": 0}
+    per_allocation = consumers + queues
+    return [
+        {"who decides": "every client", "requests per round": consumers * topics,
+         "allocations on the broker": 0, "allocations on each client": topics,
+         "sorted items on the broker": 0, "strategies": "any (6 + your own)"},
+        {"who decides": "broker (QUERY_ASSIGNMENT)", "requests per round": consumers * topics,
+         "allocations on the broker": consumers * topics, "allocations on each client": 0,
+         "sorted items on the broker": consumers * topics * per_allocation, "strategies": "AVG, AVG_BY_CIRCLE"},
+    ]
 
 
 # --------------------------------------------------------------------------- pauses and duplicates
@@ -504,8 +511,9 @@ KAFKA_PROTOCOLS = {
 }
 
 CHANGES = ("crash", "scale_out")
-#: The run the chapter simulates: short, light traffic, a settled group before the change at 60 s.
-SIM_DEFAULTS = dict(produce_rate_per_queue=2.0, duration_ms=90_000, drain_ms=30_000)
+#: The run the comparison simulates: 16 queues (8 per broker), light traffic, a settled group before the change
+#: at 60 s, 20 s after production stops for the last messages.
+SIM_DEFAULTS = dict(topics={"TopicTest": 8}, produce_rate_per_queue=1.0, duration_ms=80_000, drain_ms=20_000)
 
 
 def _scenario(change: str, strategy, overrides: Mapping):

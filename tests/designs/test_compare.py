@@ -92,10 +92,11 @@ def test_members_with_stale_views_split_queues_client_side_but_not_broker_side()
     assert view_disagreement(consumers=8, queues=32, stale=0)["client_split"] == 0
 
 
-def test_broker_cost_is_one_request_per_member_and_topic():
-    cost = broker_assignment_cost(10, topics=3, rpc_latency_ms=2)
-    assert cost["broker: requests per round"] == 30 and cost["broker: wait per member (ms)"] == 12
-    assert cost["client: requests per round"] == 0
+def test_both_sides_send_one_request_per_member_and_topic_and_the_broker_does_the_work():
+    client, broker = broker_assignment_cost(10, 32, topics=3)
+    assert client["requests per round"] == broker["requests per round"] == 30
+    assert broker["allocations on the broker"] == 30 and client["allocations on the broker"] == 0
+    assert broker["sorted items on the broker"] == 30 * (10 + 32)
 
 
 def test_simulated_changes_show_the_price_of_disagreeing_memories():
