@@ -6,8 +6,18 @@ Each checker returns the value it was given (an ``int`` stays an ``int``) or rai
   tests written against either keep working);
 * a value of the right type but out of range -> ``ValueError``.
 
-The message always names the argument: ``"<name> must be <what>, got <value>"``. Hot paths inside the
-simulator trust what the engine builds and do not call these; public constructors and functions do.
+The message always names the argument: ``"<name> must be <what>, got <value>"``.
+
+One pattern for speed (the simulator builds a record per pull and per message): **public constructors
+validate; trusted code uses one trusted constructor per record type; containers change only through their
+own methods.** A record's public constructor (``__init__``, or a dataclass's generated one plus
+``__post_init__``) checks every argument with the functions below, in one place, and has no shortcut of its
+own. Code that built every argument itself (the pull path, the pull processor, the simulator) calls the
+record's classmethod ``_trusted(...)`` instead: the same fields in the same order, no checks, the same record
+(a test builds each record both ways and compares them). A container that a hot path fills or empties in
+batches offers batch methods (``_OffsetMap.put_many``/``remove_many``, ``ConsumerManager.find_subscription_data``)
+that do what repeated single calls do; no other class reads or writes its insides. A checker that is called on
+every step keeps its own fast test inside it (:func:`check_time`), so callers call it plainly.
 """
 
 from __future__ import annotations
@@ -162,25 +172,38 @@ def check_mapping(value, name: str) -> Any:
     return value
 
 
-#: The largest time in milliseconds the periodic services accept (2**53: every int up to it is exact as a
-#: float, and it is some 285,000 years after 1970).
+#: The largest time in milliseconds the periodic services accept (2**53 ms, some 285,000 years after 1970: their
+#: schedules add periods to it, and this keeps every schedule far inside Java's ``long``).
 MAX_TIME_MS = 2**53
+#: Java's ``long`` range: the widest time in milliseconds any model accepts.
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
 
-def check_time_ms(value, name: str = "now_ms", *, bounded: bool = True) -> int | float:
-    """A time in milliseconds: an int or a finite float (not a bool); with ``bounded`` (the default) also
-    ``|value| <= MAX_TIME_MS``, for the periodic services whose schedules do arithmetic on it."""
-    if type(value) is int and (not bounded or -MAX_TIME_MS <= value <= MAX_TIME_MS):  # the common case
+def check_time_ms(value, name: str = "now_ms", *, bounded: bool = True) -> int:
+    """A time in milliseconds as Java keeps it (a ``long``): an int, not a bool (a numpy integer is returned as
+    an ``int``); with ``bounded`` (the default) ``|value| <= MAX_TIME_MS``, for the periodic services whose
+    schedules do arithmetic on it, else anything in Java's ``long`` range."""
+    if type(value) is int and -MAX_TIME_MS <= value <= MAX_TIME_MS:  # the common case, checked first
         return value
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ArgumentTypeError(f"{name} must be a finite number of milliseconds, got {_show(value)}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number of milliseconds, got {_show(value)}")
-    if bounded and not -MAX_TIME_MS <= value <= MAX_TIME_MS:
-        raise ValueError(f"{name} must be a number of milliseconds within +-2**53, got {_show(value)}")
+    lo, hi = (-MAX_TIME_MS, MAX_TIME_MS) if bounded else (LONG_MIN, LONG_MAX)
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ArgumentTypeError(f"{name} must be a whole number of milliseconds (an int), got {_show(value)}")
+    value = int(value)
+    if not lo <= value <= hi:
+        bound = "+-2**53" if bounded else "Java's long range"
+        raise ValueError(f"{name} must be a number of milliseconds within {bound}, got {_show(value)}")
     return value
 
 
-__all__ = ["MAX_TIME_MS", "ArgumentTypeError", "check_bool", "check_callable", "check_each", "check_instance",
-           "check_int", "check_list_of", "check_mapping", "check_methods", "check_number", "check_optional_int", "check_str",
-           "check_str_or_none", "check_time_ms"]
+def check_time(value, name: str = "now_ms") -> int:
+    """A time (or a span of time) in milliseconds: an int in Java's ``long`` range, as every model's
+    ``now_ms`` is (:func:`check_time_ms` without the schedule bound). Call it plainly: it tests the
+    common case first."""
+    if type(value) is int and -MAX_TIME_MS <= value <= MAX_TIME_MS:
+        return value
+    return check_time_ms(value, name, bounded=False)
+
+
+__all__ = ["LONG_MAX", "LONG_MIN", "MAX_TIME_MS", "ArgumentTypeError", "check_bool", "check_callable", "check_each",
+           "check_instance", "check_int", "check_items", "check_list_of", "check_mapping", "check_methods",
+           "check_number", "check_optional_int", "check_str", "check_str_or_none", "check_time", "check_time_ms"]

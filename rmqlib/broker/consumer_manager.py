@@ -39,17 +39,23 @@ from rmqlib.broker.protocol import (
     check_time,
     coerce_enum,
 )
-from rmqlib.checks import ArgumentTypeError, check_items, check_bool, check_instance, check_int, check_methods, check_str
+from rmqlib.checks import (
+    ArgumentTypeError,
+    check_bool,
+    check_instance,
+    check_int,
+    check_items,
+    check_methods,
+    check_str,
+)
 
 
 def _check_group(group) -> None:
-    if type(group) is not str:
-        check_str(group, "group", empty=True)
+    check_str(group, "group", empty=True)
 
 
 def _check_info(client_channel_info) -> None:
-    if type(client_channel_info) is not ClientChannelInfo:
-        check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
+    check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
 
 
 def _check_subscriptions(subscriptions, name: str = "subscriptions") -> list:
@@ -150,8 +156,7 @@ class ConsumerGroupInfo:
 
     def find_channel(self, channel: str) -> ClientChannelInfo | None:
         """Mirrors: ConsumerGroupInfo.java#findChannel(Channel)"""
-        if type(channel) is not str:
-            check_str(channel, "channel", empty=True)
+        check_str(channel, "channel", empty=True)
         return self.channel_info_table.get(channel)
 
     def get_all_channel(self) -> list[str]:
@@ -169,8 +174,7 @@ class ConsumerGroupInfo:
         return list(self.subscription_table)
 
     def find_subscription_data(self, topic: str) -> SubscriptionData | None:
-        if type(topic) is not str:
-            check_str(topic, "topic", empty=True)
+        check_str(topic, "topic", empty=True)
         return self.subscription_table.get(topic)
 
     # ---- mutation ---------------------------------------------------------
@@ -265,7 +269,7 @@ class ConsumerIdsChangedNotification:
     Mirrors: broker/.../client/net/Broker2Client.java#notifyConsumerIdsChanged
     """
 
-    time_ms: float
+    time_ms: int
     channel: str
     client_id: str
     group: str
@@ -278,7 +282,7 @@ class ListenerEvent:
     Mirrors: broker/.../client/ConsumerManager.java#callConsumerIdsChangeListener
     """
 
-    time_ms: float
+    time_ms: int
     event: ConsumerGroupEvent
     group: str
     args: tuple
@@ -390,7 +394,7 @@ class ConsumerManager:
         self.topic_group_table: dict[str, set[str]] = {}
         self.consumer_compensation_table: dict[str, ConsumerGroupInfo] = {}
         self.events: list[ListenerEvent] = []
-        self.closed_channels: list[tuple[float, str]] = []
+        self.closed_channels: list[tuple[int, str]] = []
 
     @property
     def default_listener(self) -> DefaultConsumerIdsChangeListener | None:

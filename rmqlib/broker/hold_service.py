@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmqlib.broker.config import LONG_POLLING_CHECK_INTERVAL_MS, BrokerConfig
-from rmqlib.broker.protocol import SubscriptionData, check_schedule_time, check_time
-from rmqlib.checks import ArgumentTypeError, check_callable, check_instance, check_int, check_methods, check_str
+from rmqlib.broker.protocol import check_schedule_time
+from rmqlib.checks import check_callable, check_instance, check_int, check_methods, check_str, check_time
 from rmqlib.model import INT_MAX, java_split
 
 TOPIC_QUEUEID_SEPARATOR = "@"  # PullRequestHoldService.TOPIC_QUEUEID_SEPARATOR
 WOKEN_LOG_SIZE = 1_000  # how many recent wake-ups PullRequestHoldService.woken_log keeps (ours, not Java's)
 FAILURE_LOG_SIZE = 1_000  # how many recent store failures PullRequestHoldService.failure_log keeps (Java logs them)
-_INFINITIES = (float("inf"), float("-inf"))
 
 
 @dataclass(eq=False, slots=True)
@@ -51,49 +50,39 @@ class PullRequest:
     channel: str
     client_id: str
     timeout_millis: int
-    suspend_timestamp: float
+    suspend_timestamp: int
     pull_from_this_offset: int
     subscription_data: Any = None
     message_filter: Any = None
 
-    def __init__(self, request_command: Any, channel: str, client_id: str, timeout_millis: int,
-                 suspend_timestamp: float, pull_from_this_offset: int, subscription_data: Any = None,
-                 message_filter: Any = None) -> None:
-        # The generated __init__, written out (one per held pull) with the fast test on the arguments.
-        self.request_command = request_command
-        self.channel = channel
-        self.client_id = client_id
-        self.timeout_millis = timeout_millis
-        self.suspend_timestamp = suspend_timestamp
-        self.pull_from_this_offset = pull_from_this_offset
-        self.subscription_data = subscription_data
-        self.message_filter = message_filter
-        if (type(timeout_millis) is int and timeout_millis >= 0 and type(suspend_timestamp) is int
-                and type(pull_from_this_offset) is int and pull_from_this_offset >= 0
-                and (message_filter is None or type(message_filter) is SubscriptionData)
-                and type(self) is PullRequest):
-            return
-        self.__post_init__()
-
     def __post_init__(self):
-        if (type(self.timeout_millis) is int and self.timeout_millis >= 0
-                and type(self.pull_from_this_offset) is int and self.pull_from_this_offset >= 0
-                and type(self.suspend_timestamp) is int):
-            return  # the common case: plain ints in range
-        for name in ("timeout_millis", "suspend_timestamp"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ArgumentTypeError(f"{name} must be a finite number of milliseconds, got {value!r}")
-            if value != value or value in _INFINITIES:
-                raise ValueError(f"{name} must be a finite number of milliseconds, got {value!r}")
-        if self.timeout_millis < 0:
-            raise ValueError(f"timeout_millis must be >= 0, got {self.timeout_millis}")
+        """The checks: times are int milliseconds (the hold time >= 0), the offset an int >= 0, and a filter
+        has ``is_matched_by_consume_queue``."""
+        check_int(self.timeout_millis, "timeout_millis", 0)
+        check_time(self.suspend_timestamp, "suspend_timestamp")
         check_int(self.pull_from_this_offset, "pull_from_this_offset", 0)
         if self.message_filter is not None:
             check_methods(self.message_filter, "message_filter", "is_matched_by_consume_queue")
 
+    @classmethod
+    def _trusted(cls, request_command: Any, channel: str, client_id: str, timeout_millis: int,
+                 suspend_timestamp: int, pull_from_this_offset: int, subscription_data: Any,
+                 message_filter: Any) -> PullRequest:
+        """A held pull built by code that has checked every field (the pull processor, from a request it has
+        just answered): every field, in order, no checks."""
+        r = object.__new__(cls)
+        r.request_command = request_command
+        r.channel = channel
+        r.client_id = client_id
+        r.timeout_millis = timeout_millis
+        r.suspend_timestamp = suspend_timestamp
+        r.pull_from_this_offset = pull_from_this_offset
+        r.subscription_data = subscription_data
+        r.message_filter = message_filter
+        return r
+
     @property
-    def deadline_ms(self) -> float:
+    def deadline_ms(self) -> int:
         return self.suspend_timestamp + self.timeout_millis
 
 
@@ -152,7 +141,7 @@ class PullRequestHoldService:
     """
 
     def __init__(self, store, broker_config: BrokerConfig | None = None,
-                 wakeup_handler: Callable[[PullRequest, float], object] | None = None, start_ms=0):
+                 wakeup_handler: Callable[[PullRequest, int], object] | None = None, start_ms=0):
         check_methods(store, "store", "get_max_offset")
         if broker_config is not None:
             check_instance(broker_config, "broker_config", BrokerConfig)
@@ -163,9 +152,9 @@ class PullRequestHoldService:
         self.pull_request_table: dict[str, ManyPullRequest] = {}
         self.next_check_ms = check_schedule_time(start_ms, "start_ms") + self.wait_interval_ms
         # The latest wake-ups, (time, request, "arrival"|"timeout"); bounded so a long run does not keep every pull.
-        self.woken_log: deque[tuple[float, PullRequest, str]] = deque(maxlen=WOKEN_LOG_SIZE)
+        self.woken_log: deque[tuple[int, PullRequest, str]] = deque(maxlen=WOKEN_LOG_SIZE)
         # The latest store failures, (time, "topic@queueId", error), where Java writes log.error and carries on.
-        self.failure_log: deque[tuple[float, str, Exception]] = deque(maxlen=FAILURE_LOG_SIZE)
+        self.failure_log: deque[tuple[int, str, Exception]] = deque(maxlen=FAILURE_LOG_SIZE)
 
     @property
     def wait_interval_ms(self) -> int:
@@ -182,23 +171,13 @@ class PullRequestHoldService:
         ``get_max_offset(topic, queue_id)`` is asked once). So every held key can be scanned;
         a pull that could never be answered is refused instead of parked.
         """
-        if not isinstance(pull_request, PullRequest):
-            raise ArgumentTypeError(f"pull_request must be a PullRequest, got {pull_request!r}")
-        if type(topic) is not str or not topic:
-            check_str(topic, "topic")
-        if type(queue_id) is not int or not 0 <= queue_id <= INT_MAX:
-            check_int(queue_id, "queue_id", 0, INT_MAX)
-        timeout, suspended = pull_request.timeout_millis, pull_request.suspend_timestamp
-        if type(timeout) is not int or type(suspended) is not int or timeout < 0:  # checked again: fields are mutable
-            for name, value in (("pull_request.timeout_millis", timeout), ("pull_request.suspend_timestamp", suspended)):
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise ArgumentTypeError(f"{name} must be a finite number of milliseconds, got {value!r}")
-                if value != value or value in _INFINITIES:
-                    raise ValueError(f"{name} must be a finite number of milliseconds, got {value!r}")
-            if timeout < 0:
-                raise ValueError(f"pull_request.timeout_millis must be >= 0, got {timeout}")
-        if type(pull_request.pull_from_this_offset) is not int or pull_request.pull_from_this_offset < 0:
-            check_int(pull_request.pull_from_this_offset, "pull_request.pull_from_this_offset", 0)
+        check_instance(pull_request, "pull_request", PullRequest)
+        check_str(topic, "topic")
+        check_int(queue_id, "queue_id", 0, INT_MAX)
+        # checked again (its fields may have changed since it was built): a held pull must be able to time out
+        check_int(pull_request.timeout_millis, "pull_request.timeout_millis", 0)
+        check_time(pull_request.suspend_timestamp, "pull_request.suspend_timestamp")
+        check_int(pull_request.pull_from_this_offset, "pull_request.pull_from_this_offset", 0)
         try:
             self.store.get_max_offset(topic, queue_id)
         except Exception as exc:
@@ -279,13 +258,10 @@ class PullRequestHoldService:
 
         Mirrors: PullRequestHoldService.java#notifyMessageArriving
         """
-        if type(now_ms) is not int:  # a plain int needs no check_time call
-            check_time(now_ms)
-        if type(max_offset) is not int:
-            check_int(max_offset, "max_offset")
-        if type(topic) is not str:
-            check_str(topic, "topic", empty=True)
-        if tags_code is not None and type(tags_code) is not int:
+        check_time(now_ms)
+        check_int(max_offset, "max_offset")
+        check_str(topic, "topic", empty=True)
+        if tags_code is not None:
             check_int(tags_code, "tags_code")
         mpr = self.pull_request_table.get(build_key(topic, queue_id))
         if mpr is None:
@@ -341,7 +317,7 @@ class PullRequestHoldService:
 
     def _check(self) -> None:
         seen = set()
-        for key, mpr in self.pull_request_table.items():
+        for mpr in self.pull_request_table.values():
             assert isinstance(mpr, ManyPullRequest)
             for request in mpr.pull_request_list:
                 assert isinstance(request, PullRequest)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqlib.broker.protocol import check_time
-from rmqlib.checks import ArgumentTypeError, check_items, check_int, check_str
+from rmqlib.checks import ArgumentTypeError, check_int, check_items, check_str
 from rmqlib.model import MessageQueue
 
 REBALANCE_LOCK_MAX_LIVE_TIME = 60_000  # -Drocketmq.broker.rebalance.lockMaxLiveTime (pass lock_max_live_time to change)
@@ -30,7 +30,7 @@ class LockEntry:
     """Owner and last refresh of one queue lock. Mirrors: RebalanceLockManager.LockEntry"""
 
     client_id: str
-    last_update_timestamp: float
+    last_update_timestamp: int
 
     def __post_init__(self):
         _check_id(self.client_id, "client_id")
@@ -38,15 +38,12 @@ class LockEntry:
 
     def is_expired(self, now_ms, max_live_time: int = REBALANCE_LOCK_MAX_LIVE_TIME) -> bool:
         """Strictly more than ``max_live_time`` since the last refresh."""
-        if type(now_ms) is not int:
-            check_time(now_ms)
-        if type(max_live_time) is not int:
-            check_int(max_live_time, "max_live_time")
+        check_time(now_ms)
+        check_int(max_live_time, "max_live_time")
         return (now_ms - self.last_update_timestamp) > max_live_time
 
     def is_locked(self, client_id: str, now_ms, max_live_time: int = REBALANCE_LOCK_MAX_LIVE_TIME) -> bool:
-        if type(client_id) is not str:
-            check_str(client_id, "client_id")
+        check_str(client_id, "client_id")
         return self.client_id == client_id and not self.is_expired(now_ms, max_live_time)
 
 

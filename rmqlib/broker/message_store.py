@@ -36,10 +36,18 @@ from rmqlib.broker.protocol import (
     ResponseCode,
     SubscriptionData,
     check_non_negative_int,
-    check_time,
     tags_code_of,
 )
-from rmqlib.checks import ArgumentTypeError, check_bool, check_callable, check_instance, check_int, check_str
+from rmqlib.checks import (
+    ArgumentTypeError,
+    check_bool,
+    check_callable,
+    check_instance,
+    check_int,
+    check_methods,
+    check_str,
+    check_time,
+)
 
 DEFAULT_MAX_TOTAL_MSG_SIZE = 256 * 1024  # DefaultMQPushConsumer.pullBatchSizeInBytes, sent as maxTotalMsgSize
 #: The most queues one topic may have here (a consume queue object is built per queue, so this bounds
@@ -87,8 +95,8 @@ class StoredMessage(NamedTuple):
     queue_offset: int
     commit_log_offset: int
     body_size: int
-    store_timestamp: float
-    born_timestamp: float
+    store_timestamp: int
+    born_timestamp: int
     uniq_key: str
     tags: str | None = None
     tags_code: int = 0
@@ -136,24 +144,39 @@ class ConsumerOffsetManager:
         self.offset_table: dict[tuple[str, str, int], int] = {}
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        if not (type(offset) is int and offset >= 0 and type(queue_id) is int and queue_id >= 0
-                and type(group) is str and type(topic) is str):
-            check_non_negative_int(offset, "offset")  # the full checks, only when the fast test above fails
-            check_non_negative_int(queue_id, "queue_id")
-            check_str(group, "group", empty=True)
-            check_str(topic, "topic", empty=True)
+        check_non_negative_int(offset, "offset")
+        check_non_negative_int(queue_id, "queue_id")
+        check_str(group, "group", empty=True)
+        check_str(topic, "topic", empty=True)
         self.offset_table[(group, topic, queue_id)] = offset
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
-        if not (type(group) is str and type(topic) is str and type(queue_id) is int):
-            check_str(group, "group", empty=True)
-            check_str(topic, "topic", empty=True)
-            check_int(queue_id, "queue_id")
+        check_str(group, "group", empty=True)
+        check_str(topic, "topic", empty=True)
+        check_int(queue_id, "queue_id")
         return self.offset_table.get((group, topic, queue_id), -1)
 
     def _check(self) -> None:
         for key, offset in self.offset_table.items():
             assert isinstance(offset, int) and offset >= 0, (key, offset)
+
+
+def _property_pairs(properties) -> tuple:
+    """A message's properties (a mapping or ``(name, value)`` pairs of strings) as the tuple of pairs
+    :class:`StoredMessage` keeps, in first-seen order; a later pair with a name already seen wins, as in a map."""
+    if type(properties) is tuple and not properties:  # no properties: nothing to convert
+        return ()
+    if isinstance(properties, (str, bytes)):
+        raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, got {properties!r:.80}")
+    try:
+        pairs = dict(properties)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, "
+                                f"got {properties!r:.80}") from None
+    for key, value in pairs.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ArgumentTypeError(f"properties must map str to str, got {key!r}: {value!r}")
+    return tuple(pairs.items())
 
 
 class _ConsumeQueue:
@@ -237,8 +260,7 @@ class MessageStore:
         self.topic_queue_nums[topic] = queue_nums
 
     def has_topic(self, topic: str) -> bool:
-        if type(topic) is not str:
-            check_str(topic, "topic", empty=True)
+        check_str(topic, "topic", empty=True)
         return topic in self.topic_queue_nums
 
     def read_queue_nums(self, topic: str) -> int:
@@ -246,15 +268,15 @@ class MessageStore:
         return self.topic_queue_nums[topic]
 
     def _require_topic(self, topic: str) -> None:
-        if type(topic) is not str:
-            check_str(topic, "topic", empty=True)
+        check_str(topic, "topic", empty=True)
         if topic not in self.topic_queue_nums:
             raise ValueError(f"topic: unknown topic {topic!r} (create_topic first)")
 
     def _queue(self, topic: str, queue_id: int) -> _ConsumeQueue:
-        if type(queue_id) is int and type(topic) is str:  # fast path: an existing queue means a known topic and a valid id
+        """The consume queue of ``topic``/``queue_id``, or a ValueError saying which of the two is wrong."""
+        if type(queue_id) is int:  # a bool hashes like 0 or 1, so it must not reach the lookup
             cq = self._queues.get((topic, queue_id))
-            if cq is not None:
+            if cq is not None:  # a queue that exists proves a known topic and a valid id
                 return cq
         self._require_topic(topic)
         if isinstance(queue_id, bool) or not isinstance(queue_id, int):
@@ -296,8 +318,7 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#checkInMemByConsumeOffset (batchSize 1)
         """
-        if type(consume_offset) is not int:
-            check_int(consume_offset, "consume_offset")
+        check_int(consume_offset, "consume_offset")
         msg = self._queue(topic, queue_id).get(consume_offset)
         if msg is None:
             return False
@@ -316,54 +337,26 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#putMessage → CommitLog.java#asyncPutMessage
         """
-        if type(now_ms) is not int:  # a plain int needs no check_time call
-            check_time(now_ms)
-        # self._queue(topic, queue_id), its fast path inline: an existing queue means a valid id
-        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int and type(topic) is str else None
-        if cq is None:
-            cq = self._queue(topic, queue_id)
-        if not (type(body_size) is int and body_size >= 0) and (
-                isinstance(body_size, bool) or not isinstance(body_size, int) or body_size < 0):
-            raise (ValueError if type(body_size) is int else ArgumentTypeError)(
-                f"body_size must be an int >= 0, got {body_size!r}")
-        if not (type(reconsume_times) is int and reconsume_times >= 0):  # check_non_negative_int's fast path
-            check_non_negative_int(reconsume_times, "reconsume_times")
-        if not ((tags is None or type(tags) is str) and (uniq_key is None or type(uniq_key) is str)
-                and born_timestamp is None and type(properties) is tuple and not properties):
-            self._check_put_extras(tags, uniq_key, born_timestamp, properties)
-        phy = self.commit_log_max_offset
-        queue_offset = cq.next_put_offset
-        msg = StoredMessage(  # positional, in field order (keywords cost more than the rest of the call)
-            topic, queue_id, queue_offset, phy, body_size, now_ms,
-            now_ms if born_timestamp is None else born_timestamp,
-            uniq_key if uniq_key is not None else f"{topic}#{queue_id}#{queue_offset}@{phy}",
-            tags, 0 if tags is None else tags_code_of(tags), reconsume_times,
-            () if type(properties) is tuple and not properties else tuple(dict(properties).items()),
-        )
-        cq.next_put_offset = queue_offset + 1
-        self.commit_log.append(msg)
-        self.commit_log_max_offset = phy + (body_size if body_size > 1 else 1)  # max(body_size, 1)
-        return msg
-
-    @staticmethod
-    def _check_put_extras(tags, uniq_key, born_timestamp, properties) -> None:
-        """put_message's less common arguments, checked when the fast test fails."""
+        now_ms = check_time(now_ms)
+        cq = self._queue(topic, queue_id)
+        check_int(body_size, "body_size", 0)
+        check_non_negative_int(reconsume_times, "reconsume_times")
         if tags is not None:
             check_str(tags, "tags", empty=True)
         if uniq_key is not None:
             check_str(uniq_key, "uniq_key", empty=True)
-        if born_timestamp is not None:
-            check_time(born_timestamp, "born_timestamp")
-        if isinstance(properties, (str, bytes)):
-            raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, got {properties!r:.80}")
-        try:
-            pairs = dict(properties)
-        except (TypeError, ValueError):
-            raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, "
-                                    f"got {properties!r:.80}") from None
-        for key, value in pairs.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise ArgumentTypeError(f"properties must map str to str, got {key!r}: {value!r}")
+        born_timestamp = now_ms if born_timestamp is None else check_time(born_timestamp, "born_timestamp")
+        pairs = _property_pairs(properties)
+        phy = self.commit_log_max_offset
+        queue_offset = cq.next_put_offset
+        if uniq_key is None:
+            uniq_key = f"{topic}#{queue_id}#{queue_offset}@{phy}"
+        msg = StoredMessage(topic, queue_id, queue_offset, phy, body_size, now_ms, born_timestamp, uniq_key,
+                            tags, tags_code_of(tags), reconsume_times, pairs)
+        cq.next_put_offset = queue_offset + 1
+        self.commit_log.append(msg)
+        self.commit_log_max_offset = phy + max(body_size, 1)  # a body of 0 bytes still takes a commit-log entry
+        return msg
 
     def behind(self) -> int:
         """How many commit-log messages reput has not dispatched yet."""
@@ -381,15 +374,14 @@ class MessageStore:
         Mirrors: DefaultMessageStore.java#ReputMessageService#doReput,
         #notifyMessageArriveIfNecessary
         """
-        if type(now_ms) is not int:  # a plain int needs no check_time call
-            check_time(now_ms)
+        check_time(now_ms)
         dispatched = []
         commit_log, queues = self.commit_log, self._queues
         while self.reput_from_index < len(commit_log):
             msg = commit_log[self.reput_from_index]
             self.reput_from_index += 1
             cq = queues[(msg.topic, msg.queue_id)]
-            if msg.queue_offset != cq.min_offset + len(cq.entries):  # cq.max_offset
+            if msg.queue_offset != cq.max_offset:
                 raise AssertionError(f"consume queue {msg.topic}@{msg.queue_id} out of order: "
                                      f"{msg.queue_offset} != {cq.max_offset}")
             cq.entries.append(msg)
@@ -418,26 +410,14 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
         """
-        # self._queue(topic, queue_id), its fast path inline: an existing queue means a valid id
-        cq = self._queues.get((topic, queue_id)) if type(queue_id) is int and type(topic) is str else None
-        if cq is None:
-            cq = self._queue(topic, queue_id)
-        if type(offset) is not int and (isinstance(offset, bool) or not isinstance(offset, int)):
-            raise ArgumentTypeError(f"offset must be an int, got {offset!r}")
-        if not (type(max_msg_nums) is int and max_msg_nums >= 1) and (
-                isinstance(max_msg_nums, bool) or not isinstance(max_msg_nums, int) or max_msg_nums < 1):
-            raise (ValueError if type(max_msg_nums) is int else ArgumentTypeError)(
-                f"max_msg_nums must be an int >= 1, got {max_msg_nums!r}")
-        if type(max_total_msg_size) is not int:
-            check_int(max_total_msg_size, "max_total_msg_size")
-        if type(group) is not str:
-            check_str(group, "group", empty=True)
-        if message_filter is not None and type(message_filter) is not SubscriptionData \
-                and not callable(getattr(message_filter, "is_matched_by_consume_queue", None)):
-            raise ArgumentTypeError(f"message_filter must have is_matched_by_consume_queue(tags_code), "
-                                    f"got {message_filter!r:.80}")
-        entries, min_offset = cq.entries, cq.min_offset
-        max_offset = min_offset + len(entries)  # cq.max_offset
+        cq = self._queue(topic, queue_id)
+        check_int(offset, "offset")
+        check_int(max_msg_nums, "max_msg_nums", 1)
+        check_int(max_total_msg_size, "max_total_msg_size")
+        check_str(group, "group", empty=True)
+        if message_filter is not None:
+            check_methods(message_filter, "message_filter", "is_matched_by_consume_queue")
+        entries, min_offset, max_offset = cq.entries, cq.min_offset, cq.max_offset
         messages = []
         total = 0
         if max_offset == 0:
@@ -449,14 +429,8 @@ class MessageStore:
         elif offset > max_offset:
             status, next_begin = _OFFSET_OVERFLOW_BADLY, max_offset
         else:
-            # max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE) and
-            # min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE), without the slow builtin calls
-            max_filter_message_size = max_msg_nums * CQ_STORE_UNIT_SIZE
-            if not max_filter_message_size > MAX_FILTER_MESSAGE_SIZE:
-                max_filter_message_size = MAX_FILTER_MESSAGE_SIZE
-            max_pull_size = 100 if 100 > max_total_msg_size else max_total_msg_size
-            if MAX_PULL_MSG_SIZE < max_pull_size:
-                max_pull_size = MAX_PULL_MSG_SIZE
+            max_filter_message_size = max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE)
+            max_pull_size = min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE)
             if type(message_filter) is SubscriptionData and message_filter.sub_string == SUB_ALL:
                 message_filter = None  # it matches every tag code: no per-entry call
             status = _NO_MATCHED_MESSAGE
@@ -465,9 +439,7 @@ class MessageStore:
                 msg = entries[next_begin - min_offset]  # cq.get(next_begin); always there below max_offset
                 if (msg.queue_offset - offset) * CQ_STORE_UNIT_SIZE >= max_filter_message_size:
                     break
-                # isTheBatchFull is always false while nothing is taken; only then is it worth a call
-                if total and messages and self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size,
-                                                                  total, len(messages)):
+                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total, len(messages)):
                     break
                 if total >= max_pull_size:
                     break
@@ -496,15 +468,13 @@ class MessageStore:
 
     def look_message_by_offset(self, topic: str, queue_id: int, offset: int) -> StoredMessage | None:
         """The dispatched message at ``offset``, or None if deleted/not yet there."""
-        if type(offset) is not int:
-            check_int(offset, "offset")
+        check_int(offset, "offset")
         return self._queue(topic, queue_id).get(offset)
 
     # ---- consumer offsets -------------------------------------------------------
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         """Store ``group``'s consume offset (UPDATE_CONSUMER_OFFSET / piggy-backed commit)."""
-        if type(queue_id) is not int or type(topic) is not str or (topic, queue_id) not in self._queues:
-            self._queue(topic, queue_id)
+        self._queue(topic, queue_id)
         self.offsets.commit_offset(group, topic, queue_id, offset)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:

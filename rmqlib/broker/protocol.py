@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import enum
 
-from rmqlib.checks import ArgumentTypeError, check_time_ms
-
-from rmqlib.protocol import (RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, ConsumeFromWhere, ConsumeType,  # noqa: F401
-                             MessageModel, SubscriptionData, java_string_hash, retry_topic)
+# check_time is imported from here by the broker modules (noqa: a re-export)
+from rmqlib.checks import ArgumentTypeError, check_time, check_time_ms  # noqa: F401
+from rmqlib.protocol import (  # noqa: F401
+    RETRY_GROUP_TOPIC_PREFIX,
+    SUB_ALL,
+    ConsumeFromWhere,
+    ConsumeType,
+    MessageModel,
+    SubscriptionData,
+    java_string_hash,
+    retry_topic,
+)
 
 POP_RETRY_SEPARATOR_V1 = "_"  # KeyBuilder.POP_RETRY_SEPARATOR_V1
 POP_RETRY_SEPARATOR_V2 = "+"  # KeyBuilder.POP_RETRY_SEPARATOR_V2
@@ -102,22 +110,7 @@ def check_non_negative_int(value, argname: str) -> int:
     return value
 
 
-_INFINITIES = (float("inf"), float("-inf"))
-
-
-def check_time(now_ms, argname: str = "now_ms"):
-    """A time in milliseconds: an int (or a finite float, as simpy's clock may give)."""
-    if type(now_ms) is int:  # the common case (a plain int is always valid), without the full checks below
-        return now_ms
-    if isinstance(now_ms, bool) or not isinstance(now_ms, (int, float)):
-        raise ArgumentTypeError(f"{argname} must be a finite number of milliseconds, got {now_ms!r}")
-    if now_ms != now_ms or now_ms in _INFINITIES:
-        raise ValueError(f"{argname} must be a finite number of milliseconds, got {now_ms!r}")
-    return now_ms
-
-
-def check_schedule_time(now_ms, argname: str = "now_ms"):
-    """:func:`check_time` for the periodic services (``run_due``), which also refuse
-    ``|now_ms| > MAX_TIME_MS`` (2**53 ms, some 285,000 years): their schedules add periods
-    to it, and beyond 2**53 a float time can no longer tell one millisecond from the next."""
+def check_schedule_time(now_ms, argname: str = "now_ms") -> int:
+    """:func:`~rmqlib.checks.check_time` for the periodic services (``run_due``), which also refuse
+    ``|now_ms| > MAX_TIME_MS`` (2**53 ms, some 285,000 years): their schedules add periods to it."""
     return check_time_ms(now_ms, argname)

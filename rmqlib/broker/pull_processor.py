@@ -26,16 +26,20 @@ from dataclasses import dataclass, field
 from rmqlib.broker.config import BrokerConfig
 from rmqlib.broker.hold_service import PullRequest, PullRequestHoldService
 from rmqlib.broker.message_store import GetMessageResult, GetMessageStatus, MessageStore
-from rmqlib.broker.protocol import (
-    SUB_ALL,
-    ResponseCode,
-    SubscriptionData,
+from rmqlib.broker.protocol import SUB_ALL, ResponseCode, SubscriptionData
+from rmqlib.checks import (
+    check_bool,
+    check_instance,
+    check_int,
+    check_methods,
+    check_str,
+    check_str_or_none,
     check_time,
 )
-from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_methods, check_str, check_str_or_none
 from rmqlib.model import INT_MAX, INT_MIN
 
-BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000  # DefaultMQPushConsumerImpl.BROKER_SUSPEND_MAX_TIME_MILLIS (sent as suspendTimeoutMillis)
+#: DefaultMQPushConsumerImpl.BROKER_SUSPEND_MAX_TIME_MILLIS (sent as suspendTimeoutMillis)
+BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
 PULL_BATCH_SIZE = 32  # DefaultMQPushConsumer.pullBatchSize (sent as maxMsgNums)
 
 FLAG_COMMIT_OFFSET = 0x1  # PullSysFlag.FLAG_COMMIT_OFFSET
@@ -97,64 +101,12 @@ class PullMessageRequest:
     channel: str = ""
     opaque: int = 0
 
-    def __init__(self, consumer_group: str, topic: str, queue_id: int, queue_offset: int,
-                 max_msg_nums: int = PULL_BATCH_SIZE, has_commit_offset_flag: bool = False, commit_offset: int = 0,
-                 has_suspend_flag: bool = True, suspend_timeout_millis: int = BROKER_SUSPEND_MAX_TIME_MILLIS,
-                 has_subscription_flag: bool = False, sub_expression: str = SUB_ALL, sub_version: int = 0,
-                 client_id: str = "", channel: str = "", opaque: int = 0) -> None:
-        # The generated __init__, written out (one request per pull): the fast test runs on the
-        # arguments, before any attribute is read back; anything else takes __post_init__'s full checks.
-        self.consumer_group = consumer_group
-        self.topic = topic
-        self.queue_id = queue_id
-        self.queue_offset = queue_offset
-        self.max_msg_nums = max_msg_nums
-        self.has_commit_offset_flag = has_commit_offset_flag
-        self.commit_offset = commit_offset
-        self.has_suspend_flag = has_suspend_flag
-        self.suspend_timeout_millis = suspend_timeout_millis
-        self.has_subscription_flag = has_subscription_flag
-        self.sub_expression = sub_expression
-        self.sub_version = sub_version
-        self.client_id = client_id
-        self.channel = channel
-        self.opaque = opaque
-        if (type(self) is PullMessageRequest
-                and type(queue_offset) is int and queue_offset >= 0 and type(commit_offset) is int and commit_offset >= 0
-                and type(suspend_timeout_millis) is int and suspend_timeout_millis >= 0
-                and type(max_msg_nums) is int and max_msg_nums >= 1
-                and type(queue_id) is int and type(topic) is str and type(consumer_group) is str
-                and type(sub_version) is int and type(sub_expression) is str
-                and (has_suspend_flag is True or has_suspend_flag is False)
-                and (has_commit_offset_flag is True or has_commit_offset_flag is False)
-                and (has_subscription_flag is True or has_subscription_flag is False)
-                and type(client_id) is str and type(channel) is str and type(opaque) is int
-                and INT_MIN <= queue_id <= INT_MAX):
-            return
-        self.__post_init__()
-
     def __post_init__(self):
-        if (type(self.queue_offset) is int and self.queue_offset >= 0
-                and type(self.commit_offset) is int and self.commit_offset >= 0
-                and type(self.suspend_timeout_millis) is int and self.suspend_timeout_millis >= 0
-                and type(self.max_msg_nums) is int and self.max_msg_nums >= 1
-                and type(self.queue_id) is int and type(self.topic) is str and type(self.consumer_group) is str
-                and type(self.sub_version) is int and type(self.sub_expression) is str
-                and (self.has_suspend_flag is True or self.has_suspend_flag is False)
-                and (self.has_commit_offset_flag is True or self.has_commit_offset_flag is False)
-                and (self.has_subscription_flag is True or self.has_subscription_flag is False)
-                and type(self.client_id) is str and type(self.channel) is str and type(self.opaque) is int
-                and INT_MIN <= self.queue_id <= INT_MAX):
-            return  # the common case: plain values in range pass every check below
-        for name in ("queue_offset", "commit_offset", "suspend_timeout_millis"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise (ValueError if type(value) is int else ArgumentTypeError)(
-                    f"{name} must be an int >= 0, got {value!r}")
-        if isinstance(self.max_msg_nums, bool) or not isinstance(self.max_msg_nums, int) \
-                or self.max_msg_nums < 1:
-            raise (ValueError if type(self.max_msg_nums) is int else ArgumentTypeError)(
-                f"max_msg_nums must be an int >= 1, got {self.max_msg_nums!r}")
+        """The checks: offsets and times are ints >= 0, ids strings, flags bools, ``queue_id`` a Java int."""
+        check_int(self.queue_offset, "queue_offset", 0)
+        check_int(self.commit_offset, "commit_offset", 0)
+        check_int(self.suspend_timeout_millis, "suspend_timeout_millis", 0)
+        check_int(self.max_msg_nums, "max_msg_nums", 1)
         check_int(self.queue_id, "queue_id", INT_MIN, INT_MAX)  # a Java int; the processor answers a bad one
         check_str(self.consumer_group, "consumer_group", empty=True)
         check_str(self.topic, "topic", empty=True)
@@ -163,8 +115,34 @@ class PullMessageRequest:
         check_str(self.channel, "channel", empty=True)
         check_int(self.sub_version, "sub_version")
         check_int(self.opaque, "opaque")
-        for name in ("has_commit_offset_flag", "has_suspend_flag", "has_subscription_flag"):
-            check_bool(getattr(self, name), name)
+        check_bool(self.has_commit_offset_flag, "has_commit_offset_flag")
+        check_bool(self.has_suspend_flag, "has_suspend_flag")
+        check_bool(self.has_subscription_flag, "has_subscription_flag")
+
+    @classmethod
+    def _trusted(cls, consumer_group: str, topic: str, queue_id: int, queue_offset: int, max_msg_nums: int,
+                 has_commit_offset_flag: bool, commit_offset: int, has_suspend_flag: bool,
+                 suspend_timeout_millis: int, has_subscription_flag: bool, sub_expression: str, sub_version: int,
+                 client_id: str, channel: str, opaque: int) -> PullMessageRequest:
+        """The header as the client's pull path fills it, for code that computed every field itself (the
+        simulator's wire): every field, in order, no checks."""
+        r = object.__new__(cls)
+        r.consumer_group = consumer_group
+        r.topic = topic
+        r.queue_id = queue_id
+        r.queue_offset = queue_offset
+        r.max_msg_nums = max_msg_nums
+        r.has_commit_offset_flag = has_commit_offset_flag
+        r.commit_offset = commit_offset
+        r.has_suspend_flag = has_suspend_flag
+        r.suspend_timeout_millis = suspend_timeout_millis
+        r.has_subscription_flag = has_subscription_flag
+        r.sub_expression = sub_expression
+        r.sub_version = sub_version
+        r.client_id = client_id
+        r.channel = channel
+        r.opaque = opaque
+        return r
 
     @property
     def sys_flag(self) -> int:
@@ -182,7 +160,7 @@ class PullResponse:
 
     request: PullMessageRequest
     code: ResponseCode
-    time_ms: float
+    time_ms: int
     next_begin_offset: int = 0
     min_offset: int = 0
     max_offset: int = 0
@@ -229,12 +207,9 @@ class PullMessageProcessor:
     def process_request(self, request: PullMessageRequest, now_ms,
                         broker_allow_suspend: bool = True) -> PullResponse | None:
         """Answer a pull, or suspend it (returns None) on PULL_NOT_FOUND with the suspend flag."""
-        if type(now_ms) is not int:  # a plain int needs no check_time call
-            check_time(now_ms)
-        if type(request) is not PullMessageRequest:
-            check_instance(request, "request", PullMessageRequest)
-        if broker_allow_suspend is not True and broker_allow_suspend is not False:
-            check_bool(broker_allow_suspend, "broker_allow_suspend")
+        now_ms = check_time(now_ms)
+        check_instance(request, "request", PullMessageRequest)
+        check_bool(broker_allow_suspend, "broker_allow_suspend")
         store = self.store
         topic, queue_id, queue_offset = request.topic, request.queue_id, request.queue_offset
         read_queue_nums = store.topic_queue_nums.get(topic)  # Java: selectTopicConfig(topic)
@@ -244,18 +219,9 @@ class PullMessageProcessor:
         if queue_id < 0 or queue_id >= read_queue_nums:
             return PullResponse(request, ResponseCode.INVALID_PARAMETER, now_ms,
                                 remark=f"queueId[{queue_id}] is illegal")
-        consumer_manager = self.consumer_manager
-        if request.has_subscription_flag or consumer_manager is None:
-            subscription, error = self._subscription_for(request, now_ms)
-            if error is not None:
-                return error
-        else:
-            # _subscription_for's heartbeat branch, its found-and-latest case inline (two dict reads):
-            # consumerManager.getConsumerGroupInfo(group) then findSubscriptionData(topic).
-            info = consumer_manager.consumer_table.get(request.consumer_group)
-            subscription = None if info is None else info.subscription_table.get(topic)
-            if subscription is None or subscription.sub_version < request.sub_version:
-                return self._subscription_for(request, now_ms)[1]  # the error answer
+        subscription, error = self._subscription_for(request, now_ms)
+        if error is not None:
+            return error
 
         result: GetMessageResult = store.get_message(
             request.consumer_group, topic, queue_id, queue_offset, request.max_msg_nums, subscription)
@@ -269,9 +235,9 @@ class PullMessageProcessor:
             polling_time = request.suspend_timeout_millis
             if not self.broker_config.long_polling_enable:
                 polling_time = self.broker_config.short_polling_time_mills
-            held = PullRequest(request, request.channel, request.client_id, polling_time, now_ms,
-                               queue_offset, subscription, subscription)
-            self.hold_service._suspend_checked(topic, queue_id, held)  # all of it checked above
+            held = PullRequest._trusted(request, request.channel, request.client_id, polling_time, now_ms,
+                                        queue_offset, subscription, subscription)
+            self.hold_service._suspend_checked(topic, queue_id, held)  # the store has just read this queue
             return None
         # The result is ours alone and dropped here, so the response may take its message list.
         return PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,
@@ -280,8 +246,7 @@ class PullMessageProcessor:
 
     def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
-        if type(held) is not PullRequest:
-            check_instance(held, "held", PullRequest)
+        check_instance(held, "held", PullRequest)
         response = self.process_request(held.request_command, now_ms, False)  # broker_allow_suspend=False
         self.outbox.append(response)
         return response

@@ -20,8 +20,8 @@ PROPERTY_MAX_OFFSET = "MAX_OFFSET"
 
 
 class _DefaultFactory:
-    """Default of a parameter whose field has a ``default_factory``, in the client's hand-written
-    dataclass ``__init__`` methods (shown as the generated ``__init__`` shows it)."""
+    """Default of a parameter whose field has a ``default_factory``, in a hand-written dataclass ``__init__``
+    (shown as the generated ``__init__`` shows it). Only ``consume.ConcurrentConsumeOutcome`` still has one."""
 
     __slots__ = ()
 
@@ -68,37 +68,27 @@ class Message:
     consume_start_timestamp: int | None = None
     properties: dict[str, str] = field(default_factory=dict)
 
-    def __init__(self, topic: str, queue_id: int, queue_offset: int, body_size: int, tags: str | None = None,
-                 store_timestamp: int = 0, broker_name: str = "", msg_id: str = "", reconsume_times: int = 0,
-                 consume_start_timestamp: int | None = None, properties: dict[str, str] = _FACTORY) -> None:
-        # The generated __init__, written out (one Message per pulled message in the
-        # simulator): same parameters and defaults, then __post_init__'s checks.
-        self.topic = topic
-        self.queue_id = queue_id
-        self.queue_offset = queue_offset
-        self.body_size = body_size
-        self.tags = tags
-        self.store_timestamp = store_timestamp
-        self.broker_name = broker_name
-        self.msg_id = msg_id
-        self.reconsume_times = reconsume_times
-        self.consume_start_timestamp = consume_start_timestamp
-        self.properties = {} if properties is _FACTORY else properties
-        # Fast path: exact builtin types with values in range pass at once; anything else
-        # (or a subclass, which may extend __post_init__) takes __post_init__.
-        if (type(self) is Message and type(topic) is str and type(broker_name) is str and type(queue_id) is int
-                and type(queue_offset) is int and queue_offset >= 0
-                and type(body_size) is int and body_size >= 0
-                and type(store_timestamp) is int
-                and type(reconsume_times) is int and reconsume_times >= 0
-                and consume_start_timestamp is None and (properties is _FACTORY or properties is None)
-                and (tags is None or type(tags) is str) and type(msg_id) is str and msg_id
-                and INT_MIN <= queue_id <= INT_MAX):
-            return
-        self.__post_init__()
+    @classmethod
+    def _trusted(cls, topic: str, queue_id: int, queue_offset: int, body_size: int, tags: str | None,
+                 store_timestamp: int, broker_name: str, msg_id: str) -> Message:
+        """The message MessageDecoder builds from a pull answer, for code that took every field from the broker's
+        own record (the simulator): the constructor's first eight fields in order, no checks, no properties."""
+        m = object.__new__(cls)
+        m.topic = topic
+        m.queue_id = queue_id
+        m.queue_offset = queue_offset
+        m.body_size = body_size
+        m.tags = tags
+        m.store_timestamp = store_timestamp
+        m.broker_name = broker_name
+        m.msg_id = msg_id
+        m.reconsume_times = 0
+        m.consume_start_timestamp = None
+        m.properties = {}
+        return m
 
     def __post_init__(self) -> None:
-        """The full checks, which raise the errors naming the field, and the ``msg_id`` default."""
+        """The checks, which raise the errors naming the field, and the ``msg_id`` default."""
         if not isinstance(self.topic, str):
             raise ArgumentTypeError(f"topic must be str, got {type(self.topic).__name__}")
         if not isinstance(self.broker_name, str):

@@ -12,13 +12,11 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
-from rmqlib.checks import ArgumentTypeError, check_items, check_bool, check_int, check_time_ms
+from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_items, check_time
 from rmqlib.client.message import PROPERTY_MAX_OFFSET, Message
 
-
-def check_time(now_ms, name: str = "now_ms"):
-    """A time in ms: an int, or a finite float as simpy's clock may give (no upper bound here)."""
-    return check_time_ms(now_ms, name, bounded=False)
+__all__ = ["CLEAN_EXPIRED_MSG_DELAY_LEVEL", "CLEAN_EXPIRED_MSG_MAX_CHECKS", "PULL_MAX_IDLE_TIME",
+           "REBALANCE_LOCK_INTERVAL", "REBALANCE_LOCK_MAX_LIVE_TIME", "ProcessQueue", "check_time"]
 
 # Constants of client/.../impl/consumer/ProcessQueue.java (JVM system properties there).
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000  # rocketmq.client.rebalance.lockMaxLiveTime
@@ -68,12 +66,47 @@ class _OffsetMap:
         d[offset] = msg
         return old
 
+    def put_many(self, msgs: list[Message]) -> list[Message | None]:
+        """``put(m.queue_offset, m)`` for each message in turn; the previous values, in the same order."""
+        d, keys = self._d, self._keys
+        olds: list[Message | None] = []
+        for msg in msgs:
+            offset = msg.queue_offset
+            old = d.get(offset)
+            if old is None:
+                if not keys or offset > keys[-1]:
+                    keys.append(offset)
+                else:
+                    insort(keys, offset)
+            d[offset] = msg
+            olds.append(old)
+        return olds
+
     def remove(self, offset: int) -> Message | None:
         msg = self._d.pop(offset, None)
         if msg is not None:
             keys = self._keys
             del keys[bisect_left(keys, offset)]
         return msg
+
+    def remove_many(self, offsets: Iterable[int]) -> list[Message | None]:
+        """``remove(offset)`` for each offset in turn; the removed values (None where nothing was held)."""
+        d, keys = self._d, self._keys
+        removed: list[Message | None] = []
+        for offset in offsets:
+            msg = d.pop(offset, None)
+            if msg is not None:
+                if keys[0] == offset:  # the usual case: the oldest offset goes first
+                    del keys[0]
+                else:
+                    del keys[bisect_left(keys, offset)]
+            removed.append(msg)
+        return removed
+
+    def span(self) -> int:
+        """Last key minus first key (0 when empty)."""
+        keys = self._keys
+        return keys[-1] - keys[0] if keys else 0
 
     def first_key(self) -> int:
         return self._keys[0]
@@ -96,6 +129,14 @@ class _OffsetMap:
     def clear(self) -> None:
         self._d.clear()
         self._keys.clear()
+
+    def _check(self, name: str) -> None:
+        """The map's invariants: keys sorted and unique, the same as the dict's, each holding its own offset."""
+        keys = self._keys
+        assert keys == sorted(set(keys)), f"{name} keys not sorted/unique"
+        assert set(keys) == set(self._d), f"{name} key list and dict disagree"
+        for k in keys:
+            assert self._d[k].queue_offset == k, f"{name}: key {k} holds another offset"
 
 
 def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Message]:
@@ -122,8 +163,7 @@ class ProcessQueue:
     """
 
     def __init__(self, now_ms: int = 0):
-        if type(now_ms) is not int:
-            check_time(now_ms)
+        now_ms = check_time(now_ms)
         self.msg_tree = _OffsetMap()
         self.consuming_msg_orderly = _OffsetMap()
         self.msg_count = 0
@@ -142,14 +182,12 @@ class ProcessQueue:
     # ----------------------------------------------------------------- timing
     def is_lock_expired(self, now_ms: int) -> bool:
         """Local view of the broker lock is stale (> 30 s since the last lock)."""
-        if type(now_ms) is not int:
-            check_time(now_ms)
+        check_time(now_ms)
         return now_ms - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME
 
     def is_pull_expired(self, now_ms: int) -> bool:
         """No pull for more than 120 s: the rebalance treats the queue as stuck."""
-        if type(now_ms) is not int:
-            check_time(now_ms)
+        check_time(now_ms)
         return now_ms - self.last_pull_timestamp > PULL_MAX_IDLE_TIME
 
     # ------------------------------------------------------------ put/remove
@@ -167,13 +205,12 @@ class ProcessQueue:
         """
         msgs = _require_messages(msgs)
         tree = self.msg_tree
-        held_by_offset = tree._d  # straight on the map's dict and key list (hot path)
-        in_flight = self.consuming_msg_orderly._d
+        in_flight = self.consuming_msg_orderly
         previous = -1
         ascending = True  # a pulled batch has strictly ascending offsets, so it cannot repeat one
         for m in msgs:
             offset = m.queue_offset
-            held = held_by_offset.get(offset)
+            held = tree.get(offset)
             if held is not None and held.body_size != m.body_size:
                 raise ValueError(
                     f"msgs: offset {offset} is already held with body_size "
@@ -191,24 +228,17 @@ class ProcessQueue:
                 if size != m.body_size:
                     raise ValueError(f"msgs: offset {m.queue_offset} appears twice in the batch with body_size "
                                      f"{size} and {m.body_size}")
-        keys = tree._keys
         valid = size = 0
-        for m in msgs:
-            offset = m.queue_offset
-            if offset not in held_by_offset:  # tree.put(offset, m) returned None: a new offset
-                if not keys or offset > keys[-1]:  # _OffsetMap.put, inlined
-                    keys.append(offset)
-                else:
-                    insort(keys, offset)
+        for m, old in zip(msgs, tree.put_many(msgs)):
+            if old is None:  # a new offset
                 valid += 1
-                self.queue_offset_max = offset
+                self.queue_offset_max = m.queue_offset
                 size += m.body_size
-            held_by_offset[offset] = m
         self.msg_count += valid
         self.msg_size += size
 
         dispatch = False
-        if held_by_offset and not self.consuming:
+        if tree and not self.consuming:
             dispatch = True
             self.consuming = True
 
@@ -234,24 +264,13 @@ class ProcessQueue:
         """
         msgs = _require_messages(msgs)
         if now_ms is not None:
-            if type(now_ms) is not int:
-                check_time(now_ms)
-            self.last_consume_timestamp = now_ms
+            self.last_consume_timestamp = check_time(now_ms)
         tree = self.msg_tree
-        keys = tree._keys  # straight on the map's key list and dict (hot path)
-        if not keys:
+        if not tree:
             return -1
-        held_by_offset = tree._d
-        result = self.queue_offset_max + 1
         removed = size = 0
-        for m in msgs:
-            offset = m.queue_offset
-            prev = held_by_offset.pop(offset, None)  # _OffsetMap.remove, inlined
+        for prev in tree.remove_many([m.queue_offset for m in msgs]):
             if prev is not None:
-                if keys[0] == offset:  # the usual case: the oldest offset is acknowledged
-                    del keys[0]
-                else:
-                    del keys[bisect_left(keys, offset)]
                 removed += 1
                 # Java subtracts the size of the message passed in; we subtract the
                 # held one so that a caller's stale copy cannot skew the counter.
@@ -260,22 +279,19 @@ class ProcessQueue:
         self.msg_count -= removed
         if self.msg_count == 0:
             self.msg_size = 0
-        if keys:
-            result = keys[0]
-        return result
+        return tree.first_key() if tree else self.queue_offset_max + 1
 
     def get_max_span(self) -> int:
         """Distance between the highest and the lowest cached offset (0 when empty)."""
-        keys = self.msg_tree._keys
-        return keys[-1] - keys[0] if keys else 0
+        return self.msg_tree.span()
 
     def contains_message(self, msg: Message | None) -> bool:
         """True if a message with this queue offset is cached (not counting in-flight)."""
         if msg is None:
             return False
-        if type(msg) is not Message and not isinstance(msg, Message):
+        if not isinstance(msg, Message):
             raise ArgumentTypeError(f"msg must be a Message or None, got {type(msg).__name__}")
-        return msg.queue_offset in self.msg_tree._d
+        return msg.queue_offset in self.msg_tree
 
     def has_temp_message(self) -> bool:
         return len(self.msg_tree) > 0
@@ -297,12 +313,9 @@ class ProcessQueue:
         Nothing to take sets ``consuming`` to False, which lets the next
         :meth:`put_message` dispatch a new consume request.
         """
-        if type(batch_size) is not int or batch_size < 1:
-            batch_size = check_int(batch_size, "batch_size", 1)
+        batch_size = check_int(batch_size, "batch_size", 1)
         if now_ms is not None:
-            if type(now_ms) is not int:
-                check_time(now_ms)
-            self.last_consume_timestamp = now_ms
+            self.last_consume_timestamp = check_time(now_ms)
         result: list[Message] = []
         for _ in range(batch_size):
             entry = self.msg_tree.poll_first()
@@ -337,8 +350,7 @@ class ProcessQueue:
 
     def rollback(self) -> None:
         """Put every in-flight message back to be consumed again (ProcessQueue.java#rollback)."""
-        for k in self.consuming_msg_orderly:
-            self.msg_tree.put(k, self.consuming_msg_orderly.get(k))
+        self.msg_tree.put_many(self.consuming_msg_orderly.values())  # Java: msgTreeMap.putAll
         self.consuming_msg_orderly.clear()
 
     def make_message_to_consume_again(self, msgs: Iterable[Message]) -> None:
@@ -371,15 +383,9 @@ class ProcessQueue:
         committed offset moves on with the next acknowledgement. Orderly
         consumers never clean.
         """
-        if type(now_ms) is not int:
-            check_time(now_ms)
-        if orderly is not False and orderly is not True:
-            check_bool(orderly, "orderly")
-        if type(consume_timeout) is not int or consume_timeout < 0:
-            if isinstance(consume_timeout, bool) or not isinstance(consume_timeout, int):
-                raise ArgumentTypeError(f"consume_timeout must be an int >= 0 (minutes), got {consume_timeout!r}")
-            if consume_timeout < 0:
-                raise ValueError(f"consume_timeout must be >= 0 minutes, got {consume_timeout}")
+        check_time(now_ms)
+        check_bool(orderly, "orderly")
+        check_int(consume_timeout, "consume_timeout (minutes)", 0)
         if orderly:
             return []
         expired: list[Message] = []
@@ -421,12 +427,8 @@ class ProcessQueue:
     # ------------------------------------------------------------ invariants
     def _check(self) -> None:
         """Assert the invariants that every public method preserves."""
-        for name, mp in (("msg_tree", self.msg_tree), ("consuming_msg_orderly", self.consuming_msg_orderly)):
-            keys = mp.keys()
-            assert keys == sorted(set(keys)), f"{name} keys not sorted/unique"
-            assert set(keys) == set(mp._d), f"{name} key list and dict disagree"
-            for k in keys:
-                assert mp.get(k).queue_offset == k, f"{name}: key {k} holds another offset"
+        self.msg_tree._check("msg_tree")
+        self.consuming_msg_orderly._check("consuming_msg_orderly")
         both = set(self.msg_tree.keys()) & set(self.consuming_msg_orderly.keys())
         assert not both, f"offsets both cached and in flight: {sorted(both)}"
         held = self.msg_tree.values() + self.consuming_msg_orderly.values()

@@ -13,15 +13,15 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING
+from enum import Enum, StrEnum
+from typing import TYPE_CHECKING, NamedTuple
 
-from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_list_of
+from rmqlib.checks import ArgumentTypeError, check_bool, check_instance, check_int, check_list_of, check_str, check_time
 from rmqlib.client.api import FLOW_CONTROL, BrokerError
 from rmqlib.client.config import MessageModel, PushConsumerConfig
-from rmqlib.client.message import _FACTORY, Message
+from rmqlib.client.message import Message
 from rmqlib.client.offset_store import ReadOffsetType
-from rmqlib.client.process_queue import ProcessQueue, check_time
+from rmqlib.client.process_queue import ProcessQueue
 from rmqlib.model import MessageQueue
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,18 +57,11 @@ class PullRequest:
 
     def __init__(self, consumer_group: str, message_queue: MessageQueue,
                  process_queue: ProcessQueue, next_offset: int, previously_locked: bool = False):
-        if not isinstance(consumer_group, str) or not consumer_group:
-            raise (ValueError if isinstance(consumer_group, str) else ArgumentTypeError)(
-                f"consumer_group must be a non-empty str, got {consumer_group!r}")
-        if not isinstance(message_queue, MessageQueue):
-            raise ArgumentTypeError(f"message_queue must be MessageQueue, got {type(message_queue).__name__}")
-        if not isinstance(process_queue, ProcessQueue):
-            raise ArgumentTypeError(f"process_queue must be ProcessQueue, got {type(process_queue).__name__}")
-        if isinstance(next_offset, bool) or not isinstance(next_offset, int) or next_offset < 0:
-            raise (ValueError if type(next_offset) is int else ArgumentTypeError)(
-                f"next_offset must be an int >= 0, got {next_offset!r}")
-        if previously_locked is not False and previously_locked is not True:
-            check_bool(previously_locked, "previously_locked")
+        check_str(consumer_group, "consumer_group")
+        check_instance(message_queue, "message_queue", MessageQueue)
+        check_instance(process_queue, "process_queue", ProcessQueue)
+        next_offset = check_int(next_offset, "next_offset", 0)
+        check_bool(previously_locked, "previously_locked")
         self.consumer_group = consumer_group
         self.message_queue = message_queue
         self.process_queue = process_queue
@@ -109,19 +102,14 @@ class PullMessageService:
 
     def execute_pull_request_immediately(self, pull_request: PullRequest) -> None:
         """Append to the FIFO (Java ``messageRequestQueue.put``)."""
-        if not isinstance(pull_request, PullRequest):
-            raise ArgumentTypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
+        check_instance(pull_request, "pull_request", PullRequest)
         self.queue.append(pull_request)
 
     def execute_pull_request_later(self, pull_request: PullRequest, delay_ms: int, now_ms: int) -> None:
         """Append to the FIFO at ``now_ms + delay_ms``; ignored once shut down (as in Java)."""
-        if not isinstance(pull_request, PullRequest):
-            raise ArgumentTypeError(f"pull_request must be PullRequest, got {type(pull_request).__name__}")
-        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
-            raise (ValueError if type(delay_ms) is int else ArgumentTypeError)(
-                f"delay_ms must be an int >= 0, got {delay_ms!r}")
-        if type(now_ms) is not int:
-            check_time(now_ms)
+        check_instance(pull_request, "pull_request", PullRequest)
+        check_int(delay_ms, "delay_ms", 0)
+        check_time(now_ms)
         if self.stopped:
             return
         heapq.heappush(self._pending, (now_ms + delay_ms, self._seq, pull_request))
@@ -129,8 +117,7 @@ class PullMessageService:
 
     def due(self, now_ms: int) -> list[PullRequest]:
         """Move every delayed request due at or before ``now_ms`` into the FIFO; return them."""
-        if type(now_ms) is not int:
-            check_time(now_ms)
+        check_time(now_ms)
         pending = self._pending
         moved = []
         while pending and pending[0][0] <= now_ms:
@@ -160,20 +147,43 @@ class PullMessageService:
 
 
 # ------------------------------------------------------------------ pull gates
-DROPPED = "dropped"
-PAUSED = "paused"
-CACHE_COUNT_FLOW_CONTROL = "cache_count_flow_control"
-CACHE_SIZE_FLOW_CONTROL = "cache_size_flow_control"
-MAX_SPAN_FLOW_CONTROL = "max_span_flow_control"
-NOT_LOCKED = "not_locked"
-OFFSET_FIX_FAILED = "offset_fix_failed"
-NO_SUBSCRIPTION = "no_subscription"
-OK = "ok"
+class PullGateReason(StrEnum):
+    """Why :func:`check_pull_gates` / :func:`pull_message` let a pull go or held it back.
+
+    Java has no such enum: each value names one early ``return`` of
+    DefaultMQPushConsumerImpl.java#pullMessage (and the log line or counter it leaves).
+    A ``StrEnum``: a member prints as, and equals, its lower-case name.
+    """
+
+    DROPPED = "dropped"  # the ProcessQueue was dropped: the request leaves the loop
+    PAUSED = "paused"  # the consumer is suspended (PULL_TIME_DELAY_MILLS_WHEN_SUSPEND)
+    CACHE_COUNT_FLOW_CONTROL = "cache_count_flow_control"  # more cached messages than pullThresholdForQueue
+    CACHE_SIZE_FLOW_CONTROL = "cache_size_flow_control"  # more cached MiB than pullThresholdSizeForQueue
+    MAX_SPAN_FLOW_CONTROL = "max_span_flow_control"  # concurrent: span over consumeConcurrentlyMaxSpan
+    NOT_LOCKED = "not_locked"  # orderly: the queue is not locked on the broker
+    OFFSET_FIX_FAILED = "offset_fix_failed"  # orderly: the first pull after locking could not read an offset
+    NO_SUBSCRIPTION = "no_subscription"  # no subscription for the queue's topic
+    OK = "ok"  # every gate passed: pull now
 
 
-@dataclass(frozen=True)
-class PullCommand:
-    """The PULL_MESSAGE request the consumer would send (PullAPIWrapper#pullKernelImpl arguments)."""
+# The members as module names (``P.DROPPED``), as before the enum.
+DROPPED = PullGateReason.DROPPED
+PAUSED = PullGateReason.PAUSED
+CACHE_COUNT_FLOW_CONTROL = PullGateReason.CACHE_COUNT_FLOW_CONTROL
+CACHE_SIZE_FLOW_CONTROL = PullGateReason.CACHE_SIZE_FLOW_CONTROL
+MAX_SPAN_FLOW_CONTROL = PullGateReason.MAX_SPAN_FLOW_CONTROL
+NOT_LOCKED = PullGateReason.NOT_LOCKED
+OFFSET_FIX_FAILED = PullGateReason.OFFSET_FIX_FAILED
+NO_SUBSCRIPTION = PullGateReason.NO_SUBSCRIPTION
+OK = PullGateReason.OK
+
+
+class PullCommand(NamedTuple):
+    """The PULL_MESSAGE request the consumer would send (PullAPIWrapper#pullKernelImpl arguments).
+
+    Immutable, with nothing to check (the pull path computes every field), so a ``NamedTuple``:
+    one is built per pull.
+    """
 
     message_queue: MessageQueue
     queue_offset: int
@@ -187,43 +197,17 @@ class PullCommand:
     suspend_timeout_ms: int = BROKER_SUSPEND_MAX_TIME_MILLIS
     timeout_ms: int = CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND
 
-    def __init__(self, message_queue: MessageQueue, queue_offset: int, max_msg_nums: int, max_msg_bytes: int,
-                 sub_expression: str | None, sub_version: int, commit_offset_enable: bool, commit_offset: int,
-                 suspend: bool = True, suspend_timeout_ms: int = BROKER_SUSPEND_MAX_TIME_MILLIS,
-                 timeout_ms: int = CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND):
-        # The generated __init__ of a frozen dataclass pays one object.__setattr__ per
-        # field; one PullCommand is built per pull, so fill the instance dict directly.
-        # Same fields and defaults; the class stays a frozen dataclass (eq, hash, repr).
-        d = self.__dict__
-        d["message_queue"] = message_queue
-        d["queue_offset"] = queue_offset
-        d["max_msg_nums"] = max_msg_nums
-        d["max_msg_bytes"] = max_msg_bytes
-        d["sub_expression"] = sub_expression
-        d["sub_version"] = sub_version
-        d["commit_offset_enable"] = commit_offset_enable
-        d["commit_offset"] = commit_offset
-        d["suspend"] = suspend
-        d["suspend_timeout_ms"] = suspend_timeout_ms
-        d["timeout_ms"] = timeout_ms
 
+class PullDecision(NamedTuple):
+    """Outcome of the gates: pull now, retry after ``delay_ms``, or stop (``delay_ms`` None).
 
-@dataclass(frozen=True)
-class PullDecision:
-    """Outcome of the gates: pull now, retry after ``delay_ms``, or stop (``delay_ms`` None)."""
+    Immutable, with nothing to check, so a ``NamedTuple`` (one per pull).
+    """
 
     allowed: bool
     delay_ms: int | None
-    reason: str
+    reason: PullGateReason
     command: PullCommand | None = None
-
-    def __init__(self, allowed: bool, delay_ms: int | None, reason: str, command: PullCommand | None = None):
-        # One per pull: fill the frozen instance dict directly (see PullCommand.__init__).
-        d = self.__dict__
-        d["allowed"] = allowed
-        d["delay_ms"] = delay_ms
-        d["reason"] = reason
-        d["command"] = command
 
 
 def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, *,
@@ -237,37 +221,43 @@ def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, 
     cached messages than ``pull_threshold_for_queue`` or more whole MiB than
     ``pull_threshold_size_for_queue`` -> 50 ms; concurrent and span over
     ``consume_concurrently_max_span`` -> 50 ms; orderly and not locked ->
-    ``pull_time_delay_mills_when_exception``.
+    ``pull_time_delay_mills_when_exception``. The reason is a :class:`PullGateReason`.
     """
-    if type(pq) is not ProcessQueue:  # exact types pass at once (hot path); the rest get the full checks
-        check_instance(pq, "pq", ProcessQueue)
-    if type(config) is not PushConsumerConfig:
-        check_instance(config, "config", PushConsumerConfig)
-    if type(now_ms) is not int:
-        check_time(now_ms)
-    if orderly is not False and orderly is not True:
-        check_bool(orderly, "orderly")
-    if paused is not False and paused is not True:
-        check_bool(paused, "paused")
+    check_instance(pq, "pq", ProcessQueue)
+    check_instance(config, "config", PushConsumerConfig)
+    now_ms = check_time(now_ms)
+    check_bool(orderly, "orderly")
+    check_bool(paused, "paused")
+    return _pull_gates(pq, config, now_ms, orderly, paused)
+
+
+def _pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, orderly: bool,
+                paused: bool) -> PullDecision:
+    """:func:`check_pull_gates` for a caller whose arguments are known good (:func:`pull_message`)."""
     if pq.dropped:
-        return PullDecision(False, None, DROPPED)
+        return _STOP_DROPPED
     pq.last_pull_timestamp = now_ms
     if paused:
-        return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_SUSPEND, PAUSED)
+        return _HOLD_PAUSED
     if pq.msg_count > config.pull_threshold_for_queue:
-        return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, CACHE_COUNT_FLOW_CONTROL)
+        return _HOLD_CACHE_COUNT
     if pq.msg_size // _MIB > config.pull_threshold_size_for_queue:
-        return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, CACHE_SIZE_FLOW_CONTROL)
+        return _HOLD_CACHE_SIZE
     if not orderly:
         if pq.get_max_span() > config.consume_concurrently_max_span:
-            return PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, MAX_SPAN_FLOW_CONTROL)
+            return _HOLD_MAX_SPAN
     elif not pq.locked:
         return PullDecision(False, config.pull_time_delay_mills_when_exception, NOT_LOCKED)
     return _GATES_PASSED
 
 
-#: What :func:`check_pull_gates` returns when every gate passes (immutable, so shared).
+# The decisions that do not depend on the config (immutable, so shared).
 _GATES_PASSED = PullDecision(True, None, OK)
+_STOP_DROPPED = PullDecision(False, None, DROPPED)
+_HOLD_PAUSED = PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_SUSPEND, PAUSED)
+_HOLD_CACHE_COUNT = PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, CACHE_COUNT_FLOW_CONTROL)
+_HOLD_CACHE_SIZE = PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, CACHE_SIZE_FLOW_CONTROL)
+_HOLD_MAX_SPAN = PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL, MAX_SPAN_FLOW_CONTROL)
 
 
 #: rmqlib.client.rebalance.RebalanceImpl, set by that module when it loads (importing it here would be circular).
@@ -275,10 +265,11 @@ _RebalanceImpl: type | None = None
 
 
 def _check_req_impl(req, impl) -> None:
-    """The full checks of ``req`` and ``impl``; callers first test the exact types inline (hot path)."""
+    """``req`` is a :class:`PullRequest` and ``impl`` a RebalanceImpl."""
     check_instance(req, "req", PullRequest)
-    from rmqlib.client.rebalance import RebalanceImpl
-    check_instance(impl, "impl", RebalanceImpl)
+    if _RebalanceImpl is None:  # only before rebalance.py has loaded, when no RebalanceImpl can exist yet
+        import rmqlib.client.rebalance  # noqa: F401  (it sets _RebalanceImpl)
+    check_instance(impl, "impl", _RebalanceImpl)
 
 
 def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:
@@ -294,11 +285,11 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     :func:`process_pull_exception`. The first pull of an orderly queue after it
     was locked re-reads the broker offset (the local one may be stale).
     """
-    if type(req) is not PullRequest or type(impl) is not _RebalanceImpl:
-        _check_req_impl(req, impl)
+    _check_req_impl(req, impl)
+    now_ms = check_time(now_ms)
     config = impl.config
     orderly = impl.consume_orderly
-    decision = check_pull_gates(req.process_queue, config, now_ms, orderly=orderly, paused=impl.paused)
+    decision = _pull_gates(req.process_queue, config, now_ms, orderly, impl.paused)
     if not decision.allowed:
         if decision.delay_ms is not None:
             impl.pull_service.execute_pull_request_later(req, decision.delay_ms, now_ms)
@@ -325,7 +316,6 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
         commit_offset = impl.offset_store.read_offset(mq, _READ_FROM_MEMORY)
         commit_enable = commit_offset > 0
     sub_expression = sub.sub_string if config.post_subscription_when_pull else None
-    # Positional (in field order): keyword matching costs more than the rest of the call.
     command = PullCommand(mq, req.next_offset, config.pull_batch_size, config.pull_batch_size_in_bytes,
                           sub_expression, sub.sub_version, commit_enable, commit_offset)
     return PullDecision(True, None, OK, command)
@@ -362,36 +352,29 @@ class PullResult:
     max_offset: int = 0
     msg_found_list: list[Message] = field(default_factory=list)
 
-    def __init__(self, pull_status: PullStatus, next_begin_offset: int, min_offset: int = 0, max_offset: int = 0,
-                 msg_found_list: list[Message] = _FACTORY) -> None:
-        # The generated __init__, written out (one PullResult per pull), with __post_init__
-        # inlined unless a subclass may have extended it.
-        self.pull_status = pull_status
-        self.next_begin_offset = next_begin_offset
-        self.min_offset = min_offset
-        self.max_offset = max_offset
-        self.msg_found_list = [] if msg_found_list is _FACTORY else msg_found_list
-        if type(self) is not PullResult:
-            self.__post_init__()
-            return
-        if type(pull_status) is not PullStatus:  # Enum(value) is slow; members pass as they are
-            self.pull_status = _coerce_pull_status(pull_status)
-        if (type(next_begin_offset) is not int or next_begin_offset < 0 or type(min_offset) is not int
-                or type(max_offset) is not int or type(self.msg_found_list) is not list):
-            self._check_fields()
-
     def __post_init__(self) -> None:
-        if type(self.pull_status) is not PullStatus:
+        """The checks (a status may be given by its name)."""
+        if not isinstance(self.pull_status, PullStatus):
             self.pull_status = _coerce_pull_status(self.pull_status)
-        self._check_fields()
-
-    def _check_fields(self) -> None:
         check_int(self.next_begin_offset, "next_begin_offset")
         if self.next_begin_offset < 0:
             raise ValueError(f"next_begin_offset must be >= 0, got {self.next_begin_offset}")
         check_int(self.min_offset, "min_offset")
         check_int(self.max_offset, "max_offset")
         check_list_of(self.msg_found_list, "msg_found_list", Message)
+
+    @classmethod
+    def _trusted(cls, pull_status: PullStatus, next_begin_offset: int, min_offset: int, max_offset: int,
+                 msg_found_list: list[Message]) -> PullResult:
+        """What PullAPIWrapper builds from a broker's answer, for code that took every field from that answer
+        (the simulator): the constructor's fields in order, no checks."""
+        r = object.__new__(cls)
+        r.pull_status = pull_status
+        r.next_begin_offset = next_begin_offset
+        r.min_offset = min_offset
+        r.max_offset = max_offset
+        r.msg_found_list = msg_found_list
+        return r
 
 
 @dataclass
@@ -408,14 +391,6 @@ class PullOutcome:
     dispatch_to_consume: bool = False
     rebalance_immediately: bool = False
 
-    def __init__(self, status: PullStatus, msgs: list[Message] = _FACTORY, dispatch_to_consume: bool = False,
-                 rebalance_immediately: bool = False) -> None:
-        # The generated __init__, written out (one PullOutcome per pull; no default_factory call).
-        self.status = status
-        self.msgs = [] if msgs is _FACTORY else msgs
-        self.dispatch_to_consume = dispatch_to_consume
-        self.rebalance_immediately = rebalance_immediately
-
 
 def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImpl,
                         now_ms: int) -> PullOutcome:
@@ -431,12 +406,9 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     the broker suggested, remove the queue and rebalance at once (Java does this
     in a task on the scheduler thread; here it happens immediately).
     """
-    if type(req) is not PullRequest or type(impl) is not _RebalanceImpl:
-        _check_req_impl(req, impl)
-    if type(result) is not PullResult:
-        check_instance(result, "result", PullResult)
-    if type(now_ms) is not int:
-        check_time(now_ms)
+    _check_req_impl(req, impl)
+    check_instance(result, "result", PullResult)
+    check_time(now_ms)
     status = result.pull_status
     pq = req.process_queue
     mq = req.message_queue
@@ -484,8 +456,7 @@ def process_pull_exception(req: PullRequest, error: BaseException, impl: Rebalan
 
     Returns the delay used.
     """
-    if type(req) is not PullRequest or type(impl) is not _RebalanceImpl:
-        _check_req_impl(req, impl)
+    _check_req_impl(req, impl)
     if not isinstance(error, BaseException):
         raise ArgumentTypeError(f"error must be an exception, got {type(error).__name__}")
     if isinstance(error, BrokerError) and error.code == FLOW_CONTROL:

@@ -3,9 +3,11 @@
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rmqlib.client import PROPERTY_MAX_OFFSET, Message, ProcessQueue
-from rmqlib.client.process_queue import PULL_MAX_IDLE_TIME, REBALANCE_LOCK_MAX_LIVE_TIME
+from rmqlib.client.process_queue import PULL_MAX_IDLE_TIME, REBALANCE_LOCK_MAX_LIVE_TIME, _OffsetMap
 
 
 def batch(n, start=0, body=123):
@@ -351,3 +353,67 @@ def test_stress_random_operations_keep_invariants(seed):
                 if inflight:
                     pq.make_message_to_consume_again(rng.sample(inflight, rng.randint(1, len(inflight))))
         pq._check()
+
+
+def msg(offset, body_size=10, **kw) -> Message:
+    return Message("TopicA", 0, offset, body_size, broker_name="broker-a", **kw)
+
+
+def test_process_queue_checks_every_element_before_changing_anything():
+    pq = ProcessQueue()
+    pq.put_message([msg(5)])
+    with pytest.raises(TypeError, match="msgs: elements must be Message, got int"):
+        pq.put_message([msg(6), 7])
+    # a non-Message later in the list is reported before an earlier conflicting offset
+    with pytest.raises(TypeError, match="msgs: elements must be Message, got str"):
+        pq.put_message([msg(5, body_size=99), "x"])
+    with pytest.raises(TypeError, match="msgs: elements must be Message, got NoneType"):
+        pq.remove_message([msg(5), None])
+    assert pq.msg_tree.keys() == [5] and pq.msg_count == 1 and pq.msg_size == 10
+    pq._check()
+
+
+def test_process_queue_takes_message_subclasses_and_removes_anywhere():
+    class Sub(Message):
+        __slots__ = ()
+
+    pq = ProcessQueue()
+    held = [Sub("TopicA", 0, o, 10, broker_name="broker-a") for o in (3, 1, 2)] + [msg(7)]
+    assert pq.put_message(held)
+    assert pq.msg_tree.keys() == [1, 2, 3, 7] and pq.queue_offset_max == 7 and pq.msg_size == 40
+    assert pq.remove_message([held[0], held[0]]) == 1  # not the head; a duplicate is ignored
+    assert pq.remove_message([held[1]]) == 2
+    assert pq.msg_count == 2 and pq.msg_size == 20
+    assert pq.remove_message(held) == 8
+    assert (pq.msg_count, pq.msg_size) == (0, 0)
+    pq._check()
+
+
+# ------------------------------------------------- the offset map's batch methods
+def _state(mp: _OffsetMap) -> list:
+    return [(k, mp.get(k)) for k in mp.keys()]
+
+
+OFFSET_BATCHES = st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=6)
+
+
+@given(OFFSET_BATCHES, st.lists(st.integers(0, 45), max_size=20))
+def test_put_many_equals_repeated_put_and_remove_many_equals_repeated_remove(batches, gone):
+    one, many = _OffsetMap(), _OffsetMap()
+    for offsets in batches:
+        batch = [Message("T", 0, o, o % 7) for o in offsets]
+        assert many.put_many(batch) == [one.put(m.queue_offset, m) for m in batch]
+        assert _state(many) == _state(one)
+    assert many.remove_many(gone) == [one.remove(o) for o in gone]
+    assert _state(many) == _state(one) and len(many) == len(one)
+    assert many.span() == (one.last_key() - one.first_key() if len(one) else 0)
+    one._check("one")
+    many._check("many")
+
+
+def test_put_many_returns_what_each_put_replaced():
+    mp = _OffsetMap()
+    a, b, a2 = Message("T", 0, 5, 1), Message("T", 0, 3, 1), Message("T", 0, 5, 1)
+    assert mp.put_many([a, b]) == [None, None]
+    assert mp.put_many([a2]) == [a] and mp.get(5) is a2 and mp.keys() == [3, 5]
+    assert mp.remove_many([3, 9, 3]) == [b, None, None] and mp.keys() == [5]

@@ -243,3 +243,57 @@ def test_orderly_first_pull_after_lock_rereads_broker_offset(consumer, api):
     api.offsets[("G", MQ)] = 60  # another owner committed meanwhile
     d = pull_message(req, impl, 600)
     assert d.allowed and d.command.queue_offset == 60 and req.previously_locked
+
+
+@pytest.fixture
+def owned_with_config(consumer, api):
+    api.consumer_ids["G"] = ["c1"]
+
+    def make(orderly=False, **config):
+        impl = consumer("c1", [MQ], orderly=orderly, config=PushConsumerConfig(**config))
+        api.max_offsets[MQ] = 100
+        impl.do_rebalance(orderly, 0)
+        impl.pull_service.due(500)
+        return impl, impl.pull_service.take()
+    return make
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("clear", (True, None, P.OK)),
+    ("dropped", (False, None, P.DROPPED)),
+    ("paused", (False, 1000, P.PAUSED)),
+    ("paused and over count", (False, 1000, P.PAUSED)),
+    ("over count", (False, 50, P.CACHE_COUNT_FLOW_CONTROL)),
+    ("over size", (False, 50, P.CACHE_SIZE_FLOW_CONTROL)),
+    ("over span", (False, 50, P.MAX_SPAN_FLOW_CONTROL)),
+    ("orderly unlocked", (False, 1000, P.NOT_LOCKED)),
+    ("orderly locked, wide span", (True, None, P.OK)),
+])
+def test_pull_message_decides_as_the_gates_do(owned_with_config, case, expected):
+    orderly = case.startswith("orderly")
+    impl, req = owned_with_config(orderly=orderly, pull_threshold_for_queue=2, pull_threshold_size_for_queue=1,
+                      consume_concurrently_max_span=1)
+    pq = req.process_queue
+    pq.last_pull_timestamp = 7
+    if orderly:
+        pq.locked = case == "orderly locked, wide span"
+        pq.put_message([msgs(100, 1)[0], msgs(150, 1)[0]])
+    pq.dropped = case == "dropped"
+    impl.paused = case.startswith("paused")
+    if "over count" in case:
+        pq.put_message([msgs(100, 1)[0], msgs(101, 1)[0], msgs(102, 1)[0]])
+    elif case == "over size":
+        pq.put_message([msgs(100, 1, body=2 * 1024 * 1024)[0]])
+    elif case == "over span":
+        pq.put_message([msgs(100, 1)[0], msgs(150, 1)[0]])
+
+    d = pull_message(req, impl, 600)
+    assert (d.allowed, d.delay_ms, d.reason) == expected and type(d.reason) is P.PullGateReason
+    assert pq.last_pull_timestamp == (7 if case == "dropped" else 600)
+    if expected[0]:
+        assert d.command.queue_offset == req.next_offset and impl.pull_service.pending == []
+    else:
+        assert d.command is None
+        assert impl.pull_service.pending == ([] if expected[1] is None else [(600 + expected[1], req)])
+        again = check_pull_gates(pq, impl.config, 600, orderly=orderly, paused=impl.paused)
+        assert (again.allowed, again.delay_ms, again.reason) == expected

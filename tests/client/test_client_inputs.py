@@ -1,10 +1,10 @@
-"""The per-pull hot path takes shortcuts for plain values; what it must still reject or normalise.
+"""What the client's public constructors and entry points refuse, and what they accept.
 
-Message, PullResult, the offset store, the consume functions and the frozen pull
-records check exact builtin types first and fall back to the full validation;
-these tests pin that the fallback still raises the same errors, accepts the
-same values (subclasses, enum values given as strings), and that the records
-keep their dataclass behaviour.
+Message, PullResult, the offset store, the consume functions and the ProcessQueue
+validate every argument (the simulator's trusted constructors skip that; see
+test_trusted_constructors.py): each refusal names the argument, subclasses and
+enum names given as strings are accepted, and the records keep their dataclass
+or named-tuple behaviour.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+from enum import StrEnum
 
 import pytest
 
@@ -31,6 +32,7 @@ from rmqlib.client import (
     process_consume_result_concurrently,
     process_consume_result_orderly,
 )
+from rmqlib.client.pull import PullGateReason
 from rmqlib.model import MessageQueue
 
 MQ = MessageQueue("T", "b", 0)
@@ -55,7 +57,7 @@ def msg(**kw) -> Message:
     ("consume_start_timestamp", True, TypeError, "consume_start_timestamp must be int, got bool"),
     ("tags", 3, TypeError, "tags must be str or None, got int"),
 ])
-def test_message_rejects_what_it_always_rejected(field, value, error, text):
+def test_message_names_the_field_it_refuses(field, value, error, text):
     with pytest.raises(error, match=text):
         msg(**{field: value})
 
@@ -64,16 +66,16 @@ def test_message_accepts_subclasses_and_fills_msg_id():
     class S(str):
         pass
 
-    class I(int):
+    class Int(int):
         pass
 
-    m = msg(topic=S("T"), queue_id=I(3), queue_offset=I(7), consume_start_timestamp=5, tags="a")
+    m = msg(topic=S("T"), queue_id=Int(3), queue_offset=Int(7), consume_start_timestamp=5, tags="a")
     assert m.msg_id == "T@b:3:7" and m.consume_start_timestamp == 5
     assert msg(msg_id="").msg_id == "T@b:0:0"
     assert msg(msg_id="X").msg_id == "X"
 
 
-def test_message_is_a_plain_dataclass_still():
+def test_message_is_a_plain_dataclass_with_identity_equality():
     m = msg(tags="a", properties={"MAX_OFFSET": "9"})
     assert [f.name for f in dataclasses.fields(m)][:4] == ["topic", "queue_id", "queue_offset", "body_size"]
     for clone in (copy.copy(m), copy.deepcopy(m), pickle.loads(pickle.dumps(m)), dataclasses.replace(m)):
@@ -94,20 +96,30 @@ def test_pull_result_takes_status_names_and_members():
         PullResult(PullStatus.FOUND, -1)
 
 
-def test_pull_records_stay_frozen_dataclasses():
+def test_pull_command_and_decision_are_immutable_records_with_value_equality():
     cmd = PullCommand(MQ, 5, 32, 1024, None, 0, False, 0)
     same = PullCommand(message_queue=MQ, queue_offset=5, max_msg_nums=32, max_msg_bytes=1024, sub_expression=None,
                        sub_version=0, commit_offset_enable=False, commit_offset=0)
     assert cmd == same and hash(cmd) == hash(same) and (cmd.suspend, cmd.suspend_timeout_ms, cmd.timeout_ms) == (
         True, 15_000, 30_000)
-    assert dataclasses.replace(cmd, queue_offset=6).queue_offset == 6
+    assert cmd._replace(queue_offset=6).queue_offset == 6 and cmd.queue_offset == 5
     assert repr(cmd).startswith("PullCommand(message_queue=MessageQueue('T', 'b', 0), queue_offset=5,")
-    decision = PullDecision(True, None, "ok", cmd)
-    assert decision == PullDecision(allowed=True, delay_ms=None, reason="ok", command=same)
+    decision = PullDecision(True, None, PullGateReason.OK, cmd)
+    assert decision == PullDecision(allowed=True, delay_ms=None, reason=PullGateReason.OK, command=same)
+    assert decision != PullDecision(True, None, PullGateReason.OK, cmd._replace(queue_offset=6))
     for record, name in ((cmd, "queue_offset"), (decision, "allowed")):
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             setattr(record, name, 1)
-    assert PullDecision(False, 50, "paused").command is None
+    assert PullDecision(False, 50, PullGateReason.PAUSED).command is None
+
+
+def test_pull_gate_reasons_are_an_enum_that_reads_as_its_lower_case_name():
+    assert issubclass(PullGateReason, StrEnum)
+    assert [r.value for r in PullGateReason] == [r.name.lower() for r in PullGateReason]
+    assert PullGateReason("max_span_flow_control") is PullGateReason.MAX_SPAN_FLOW_CONTROL
+    assert f"{PullGateReason.NOT_LOCKED:12}|" == "not_locked  |" and str(PullGateReason.OK) == "ok"
+    with pytest.raises(ValueError):
+        PullGateReason("flow_control")
 
 
 def test_offset_store_checks_and_enum_values():
@@ -165,3 +177,25 @@ def test_process_queue_takes_any_iterable_and_rejects_non_messages():
     # queue_offset_max is the offset put last (4), not the highest one, as in Java
     assert pq.remove_message(held[:1]) == 5 and pq.get_max_span() == 0
     pq._check()
+
+
+def test_concurrent_result_reads_a_snapshot_of_the_callers_list():
+    store = OffsetStore("G", InMemoryClientBrokerAPI())
+    pq = ProcessQueue()
+    batch = [msg(queue_offset=o) for o in range(3)]
+    pq.put_message(batch)
+    given = list(batch)
+
+    def send_back(m):  # caller code that changes the list while the result is settled
+        given.clear()
+        return True
+
+    out = process_consume_result_concurrently(pq, MQ, given, ConsumeConcurrentlyStatus.RECONSUME_LATER,
+                                              offset_store=store, send_back=send_back)
+    assert out.sent_back == batch and out.offset == 3 and pq.msg_count == 0
+    pq.put_message([msg(queue_offset=3), msg(queue_offset=4)])
+    acked = [msg(queue_offset=3)]
+    out = process_consume_result_concurrently(pq, MQ, acked, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                                              offset_store=store, message_model=MessageModel.CLUSTERING)
+    assert acked[0].queue_offset == 3 and len(acked) == 1  # the caller's list is left alone
+    assert (out.offset, out.sent_back, out.resubmit) == (4, [], [])

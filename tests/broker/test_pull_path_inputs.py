@@ -1,11 +1,17 @@
-"""The pull hot path takes shortcuts for plain ints; everything else still gets the full checks.
+"""What the broker's pull path (store, pull processor, request header, held pull) answers and refuses.
 
 ``True`` is an int to ``isinstance`` and equals 1 as a dict key, so a careless
-shortcut would accept it as queue 1 or offset 1. These tests pin the answers
-and errors the shortcuts must not change.
+check would take it as queue 1 or offset 1; times are whole milliseconds, as
+Java's ``long`` millis. The records built once per pull also have a trusted
+constructor, which must build the same record as the validating one.
 """
 
+import dataclasses
+import inspect
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rmqlib.broker import (
     GetMessageStatus,
@@ -13,22 +19,44 @@ from rmqlib.broker import (
     PullMessageProcessor,
     PullMessageRequest,
     ResponseCode,
+    hold_service,
 )
 from rmqlib.broker.message_store import GetMessageResult
 from rmqlib.broker.protocol import check_non_negative_int, check_time
+from rmqlib.model import INT_MAX, INT_MIN
 
-NOT_A_TIME = [True, False, None, "1", float("nan"), float("inf"), float("-inf"), 1j]
+NOT_A_TIME = [True, False, None, "1", float("nan"), float("inf"), float("-inf"), 1j, 2.5, 1.0]
 
 
 @pytest.mark.parametrize("bad", NOT_A_TIME)
-def test_check_time_rejects_what_is_not_a_finite_number(bad):
-    with pytest.raises(ValueError, match=r"^now_ms must be a finite number of milliseconds, got "):
+def test_check_time_refuses_what_is_not_a_whole_number_of_milliseconds(bad):
+    with pytest.raises(TypeError, match=r"^now_ms must be a whole number of milliseconds \(an int\), got "):
         check_time(bad)
 
 
-@pytest.mark.parametrize("good", [0, 7, -3, 2.5, 10**18])
+@pytest.mark.parametrize("good", [0, 7, -3, 10**18, 2**63 - 1, -(2**63)])
 def test_check_time_returns_a_valid_time_unchanged(good):
     assert check_time(good) is good
+
+
+@pytest.mark.parametrize("bad", [2**63, -(2**63) - 1])
+def test_check_time_refuses_a_time_outside_javas_long(bad):
+    with pytest.raises(ValueError, match=r"^now_ms must be a number of milliseconds within Java's long range"):
+        check_time(bad)
+
+
+def test_broker_times_are_ints():
+    store = store_with_one_message()
+    with pytest.raises(TypeError, match="now_ms must be a whole number of milliseconds"):
+        store.put_message("T", 0, now_ms=1.5)
+    with pytest.raises(TypeError, match="born_timestamp must be a whole number of milliseconds"):
+        store.put_message("T", 0, now_ms=1, born_timestamp=0.5)
+    stored = store.put_message("T", 0, now_ms=7)
+    assert type(stored.store_timestamp) is int and type(stored.born_timestamp) is int
+    proc = PullMessageProcessor(store)
+    with pytest.raises(TypeError, match="now_ms must be a whole number"):
+        proc.process_request(PullMessageRequest("G", "T", 1, 0, has_subscription_flag=True), 2.0)
+    assert type(proc.process_request(PullMessageRequest("G", "T", 1, 0, has_subscription_flag=True), 9).time_ms) is int
 
 
 @pytest.mark.parametrize("bad, message", [(True, "x must be an int, got True"), (1.0, "x must be an int, got 1.0"),
@@ -269,3 +297,58 @@ def test_get_message_filters_the_same_with_any_subscription():
     recording = Recording("T")  # a subclass is asked about every entry, even when it subscribes to every tag
     assert [m.queue_offset for m in store.get_message("G", "T", 0, 0, 32, recording).messages] == every
     assert len(recording.codes) == 4
+
+
+# ------------------------------------------------------------------ trusted constructors
+def fields_of(record) -> dict:
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+
+
+@pytest.mark.parametrize("cls", [PullMessageRequest, hold_service.PullRequest])
+def test_trusted_constructor_takes_every_field_in_field_order(cls):
+    assert list(inspect.signature(cls._trusted).parameters) == [f.name for f in dataclasses.fields(cls)]
+
+
+TEXT = st.text(max_size=6)
+HEADERS = st.tuples(TEXT, TEXT, st.integers(INT_MIN, INT_MAX), st.integers(0, 2**63 - 1), st.integers(1, 2**31),
+                    st.booleans(), st.integers(0, 2**63 - 1), st.booleans(), st.integers(0, 2**40), st.booleans(),
+                    TEXT, st.integers(-(2**63), 2**63 - 1), TEXT, TEXT, st.integers(-(2**31), 2**31))
+
+
+@given(HEADERS)
+def test_trusted_pull_request_header_equals_the_validated_one(values):
+    checked, trusted = PullMessageRequest(*values), PullMessageRequest._trusted(*values)
+    assert type(trusted) is PullMessageRequest and fields_of(trusted) == fields_of(checked)
+    assert trusted.sys_flag == checked.sys_flag
+
+
+@given(st.integers(0, 2**40), st.integers(-(2**53), 2**53), st.integers(0, 2**63 - 1), st.booleans())
+def test_trusted_held_pull_equals_the_validated_one(timeout, suspended, offset, with_filter):
+    from rmqlib.broker import SubscriptionData
+    request = PullMessageRequest("G", "T", 0, offset)
+    sub = SubscriptionData("T", "A || B", 3) if with_filter else None
+    values = (request, "ch", "c1", timeout, suspended, offset, sub, sub)
+    checked, trusted = hold_service.PullRequest(*values), hold_service.PullRequest._trusted(*values)
+    assert type(trusted) is hold_service.PullRequest and fields_of(trusted) == fields_of(checked)
+    assert trusted.deadline_ms == checked.deadline_ms == suspended + timeout
+
+
+def test_only_the_validating_constructors_refuse_bad_fields():
+    with pytest.raises(ValueError, match="queue_offset must be an int >= 0"):
+        PullMessageRequest("G", "T", 0, -1)
+    unchecked = PullMessageRequest._trusted("G", "T", 0, -1, 32, False, 0, True, 0, False, "*", 0, "", "", 0)
+    assert unchecked.queue_offset == -1
+    with pytest.raises(TypeError, match="suspend_timestamp must be a whole number of milliseconds"):
+        hold_service.PullRequest(None, "ch", "c", 10, 0.5, 0)
+
+
+def test_a_suspended_pull_is_held_as_the_validating_constructor_would_build_it():
+    store = store_with_one_message()
+    proc = PullMessageProcessor(store)
+    request = PullMessageRequest("G", "T", 1, 1, has_subscription_flag=True, suspend_timeout_millis=700,
+                                 client_id="c1", channel="ch1")
+    assert proc.process_request(request, 40) is None
+    [held] = proc.hold_service.pull_request_table["T@1"].pull_request_list
+    sub = held.subscription_data
+    expected = hold_service.PullRequest(request, "ch1", "c1", 700, 40, 1, sub, sub)
+    assert fields_of(held) == fields_of(expected) and held.subscription_data.sub_string == "*"
