@@ -28,6 +28,28 @@ from rmqlib.kafka.types import Subscription, TopicPartition
 #: The apache/kafka commit these models were read from.
 KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
 
+#: Where each model's Java twin lives in apache/kafka (pass to :func:`java_url` for a link at KAFKA_COMMIT).
+_CLIENTS = "clients/src/main/java/org/apache/kafka/clients/consumer/"
+_COORDINATOR = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/"
+JAVA_SOURCES = {
+    "TopicPartition": "clients/src/main/java/org/apache/kafka/common/TopicPartition.java",
+    "Subscription": _CLIENTS + "ConsumerPartitionAssignor.java",
+    "RangeAssignor": _CLIENTS + "RangeAssignor.java",
+    "RoundRobinAssignor": _CLIENTS + "RoundRobinAssignor.java",
+    "StickyAssignor": _CLIENTS + "StickyAssignor.java",
+    "CooperativeStickyAssignor": _CLIENTS + "CooperativeStickyAssignor.java",
+    "AbstractStickyAssignor": _CLIENTS + "internals/AbstractStickyAssignor.java",
+    "ConsumerCoordinator": _CLIENTS + "internals/ConsumerCoordinator.java",
+    "ConsumerMembershipManager": _CLIENTS + "internals/ConsumerMembershipManager.java",
+    "ConsumerConfig": _CLIENTS + "ConsumerConfig.java",
+    "UniformAssignor": _COORDINATOR + "assignor/UniformAssignor.java",
+    "UniformHomogeneousAssignmentBuilder": _COORDINATOR + "assignor/UniformHomogeneousAssignmentBuilder.java",
+    "UniformHeterogeneousAssignmentBuilder": _COORDINATOR + "assignor/UniformHeterogeneousAssignmentBuilder.java",
+    "ServerRangeAssignor": _COORDINATOR + "assignor/RangeAssignor.java",
+    "CurrentAssignmentBuilder": _COORDINATOR + "modern/consumer/CurrentAssignmentBuilder.java",
+    "GroupCoordinatorConfig": _COORDINATOR + "GroupCoordinatorConfig.java",
+}
+
 #: Registry: a name -> a constructor. Client-side assignors under Kafka's protocol names; the two server-side
 #: ones as "uniform" and "server-range" (Kafka calls the latter "range" too, which would clash here).
 ASSIGNORS = {
@@ -52,7 +74,8 @@ def java_url(path: str) -> str:
 
 
 __all__ = [
-    "ASSIGNORS", "CLIENT_ASSIGNORS", "SERVER_ASSIGNORS", "KAFKA_COMMIT", "ChangeOutcome", "CooperativeStickyAssignor",
+    "ASSIGNORS", "CLIENT_ASSIGNORS", "JAVA_SOURCES", "SERVER_ASSIGNORS", "KAFKA_COMMIT", "ChangeOutcome",
+    "CooperativeStickyAssignor",
     "ProtocolTimings", "RangeAssignor", "RebalanceProtocol", "RoundRobinAssignor", "ServerRangeAssignor",
     "StickyAssignor", "Subscription", "TopicPartition", "UniformAssignor", "java_url", "membership_change",
 ]

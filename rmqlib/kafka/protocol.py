@@ -425,6 +425,7 @@ def _consumer(assignor, ppt, before, after, joined, left, kind, t):
     old_owner, new_owner = _owner_map(old), _owner_map(new)
     stop: dict[TopicPartition, float] = {}
     released: dict[TopicPartition, float] = {}
+    acked: dict[str, float] = {}  # when a revoking member's acknowledgement reaches the coordinator
     for tp, owner in old_owner.items():
         if owner in left:
             stop[tp] = 0.0
@@ -432,13 +433,18 @@ def _consumer(assignor, ppt, before, after, joined, left, kind, t):
         elif new_owner.get(tp) != owner:
             learn = first_hb[owner] + t.rpc_ms  # the heartbeat reply carries the new target
             stop[tp] = learn
-            released[tp] = learn + t.commit_on_revoke_ms + t.rpc_ms  # revoke, commit, acknowledge at once
+            released[tp] = acked[owner] = learn + t.commit_on_revoke_ms + t.rpc_ms  # revoke, commit, ack at once
     ready: dict[TopicPartition, float] = {}
     for tp, owner in new_owner.items():
         if old_owner.get(tp) == owner:
             continue
-        free_at = released.get(tp, detection)
-        ready[tp] = next_heartbeat(owner, free_at) + 2 * t.rpc_ms  # heartbeat reply, then the offset fetch
+        # CurrentAssignmentBuilder: a member with partitions pending revocation gets nothing new until it has
+        # acknowledged; a partition still owned elsewhere (unreleased) waits for the owner's acknowledgement
+        free_at = max(released.get(tp, detection), acked.get(owner, detection))
+        heartbeat = next_heartbeat(owner, free_at)
+        if owner in acked and acked[owner] >= free_at:
+            heartbeat = min(heartbeat, acked[owner])  # the acknowledging heartbeat's reply carries it
+        ready[tp] = heartbeat + 2 * t.rpc_ms  # heartbeat reply, then the offset fetch
         stop.setdefault(tp, detection)
     for tp in stop:
         ready.setdefault(tp, stop[tp])

@@ -8,7 +8,8 @@ group's current target assignment (member -> partitions), which the coordinator 
 
 Simplified: Kafka orders topics by their random ``Uuid``; the model orders them by name (as if topic ids were
 numbered in name order). Where the order of a member's partitions matters (which ones the homogeneous builder keeps
-when a member is over quota), they go in the order of a ``HashSet<Integer>`` made from the sorted list. Members go in the order Kafka's ``HashMap`` of member ids iterates (``rmqlib.kafka._java``).
+when a member is over quota), they go in the order of a ``HashSet<Integer>`` made from the sorted list. Members go
+in the order Kafka's ``HashMap`` of member ids iterates (``rmqlib.kafka._java``).
 
 Mirrors, at the Kafka commit named in ``rmqlib.kafka``: group-coordinator/src/main/java/org/apache/kafka/coordinator/
 group/assignor/UniformAssignor.java (with UniformHomogeneousAssignmentBuilder.java and

@@ -3,8 +3,17 @@ generations)."""
 
 import pytest
 
-from rmqlib.kafka import (ASSIGNORS, CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor, ServerRangeAssignor,
-                          StickyAssignor, Subscription, TopicPartition, UniformAssignor)
+from rmqlib.kafka import (
+    ASSIGNORS,
+    CooperativeStickyAssignor,
+    RangeAssignor,
+    RoundRobinAssignor,
+    ServerRangeAssignor,
+    StickyAssignor,
+    Subscription,
+    TopicPartition,
+    UniformAssignor,
+)
 
 
 def tps(text):
@@ -78,13 +87,9 @@ FOUR_BY_TWO = {"t0": 2, "t1": 2, "t2": 2, "t3": 2}
 
 def test_sticky_javadoc_example_1_starts_like_roundrobin():
     group = subs({m: list(FOUR_BY_TWO) for m in ("C0", "C1", "C2")})
-    expected = {"C0": tps("t0p0 t1p1 t3p0"), "C1": tps("t0p1 t2p0 t3p1"), "C2": tps("t1p0 t2p1")}
-    assert same(StickyAssignor().assign(FOUR_BY_TWO, group), {m: " ".join(map(_word, v)) for m, v in expected.items()})
-    assert same(RoundRobinAssignor().assign(FOUR_BY_TWO, group), {m: " ".join(map(_word, v)) for m, v in expected.items()})
-
-
-def _word(tp):
-    return f"{tp.topic}p{tp.partition}"
+    expected = {"C0": "t0p0 t1p1 t3p0", "C1": "t0p1 t2p0 t3p1", "C2": "t1p0 t2p1"}
+    assert same(StickyAssignor().assign(FOUR_BY_TWO, group), expected)
+    assert same(RoundRobinAssignor().assign(FOUR_BY_TWO, group), expected)
 
 
 def test_sticky_javadoc_example_1_keeps_every_previous_assignment_when_c1_leaves():
@@ -240,3 +245,16 @@ def test_empty_group_gets_an_empty_assignment(name):
 def test_topics_without_partitions_or_subscribers_are_left_alone(name):
     got = ASSIGNORS[name]().assign({"t": 3, "empty": 0, "other": 5}, subs({"A": ["t", "empty", "missing"]}))
     assert got == {"A": tps("tp0 tp1 tp2")}
+
+
+def test_each_model_names_the_java_file_it_mirrors_and_links_to_the_commit():
+    import rmqlib.kafka as kafka
+
+    for name in ("RangeAssignor", "RoundRobinAssignor", "StickyAssignor", "CooperativeStickyAssignor",
+                 "UniformAssignor", "ServerRangeAssignor", "TopicPartition", "Subscription"):
+        java_file = kafka.JAVA_SOURCES[name].rsplit("/", 1)[1]
+        assert java_file in getattr(kafka, name).__doc__, f"{name}'s docstring does not name {java_file}"
+    url = kafka.java_url(kafka.JAVA_SOURCES["UniformAssignor"])
+    assert url.startswith(f"https://github.com/apache/kafka/blob/{kafka.KAFKA_COMMIT}/group-coordinator/")
+    with pytest.raises(ValueError, match="path"):
+        kafka.java_url("/etc/passwd")

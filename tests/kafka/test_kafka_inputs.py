@@ -2,9 +2,10 @@
 
 import pytest
 
+from support import time_limit
+
 from rmqlib.kafka import ASSIGNORS, StickyAssignor, Subscription, TopicPartition, UniformAssignor
 from rmqlib.kafka.types import MAX_MEMBERS, MAX_TOTAL_PARTITIONS
-from support import time_limit
 
 
 @pytest.mark.parametrize("args, word", [

@@ -1,9 +1,17 @@
 """Properties of Kafka's assignors over random groups: every partition once, to a subscriber; balance; stickiness."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rmqlib.kafka import (ASSIGNORS, CooperativeStickyAssignor, RangeAssignor, StickyAssignor, Subscription,
-                          TopicPartition, UniformAssignor)
+from rmqlib.kafka import (
+    ASSIGNORS,
+    CooperativeStickyAssignor,
+    RangeAssignor,
+    StickyAssignor,
+    Subscription,
+    TopicPartition,
+    UniformAssignor,
+)
 
 TOPICS = ["a", "b", "c", "d"]
 partition_counts = st.dictionaries(st.sampled_from(TOPICS), st.integers(0, 24), min_size=1, max_size=4)

@@ -1,7 +1,8 @@
 """One membership change through the eager, cooperative (KIP-429) and consumer (KIP-848) protocols."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rmqlib.kafka import ProtocolTimings, RebalanceProtocol, TopicPartition, membership_change
 
@@ -153,3 +154,20 @@ def test_protocol_invariants(protocol_assignor, partitions, size, change, depart
         assert all(out.unavailable_ms[tp] >= out.detection_ms for tp in out.moved if old[tp] not in after)
     else:
         assert out.total_duplicates == 0
+
+
+def test_consumer_protocol_member_that_revokes_receives_only_after_acknowledging():
+    # A on x, B on x and y; C joins on y: the uniform target hands C some of B's y partitions and B one of A's x
+    # partitions, so B both gives and takes, and CurrentAssignmentBuilder makes it acknowledge first
+    t = ProtocolTimings()
+    out = membership_change("consumer", "uniform", {"x": 6, "y": 6}, {"A": ["x"], "B": ["x", "y"]},
+                            {"A": ["x"], "B": ["x", "y"], "C": ["y"]}, timings=t)
+    old = {tp: m for m, tps in out.before.items() for tp in tps}
+    new = {tp: m for m, tps in out.after.items() for tp in tps}
+    givers = {old[tp] for tp in out.moved}
+    both = [m for m in givers if any(new[tp] == m for tp in out.moved)]
+    assert both, "this layout should make one member give and take"
+    for member in both:
+        revoked_at = max(out.ready_at_ms[tp] - out.unavailable_ms[tp] for tp in out.moved if old[tp] == member)
+        received = [out.ready_at_ms[tp] for tp in out.moved if new[tp] == member]
+        assert min(received) >= revoked_at + t.commit_on_revoke_ms + t.rpc_ms

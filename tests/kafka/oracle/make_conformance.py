@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "data" / "kafka_conformance.json"
 sys.path.insert(0, str(HERE.parents[2]))
 
-from rmqlib.kafka import ASSIGNORS, KAFKA_COMMIT, Subscription, TopicPartition  # noqa: E402
+from rmqlib.kafka import ASSIGNORS, KAFKA_COMMIT, TopicPartition  # noqa: E402
 
 CLIENT_FILES = [
     "clients/src/main/java/org/apache/kafka/clients/consumer/ConsumerPartitionAssignor.java",
