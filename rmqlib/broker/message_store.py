@@ -274,7 +274,7 @@ class MessageStore:
 
     def _queue(self, topic: str, queue_id: int) -> _ConsumeQueue:
         """The consume queue of ``topic``/``queue_id``, or a ValueError saying which of the two is wrong."""
-        if type(queue_id) is int:  # a bool hashes like 0 or 1, so it must not reach the lookup
+        if type(queue_id) is int and type(topic) is str:  # a bool hashes like 0 or 1, a list not at all
             cq = self._queues.get((topic, queue_id))
             if cq is not None:  # a queue that exists proves a known topic and a valid id
                 return cq
