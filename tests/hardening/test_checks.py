@@ -2,9 +2,22 @@
 
 import math
 
+import numpy as np
 import pytest
 
-from rmqlib.checks import ArgumentTypeError, check_bool, check_each, check_int, check_number, check_str
+from rmqlib.checks import (
+    LONG_MAX,
+    LONG_MIN,
+    MAX_TIME_MS,
+    ArgumentTypeError,
+    check_bool,
+    check_each,
+    check_int,
+    check_number,
+    check_str,
+    check_time,
+    check_time_ms,
+)
 
 
 @pytest.mark.parametrize("bad", [True, 1.0, "1", None, [1]])
@@ -43,3 +56,27 @@ def test_check_str_and_check_each_name_the_item_at_fault():
         check_each("123", "sizes", check_int)
     with pytest.raises(ValueError, match="at most 2 items"):
         check_each(range(10**12), "sizes", check_int, max_len=2)
+
+
+@pytest.mark.parametrize("bad", [1.0, 2.5, math.nan, math.inf, True, False, None, "5", 1j])
+def test_times_are_whole_milliseconds(bad):
+    for check in (check_time, check_time_ms):
+        with pytest.raises(ArgumentTypeError, match=r"^at_ms must be a whole number of milliseconds \(an int\)"):
+            check(bad, "at_ms")
+
+
+def test_a_time_may_be_any_java_long_and_a_schedules_time_at_most_2_to_the_53():
+    for good in (0, -1, MAX_TIME_MS, -MAX_TIME_MS, LONG_MAX, LONG_MIN):
+        assert check_time(good) is good
+    for bad in (LONG_MAX + 1, LONG_MIN - 1):
+        with pytest.raises(ValueError, match="now_ms must be a number of milliseconds within Java's long range"):
+            check_time(bad)
+    assert check_time_ms(MAX_TIME_MS) == MAX_TIME_MS
+    with pytest.raises(ValueError, match=r"now_ms must be a number of milliseconds within \+-2\*\*53"):
+        check_time_ms(MAX_TIME_MS + 1)
+    assert check_time_ms(LONG_MAX, bounded=False) == LONG_MAX
+
+
+def test_a_numpy_integer_time_comes_back_as_an_int():
+    value = check_time(np.int64(1_500))
+    assert value == 1_500 and type(value) is int
