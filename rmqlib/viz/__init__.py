@@ -67,3 +67,7 @@ __all__ += [
     "allocation_frames_figure", "frames_figure", "handover_frames_figure", "is_static", "machine_room_frames_figure",
     "process_queue_frames_figure", "ring_frames_figure", "show_panel", "use_static_renderer",
 ]
+
+from rmqlib.viz.i18n import language, use_language  # noqa: E402
+
+__all__ += ["language", "use_language"]
