@@ -4,7 +4,7 @@ from functools import lru_cache
 
 import pytest
 
-from rmqlib.sim import CRASH, HOST_LOSS, ORDERLY, POP, scenarios, simulate
+from rmqlib.sim import CRASH, HOST_LOSS, ORDERLY, POP, MessageModel, scenarios, simulate
 
 SEEDS = (1, 2, 3)
 NAMES = sorted(scenarios.ALL)
@@ -196,7 +196,8 @@ def test_pop_mode_shares_every_queue_so_a_crash_pauses_nothing():
 
 
 def test_broadcasting_gives_every_consumer_every_message_once():
-    result = simulate(scenarios.steady_state(message_model="BROADCASTING", duration_ms=30_000, drain_ms=20_000), seed=1)
+    result = simulate(scenarios.steady_state(message_model=MessageModel.BROADCASTING, duration_ms=30_000,
+                                             drain_ms=20_000), seed=1)
     consumers = len(result.scenario.consumers)
     assert set(result.delivered.values()) == {consumers}
     assert result.duplicates == 0 and result.lost == []

@@ -3,7 +3,7 @@
 import pytest
 
 from rmqlib.namesrv import BROKER_CHANNEL_EXPIRED_MS, SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
-from rmqlib.sim import BrokerOutage, Scenario, TopicChange, scenarios, simulate
+from rmqlib.sim import BrokerOutage, ConsumeMode, Scenario, TopicChange, scenarios, simulate
 
 
 def _events(result, kind, who=None):
@@ -103,7 +103,7 @@ def test_route_change_runs_are_deterministic():
     (dict(outages=(BrokerOutage("broker-x", 10_000),)), "outages"),
     (dict(outages=(BrokerOutage("broker-a", 10_000, 50_000), BrokerOutage("broker-a", 40_000))), "outages"),
     (dict(topic_changes=(TopicChange(10_000, "broker-a", -1, 4),)), "topic_changes"),
-    (dict(outages=(BrokerOutage("broker-a", 10_000),), consume_mode="POP"), "consume_mode"),
+    (dict(outages=(BrokerOutage("broker-a", 10_000),), consume_mode=ConsumeMode.POP), "consume_mode"),
 ])
 def test_bad_route_changes_are_refused_naming_the_field(changes, field):
     with pytest.raises(ValueError, match=f"Scenario.{field}"):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmqlib.sim import scenarios, simulate
+from rmqlib.sim import ConsumeMode, scenarios, simulate
 from rmqlib.viz import sequence_figure
 
 TRACED = ("find consumer ids", "step", "pull", "pull answered", "reput")
@@ -62,7 +62,7 @@ def test_trace_must_be_a_bool():
 
 
 def test_a_graceful_orderly_shutdown_unlocks_before_anyone_locks_the_queue_again():
-    run = simulate(scenarios.scale_in(consume_mode="ORDERLY", produce_rate_per_queue=2.0, duration_ms=80_000,
+    run = simulate(scenarios.scale_in(consume_mode=ConsumeMode.ORDERLY, produce_rate_per_queue=2.0, duration_ms=80_000,
                                       drain_ms=10_000), seed=1, trace=True)
     fig = sequence_figure(run, 60_000, 60_600, actors=["10.0.0.4@1004", "10.0.0.2@1002", "broker-b"],
                           queue=("broker-b", "TopicTest@2"))
