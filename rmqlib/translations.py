@@ -287,8 +287,10 @@ def _write(nb, path: Path) -> bool:
     return True
 
 
-def build(lang: str = "zh", root: Path = ROOT) -> list[Path]:
-    """Regenerate every translated notebook that has a complete catalog; returns the files written.
+def build(lang: str = "zh", root: Path = ROOT, notebooks: list[Path] | None = None) -> list[Path]:
+    """Regenerate every translated notebook (of ``notebooks``, default all) that has a complete catalog.
+
+    Returns the files written.
 
     Entries are first moved to the ids their unchanged English now has (the catalog is rewritten
     only if one moved). The student exercise sets are generated from the translated sources.
@@ -296,7 +298,7 @@ def build(lang: str = "zh", root: Path = ROOT) -> list[Path]:
     from rmqlib import exercises
 
     written = []
-    for notebook in english_notebooks(root):
+    for notebook in notebooks or english_notebooks(root):
         path = catalog_path(notebook, lang, root)
         if not path.exists():
             continue
@@ -344,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default="zh", choices=LANGUAGES)
     args = parser.parse_args(argv)
     if args.command == "build":
-        for path in build(args.lang):
+        for path in build(args.lang, notebooks=[p.resolve() for p in args.notebooks] or None):
             print(f"wrote {path.relative_to(ROOT).as_posix()}")
         return 0
     if args.command == "check":
