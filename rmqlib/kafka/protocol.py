@@ -386,13 +386,14 @@ def _cooperative(assignor, ppt, before, after, joined, left, kind, t):
         revokers = []
         for m in after:
             mine = set(assignment.get(m, ()))
+            had = set(current.get(m, ()))
             gave_up = [tp for tp in current.get(m, ()) if tp not in mine]
             for tp in gave_up:
                 stop[tp] = sync_done  # onPartitionsRevoked after SyncGroup, then commit and rejoin
             if gave_up:
                 revokers.append(m)
             for tp in assignment.get(m, ()):
-                if tp not in set(current.get(m, ())) and tp not in ready:
+                if tp not in had and tp not in ready:
                     ready[tp] = sync_done + t.rpc_ms
                     stop.setdefault(tp, detection)
         current = {m: list(assignment.get(m, ())) for m in after}

@@ -47,19 +47,60 @@ def check_member_id(value, name: str = "member id") -> str:
     return value
 
 
-@dataclass(frozen=True, order=True)
+_VALID_TOPICS: set[str] = set()  # names already checked (bounded: cleared when it grows past MAX_TOPICS)
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class TopicPartition:
     """One partition of a topic; orders by topic, then partition number; prints as ``topic-partition`` like Java.
 
-    Mirrors: clients/src/main/java/org/apache/kafka/common/TopicPartition.java
+    Mirrors: clients/src/main/java/org/apache/kafka/common/TopicPartition.java. Like Kafka's, it caches its hash:
+    assignors hash and compare partitions millions of times.
     """
 
     topic: str
     partition: int
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        check_topic(self.topic, "topic")
-        check_int(self.partition, "partition", 0, MAX_PARTITIONS_PER_TOPIC - 1)
+        topic, partition = self.topic, self.partition
+        if topic not in _VALID_TOPICS:
+            check_topic(topic, "topic")
+            if len(_VALID_TOPICS) >= MAX_TOPICS:
+                _VALID_TOPICS.clear()
+            _VALID_TOPICS.add(topic)
+        if type(partition) is not int or not 0 <= partition < MAX_PARTITIONS_PER_TOPIC:
+            object.__setattr__(self, "partition", check_int(partition, "partition", 0, MAX_PARTITIONS_PER_TOPIC - 1))
+        object.__setattr__(self, "_hash", hash((topic, self.partition)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return self._hash == other._hash and self.partition == other.partition and self.topic == other.topic
+
+    def __lt__(self, other) -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        if self.topic != other.topic:
+            return self.topic < other.topic
+        return self.partition < other.partition
+
+    def __le__(self, other) -> bool:
+        return self == other or self < other
+
+    def __gt__(self, other) -> bool:
+        if other.__class__ is not TopicPartition:
+            return NotImplemented
+        return other < self
+
+    def __ge__(self, other) -> bool:
+        return self == other or self > other
+
+    def __reduce__(self):
+        return (TopicPartition, (self.topic, self.partition))  # the hash is recomputed in the receiving process
 
     def java_hash(self) -> int:
         """``TopicPartition.hashCode()``."""

@@ -87,3 +87,15 @@ def test_largest_mixed_sticky_group_finishes():
     with time_limit(20):
         got = StickyAssignor().assign({"t": 2500, "u": 1500}, subs)
     assert sum(len(v) for v in got.values()) == 4000
+
+
+def test_topic_partition_pickles_without_its_cached_hash():
+    import pickle
+    import subprocess
+    import sys
+
+    data = pickle.dumps({TopicPartition("orders", 7): "x"})
+    code = ("import pickle, sys; from rmqlib.kafka import TopicPartition as T; "
+            "d = pickle.loads(sys.stdin.buffer.read()); print(d[T('orders', 7)])")
+    done = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, check=True)
+    assert done.stdout.strip() == b"x"  # another process, another str hash seed: the key is still found
