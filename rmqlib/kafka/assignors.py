@@ -61,6 +61,10 @@ class RangeAssignor:
     the first ``partitions % members`` members get one more.
 
     Mirrors: clients/.../consumer/RangeAssignor.java (``assignRanges``; the rack-aware pass needs replica racks).
+
+    >>> group = {"C0": Subscription(["t0", "t1"]), "C1": Subscription(["t0", "t1"])}
+    >>> {m: [str(tp) for tp in tps] for m, tps in RangeAssignor().assign({"t0": 3, "t1": 3}, group).items()}
+    {'C0': ['t0-0', 't0-1', 't1-0', 't1-1'], 'C1': ['t0-2', 't1-2']}
     """
 
     name = "range"

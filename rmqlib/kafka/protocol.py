@@ -227,6 +227,16 @@ def membership_change(protocol, assignor, partitions_per_topic: Mapping[str, int
     (a leave: ``departure`` is ``"graceful"`` or ``"crash"``). ``assignor`` is a name in ``rmqlib.kafka.ASSIGNORS``
     or an assignor object; it must support ``protocol`` (range, roundrobin and sticky are eager only,
     cooperative-sticky both classic protocols, uniform and server-range KIP-848's only).
+
+    A fourth consumer joins three that share twelve partitions:
+
+    >>> eager = membership_change("eager", "sticky", {"orders": 12}, ["a", "b", "c"], ["a", "b", "c", "d"])
+    >>> len(eager.moved), eager.paused, len(eager.revoked_and_returned), eager.rounds
+    (3, 12, 9, 1)
+    >>> coop = membership_change("cooperative", "cooperative-sticky", {"orders": 12}, ["a", "b", "c"],
+    ...                          ["a", "b", "c", "d"])
+    >>> len(coop.moved), coop.paused, coop.rounds
+    (3, 3, 2)
     """
     if isinstance(protocol, str):
         try:
