@@ -1,0 +1,134 @@
+"""The Chinese edition's machinery (rmqlib.translations) on a small made-up book, and the real edition's state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from rmqlib import translations as tr
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _book(tmp_path: Path, cells) -> Path:
+    nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                            "language": "python"}})
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"c{i:03d}"
+    path = tmp_path / "chapters" / "01_demo.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def _cells():
+    checked = new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1 + 1)")
+    checked.outputs = [new_output("stream", name="stdout", text="2\n")]
+    return [new_markdown_cell("# 01 · A demo chapter\n\nQueues are shared among the consumers of a group."),
+            checked,
+            new_markdown_cell("## Sharing\n\nEvery consumer computes the same answer from the same view."),
+            new_code_cell("x = 3")]
+
+
+def _translate_all(path: Path, root: Path) -> None:
+    tr.skeleton(path, root=root)
+    catalog = tr.load_catalog(tr.catalog_path(path, root=root))
+    for entry in catalog.entries:
+        entry.text = "中文：" + entry.text.splitlines()[0]
+    tr.dump_catalog(catalog, tr.catalog_path(path, root=root))
+
+
+def test_todo_lists_every_markdown_cell_until_it_is_translated(tmp_path):
+    path = _book(tmp_path, _cells())
+    assert [(t.id, t.kind) for t in tr.todo(path, root=tmp_path)] == [("c000", "missing"), ("c002", "missing")]
+    tr.skeleton(path, root=tmp_path)  # placeholders hold the English: still work to do
+    assert [(t.id, t.kind) for t in tr.todo(path, root=tmp_path)] == [("c000", "untranslated"),
+                                                                      ("c002", "untranslated")]
+    _translate_all(path, tmp_path)
+    assert tr.todo(path, root=tmp_path) == []
+
+
+def test_build_replaces_prose_and_keeps_code_and_outputs_but_for_the_language_line(tmp_path):
+    path = _book(tmp_path, _cells())
+    _translate_all(path, tmp_path)
+    written = tr.build(root=tmp_path, notebooks=[path])
+    target = tmp_path / "chapters" / "zh" / "01_demo.ipynb"
+    assert target in written
+    english, chinese = (json.loads(p.read_text(encoding="utf-8")) for p in (path, target))
+    assert [c["id"] for c in chinese["cells"]] == [c["id"] for c in english["cells"]]
+    assert tr.cell_text(chinese["cells"][0]) == "中文：# 01 · A demo chapter"
+    first_code = tr.cell_text(chinese["cells"][1]).splitlines()
+    assert first_code[0] == "# NBVAL_CHECK_OUTPUT"  # nbval's marker stays first
+    assert first_code[1] == tr.LANGUAGE_LINE.format(lang="zh")
+    assert first_code[2:] == tr.cell_text(english["cells"][1]).splitlines()[1:]
+    assert chinese["cells"][1]["outputs"] == english["cells"][1]["outputs"]  # held to the English numbers
+    assert chinese["cells"][3] == english["cells"][3]
+    assert tr.build(root=tmp_path, notebooks=[path]) == []  # nothing changed, nothing written
+    assert tr.problems(root=tmp_path) == []
+
+
+def test_changing_one_english_sentence_names_the_cell_to_update(tmp_path):
+    path = _book(tmp_path, _cells())
+    _translate_all(path, tmp_path)
+    tr.build(root=tmp_path, notebooks=[path])
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[2].source = nb.cells[2].source.replace("same answer", "same allocation")
+    nbformat.write(nb, path)
+    assert [(t.id, t.kind) for t in tr.todo(path, root=tmp_path)] == [("c002", "stale")]
+    assert any("c002 (stale" in line for line in tr.problems(root=tmp_path))
+    assert tr.main(["check"]) in (0, 1)  # the command runs on the real book whatever its state
+    with pytest.raises(ValueError, match="c002"):
+        tr.translate(json.loads(path.read_text(encoding="utf-8")),
+                     tr.load_catalog(tr.catalog_path(path, root=tmp_path)))
+
+
+def test_a_stale_generated_notebook_is_a_problem(tmp_path):
+    path = _book(tmp_path, _cells())
+    _translate_all(path, tmp_path)
+    tr.build(root=tmp_path, notebooks=[path])
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[3].source = "x = 4"  # code changes: the translation stands, the generated notebook is stale
+    nbformat.write(nb, path)
+    assert tr.todo(path, root=tmp_path) == []
+    assert [line for line in tr.problems(root=tmp_path) if "stale, run" in line]
+
+
+def test_inserting_a_cell_moves_translations_to_their_new_ids(tmp_path):
+    path = _book(tmp_path, _cells())
+    _translate_all(path, tmp_path)
+    cells = _cells()
+    cells.insert(1, new_markdown_cell("A new paragraph the translator has not seen."))
+    path = _book(tmp_path, cells)  # ids are positions: the old c002 is now c003
+    tr.build(root=tmp_path, notebooks=[path])
+    assert [(t.id, t.kind) for t in tr.todo(path, root=tmp_path)] == [("c001", "missing")]
+    assert {e.id for e in tr.load_catalog(tr.catalog_path(path, root=tmp_path)).entries} == {"c000", "c003"}
+
+
+def test_a_catalog_of_the_wrong_shape_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "bad.yml"
+    path.write_text("source: x\ncells:\n- {id: c000, en: abc}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.yml: cells\\[0\\]"):
+        tr.load_catalog(path)
+    with pytest.raises(ValueError, match="lang"):
+        tr.catalog_path(Path("chapters/01_x.ipynb"), lang="fr")
+
+
+def test_every_catalog_in_the_repository_is_current_and_its_notebook_regenerated():
+    """Each notebook that has a catalog is fully translated, and its generated notebook is current."""
+    translated = [nb for nb in tr.english_notebooks() if tr.catalog_path(nb).exists()]
+    rel = {nb.relative_to(ROOT).as_posix() for nb in translated}
+    found = [line for line in tr.problems() if line.split(" ")[0].rstrip(":") in rel
+             or line.startswith(("chapters/zh/", "exercises/source/zh/"))]
+    assert not found, "\n".join(found) + "\n(python -m rmqlib.translations todo / build)"
+
+
+def test_the_terms_file_gives_one_translation_per_term():
+    import yaml
+
+    terms = yaml.safe_load((ROOT / "i18n" / "zh" / "terms.yml").read_text(encoding="utf-8"))["terms"]
+    english = [t["en"] for t in terms]
+    assert len(english) == len(set(english)) and all(t["zh"].strip() for t in terms)
