@@ -102,3 +102,14 @@ def test_large_groups_stay_fast():
     with time_limit(20):
         result = bounded_assign(mqs, cids, 0.0, 10)
     assert max(map(len, result.values())) == 10
+
+
+def test_the_strategies_stay_in_the_core_without_simulation_or_plotting():
+    import subprocess
+    import sys
+
+    code = ("import sys, rmqlib.designs\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('simpy', 'plotly', 'ipywidgets')"
+            " or m.startswith(('rmqlib.sim', 'rmqlib.viz', 'rmqlib.designs.compare')))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
