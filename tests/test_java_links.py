@@ -65,6 +65,7 @@ CLASS_FILES = {name: tuple(paths) for name, paths in {
     "MQClientInstance": [_C + "impl/factory/MQClientInstance.java"],
     "OffsetNotFoundException": [_C + "exception/OffsetNotFoundException.java"],
     "PopProcessQueue": [_C + "impl/consumer/PopProcessQueue.java"],
+    "PopRequest": [_C + "impl/consumer/PopRequest.java"],
     "ProcessQueue": [_C + "impl/consumer/ProcessQueue.java"],
     "PullCallback": [_C + "consumer/PullCallback.java"],
     "PullMessageService": [_C + "impl/consumer/PullMessageService.java"],

@@ -8,7 +8,8 @@ answers to woken requests are records in outboxes, not network sends.
 Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s
 scan), ``message_store`` (commit log, consume queues, reput, getMessage,
 offsets), ``hold_service`` (long polling), ``pull_processor`` (PULL_MESSAGE),
-``lock_manager`` (orderly locks), ``pop`` (Pop mode and server-side allocation).
+``lock_manager`` (orderly locks), ``pop`` (Pop mode: pop, ack, revive),
+``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation).
 """
 
 from rmqlib.broker.config import BrokerConfig
@@ -45,15 +46,17 @@ from rmqlib.broker.message_store import (
 from rmqlib.broker.pop import (
     AckHandle,
     ConsumeInitMode,
-    MessageQueueAssignment,
     PopCheckPoint,
     PoppedMessage,
     PopMessageProcessor,
-    PopProcessQueue,
     PopResult,
     PopReviveService,
-    QueryAssignmentProcessor,
+)
+from rmqlib.broker.pop_long_polling import PopLongPollingService
+from rmqlib.broker.query_assignment import (
     SERVER_SIDE_STRATEGIES,
+    MessageQueueAssignment,
+    QueryAssignmentProcessor,
 )
 from rmqlib.broker.protocol import (
     ConsumeFromWhere,
@@ -80,10 +83,10 @@ __all__ = [
     "ConsumerOffsetManager", "DefaultConsumerIdsChangeListener", "GetMessageResult", "GetMessageStatus",
     "ListenerEvent", "LockEntry", "ManyPullRequest", "MessageModel", "MessageQueueAssignment",
     "MessageRequestMode", "MessageStore", "NotifyMessageArrivingListener", "PopCheckPoint",
-    "PopMessageProcessor", "PopProcessQueue", "PopResult", "PopReviveService", "PoppedMessage",
+    "PopLongPollingService", "PopMessageProcessor", "PopResult", "PopReviveService", "PoppedMessage",
     "PullMessageProcessor", "PullMessageRequest", "PullRequest", "PullRequestHoldService",
     "PullResponse", "QueryAssignmentProcessor", "REBALANCE_LOCK_MAX_LIVE_TIME", "RebalanceLockManager",
-    "ResponseCode", "StoredMessage", "SubscriptionData", "UnlockReport", 
+    "ResponseCode", "StoredMessage", "SubscriptionData", "UnlockReport",
     "SERVER_SIDE_STRATEGIES", "build_key", "build_pop_retry_topic", "build_retry_topic",
     "java_string_hash",
 ]

@@ -26,7 +26,9 @@ from rmqlib.client.consume import (
     MAX_TIME_CONSUME_CONTINUOUSLY,
     ConcurrentConsumeOutcome,
     ConsumeConcurrentlyStatus,
+    ConsumeMessageOrderlyService,
     ConsumeOrderlyStatus,
+    OrderlyStep,
     OrderlyConsumeOutcome,
     process_consume_result_concurrently,
     process_consume_result_orderly,
@@ -40,6 +42,7 @@ from rmqlib.client.offset_store import (
     OffsetStore,
     ReadOffsetType,
 )
+from rmqlib.client.pop import PopProcessQueue, PopRequest
 from rmqlib.client.process_queue import (
     CLEAN_EXPIRED_MSG_DELAY_LEVEL,
     PULL_MAX_IDLE_TIME,
@@ -68,6 +71,7 @@ from rmqlib.client.pull import (
     pull_message,
 )
 from rmqlib.client.rebalance import (
+    DISPATCH_POP_REQUEST_DELAY_MILLS,
     DISPATCH_PULL_REQUEST_DELAY_MILLS,
     REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS,
     UNLOCK_DELAY_TIME_MILLS,

@@ -10,8 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
-from rmqlib.checks import check_bool, check_callable, check_instance, check_int, check_methods
+from rmqlib.checks import (
+    check_bool,
+    check_callable,
+    check_instance,
+    check_int,
+    check_methods,
+)
 from rmqlib.client.config import MessageModel
 from rmqlib.client.message import _FACTORY, Message
 from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore
@@ -256,3 +263,86 @@ def process_consume_result_orderly(
         offset_store.update_offset(mq, commit_offset, False)
         out.commit_offset = commit_offset
     return out
+
+
+#: ConsumeMessageOrderlyService#ConsumeRequest.run: a queue neither locked nor fresh is tried again this
+#: much later (tryLockLaterAndReconsume(..., 100)).
+TRY_LOCK_LATER_MILLS = 100
+
+
+class OrderlyStep(NamedTuple):
+    """What one turn of an orderly ConsumeRequest does next (see :class:`ConsumeMessageOrderlyService`).
+
+    ``action`` is ``"stop"`` (the request ends), ``"lock later"`` (wait ``delay_ms``, then turn again)
+    or ``"consume"`` (run the listener on ``msgs``, then call ``finish``).
+    """
+
+    action: str
+    msgs: list | tuple = ()
+    delay_ms: int = 0
+
+
+ORDERLY_STOP = OrderlyStep("stop")
+ORDERLY_LOCK_LATER = OrderlyStep("lock later", (), TRY_LOCK_LATER_MILLS)
+
+
+class ConsumeMessageOrderlyService:
+    """The orderly consume service of one push consumer: one ConsumeRequest per queue at a time, each
+    consuming its queue in order and only while the consumer holds the queue's broker lock.
+
+    Mirrors: client/.../impl/consumer/ConsumeMessageOrderlyService.java (ConsumeRequest#run,
+    #tryLockLaterAndReconsume, #processConsumeResult)
+
+    A driver that owns time runs a request as a loop: :meth:`start` (False: a request for this queue
+    is already running), then :meth:`next_step` until it says ``stop``; a ``consume`` step is
+    followed, once the listener is done, by :meth:`finish` (and :meth:`process_consume_result` for
+    the listener's status), a ``lock later`` step by a wait; :meth:`done` ends it.
+
+    Simplified, and said so: a turn re-checks the lock before every batch and, when the lock is
+    missing or stale, locks at once and tries again 100 ms later (Java locks in the retry and waits
+    10 ms or 3 s by the answer); the batch size is the driver's (``consume_batch_size``); the 60 s
+    continuous-consume limit and the listener's SUSPEND status are not exercised by the driver.
+    """
+
+    def __init__(self, rebalance, *, consume_batch_size: int, lock_max_live_time_ms: int = 30_000):
+        check_methods(rebalance, "rebalance", "lock")
+        self.rebalance = rebalance
+        self.consume_batch_size = check_int(consume_batch_size, "consume_batch_size", 1)
+        self.lock_max_live_time_ms = check_int(lock_max_live_time_ms, "lock_max_live_time_ms", 0)
+        self.broadcasting = rebalance.message_model is _BROADCASTING
+        self.running: set[MessageQueue] = set()  # Java: messageQueueLock, one request per queue at a time
+
+    def start(self, mq: MessageQueue) -> bool:
+        """Take the queue's consume slot; False when a request for ``mq`` already runs."""
+        if mq in self.running:
+            return False
+        self.running.add(mq)
+        return True
+
+    def done(self, mq: MessageQueue) -> None:
+        """Give the queue's consume slot back."""
+        self.running.discard(mq)
+
+    def next_step(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> OrderlyStep:
+        """One turn of ConsumeRequest#run: stop (dropped, or nothing to take), lock and try later, or
+        take a batch and hold the consume lock while the listener runs."""
+        if pq.dropped:
+            return ORDERLY_STOP
+        if not self.broadcasting and not (pq.locked and now_ms - pq.last_lock_timestamp <= self.lock_max_live_time_ms):
+            self.rebalance.lock(mq, now_ms)
+            return ORDERLY_LOCK_LATER
+        msgs = pq.take_messages(self.consume_batch_size, now_ms)
+        if not msgs:
+            return ORDERLY_STOP
+        pq.acquire_consume_lock()
+        return OrderlyStep("consume", msgs)
+
+    @staticmethod
+    def finish(pq: ProcessQueue) -> None:
+        """The listener returned: release the consume lock taken by :meth:`next_step`."""
+        pq.release_consume_lock()
+
+    def process_consume_result(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[Message],
+                               status=ConsumeOrderlyStatus.SUCCESS) -> OrderlyConsumeOutcome:
+        """Settle the batch (auto-commit): :func:`process_consume_result_orderly` with this consumer's offset store."""
+        return process_consume_result_orderly(pq, mq, msgs, status, offset_store=self.rebalance.offset_store)

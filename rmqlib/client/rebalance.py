@@ -15,14 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from rmqlib.client.api import (
-    RETRY_GROUP_TOPIC_PREFIX,
-    ClientBrokerAPI,
-    ConsumerData,
-    MQClientError,
-    SubscriptionData,
-    retry_topic,
-)
+from rmqlib.broker.protocol import build_pop_retry_topic
 from rmqlib.checks import (
     ArgumentTypeError,
     check_bool,
@@ -32,10 +25,30 @@ from rmqlib.checks import (
     check_methods,
     check_str,
 )
-from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, PushConsumerConfig
-from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType
-from rmqlib.client.process_queue import ProcessQueue, check_time
 from rmqlib.client import pull as _pull
+from rmqlib.client.api import (
+    RETRY_GROUP_TOPIC_PREFIX,
+    SUB_ALL,
+    ClientBrokerAPI,
+    ConsumerData,
+    MQClientError,
+    SubscriptionData,
+    retry_topic,
+)
+from rmqlib.client.config import (
+    ConsumeFromWhere,
+    ConsumeType,
+    MessageModel,
+    PushConsumerConfig,
+)
+from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType
+from rmqlib.client.pop import (
+    CONSUME_INIT_MODE_MAX,
+    CONSUME_INIT_MODE_MIN,
+    PopProcessQueue,
+    PopRequest,
+)
+from rmqlib.client.process_queue import ProcessQueue, check_time
 from rmqlib.client.pull import PullMessageService, PullRequest
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 
@@ -49,6 +62,8 @@ CONSUME_LOCK_TRY_TIMEOUT_MILLS = 500
 #: of a newly assigned queue (RebalanceImpl.java#updateProcessQueueTableInRebalance).
 REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS = 500
 DISPATCH_PULL_REQUEST_DELAY_MILLS = 500
+#: Delay of the first pop of a new POP assignment (RebalanceImpl.java#updateMessageQueueAssignment).
+DISPATCH_POP_REQUEST_DELAY_MILLS = 500
 #: How far back CONSUME_FROM_TIMESTAMP starts by default (DefaultMQPushConsumer#consumeTimestamp).
 DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS = 30 * 60 * 1000
 
@@ -97,8 +112,10 @@ DROP, PERSIST_OFFSET, REMOVE_OFFSET, UNLOCK, KEEP_DROPPED, REMOVE_FROM_TABLE = (
 LOCK_REFUSED, REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER = (
     "lock refused", "remove dirty offset", "start offset", "no start offset", "new pull request",
     "rebalance later")
+NEW_POP_REQUEST = "new pop request"
 STEP_ACTIONS = (DROP, PERSIST_OFFSET, REMOVE_OFFSET, UNLOCK, KEEP_DROPPED, REMOVE_FROM_TABLE, LOCK_REFUSED,
-                REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER)
+                REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER,
+                NEW_POP_REQUEST)
 
 
 class RebalanceImpl:
@@ -116,17 +133,27 @@ class RebalanceImpl:
     ``rebalance_service`` (optional) receives ``rebalance_later`` /
     ``rebalance_immediately``; every such request is also appended to
     ``rebalance_requests`` as ``(now_ms, delay_ms)`` for inspection.
-    Pop mode (``client_rebalance=False`` for a concurrent clustering consumer)
-    is not modelled: rebalancing such a topic raises NotImplementedError
-    (which ``do_rebalance`` turns into "not balanced", as it does any error).
+    With ``config.client_rebalance`` off (a concurrent clustering consumer, 5.x), a topic's
+    queues come from a broker (:meth:`get_rebalance_result_from_broker`, which needs
+    ``api.query_assignment``); POP assignments get a :class:`~rmqlib.client.pop.PopProcessQueue`
+    in ``pop_process_queue_table`` and a :class:`~rmqlib.client.pop.PopRequest`, handed to
+    ``pop_service`` (anything with ``execute_pop_pull_request_later(request, delay_ms, now_ms)``
+    and ``execute_pop_pull_request_immediately(request)``; without one they wait in ``pop_requests``).
     ``step_listener`` (optional) is called with a :class:`RebalanceStep` for each thing the
     queue-table update does to a queue (what Java logs), in order.
+    ``allocation_cache`` (optional, not Java's: for a simulator that runs many clients in one process)
+    stands in for the sort and allocate steps of a round: ``sorted_mqs(mq_set)``,
+    ``sorted_cids(cid_all)`` and ``allocate(strategy, group, client_id, mq_all, cid_all)`` must return
+    exactly what :func:`~rmqlib.model.java_sorted_mqs`, :func:`~rmqlib.model.java_sorted_cids` and
+    ``strategy.allocate`` return (and raise what they raise), so that clients seeing the same view
+    can share one computation; the lists it returns are read, never changed.
     """
 
     def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy, *,
                  config: PushConsumerConfig | None = None, consume_orderly: bool = False,
                  offset_store: OffsetStore | LocalFileOffsetStore | None = None,
-                 pull_service: PullMessageService | None = None, rebalance_service=None,
+                 pull_service: PullMessageService | None = None, rebalance_service=None, pop_service=None,
+                 allocation_cache=None,
                  message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0,
                  step_listener: Callable[[RebalanceStep], None] | None = None):
         check_str(consumer_group, "consumer_group")
@@ -144,6 +171,11 @@ class RebalanceImpl:
             check_instance(pull_service, "pull_service", PullMessageService)
         if rebalance_service is not None:
             check_methods(rebalance_service, "rebalance_service", "rebalance_later", "wakeup")
+        if pop_service is not None:
+            check_methods(pop_service, "pop_service", "execute_pop_pull_request_later",
+                          "execute_pop_pull_request_immediately")
+        if allocation_cache is not None:
+            check_methods(allocation_cache, "allocation_cache", "sorted_mqs", "sorted_cids", "allocate")
         check_callable(message_queue_listener, "message_queue_listener", none=True)
         check_callable(step_listener, "step_listener", none=True)
         check_int(now_ms, "now_ms")  # also the retry topic subscription's version
@@ -161,11 +193,15 @@ class RebalanceImpl:
         self.offset_store = offset_store
         self.pull_service = pull_service if pull_service is not None else PullMessageService()
         self.rebalance_service = rebalance_service
+        self.pop_service = pop_service
+        self.allocation_cache = allocation_cache
+        self.pop_requests: list[tuple[int, PopRequest]] = []  # (due ms, request) when there is no pop_service
         self.message_queue_listener = message_queue_listener
         self.step_listener = step_listener
         self.paused = False
         self.start_timestamp = now_ms
         self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
+        self.pop_process_queue_table: dict[MessageQueue, PopProcessQueue] = {}
         self.topic_subscribe_info_table: dict[str, set[MessageQueue]] = {}
         self.subscription_inner: dict[str, SubscriptionData] = {}
         self.rebalance_requests: list[tuple[int, int]] = []
@@ -252,8 +288,9 @@ class RebalanceImpl:
         for topic in list(self.subscription_inner):
             try:
                 if not self.client_rebalance(topic):
-                    raise NotImplementedError("Pop / QUERY_ASSIGNMENT rebalance is not modelled")
-                if not self.rebalance_by_topic(topic, is_order, now_ms):
+                    if not self.get_rebalance_result_from_broker(topic, is_order, now_ms):
+                        balanced = False
+                elif not self.rebalance_by_topic(topic, is_order, now_ms):
                     balanced = False
             except Exception:
                 if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
@@ -288,11 +325,18 @@ class RebalanceImpl:
         if mq_set is None and not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             self.message_queue_changed(topic, set(), set(), now_ms)
         if mq_set is not None and cid_all is not None:
-            mq_all = java_sorted_mqs(mq_set)
-            cid_all = java_sorted_cids(cid_all)
-            strategy = self.allocate_message_queue_strategy
+            strategy, cache = self.allocate_message_queue_strategy, self.allocation_cache
+            if cache is None:
+                mq_all = java_sorted_mqs(mq_set)
+                cid_all = java_sorted_cids(cid_all)
+            else:
+                mq_all = cache.sorted_mqs(mq_set)
+                cid_all = cache.sorted_cids(cid_all)
             try:
-                result = strategy.allocate(self.consumer_group, self.client_id, mq_all, cid_all)
+                if cache is None:
+                    result = strategy.allocate(self.consumer_group, self.client_id, mq_all, cid_all)
+                else:
+                    result = cache.allocate(strategy, self.consumer_group, self.client_id, mq_all, cid_all)
             except Exception:
                 return False
             allocate_result_set = set(result) if result is not None else set()
@@ -301,14 +345,178 @@ class RebalanceImpl:
             balanced = allocate_result_set == self.get_working_message_queue(topic)
         return balanced
 
-    def get_working_message_queue(self, topic: str) -> set[MessageQueue]:
-        """Queues of ``topic`` in the table and not dropped (RebalanceImpl.java#getWorkingMessageQueue)."""
+    def get_rebalance_result_from_broker(self, topic: str, is_order: bool, now_ms: int) -> bool:
+        """Ask a broker for this client's queues of ``topic`` and apply them; return "balanced".
+
+        Mirrors: RebalanceImpl.java#getRebalanceResultFromBroker
+
+        ``api.query_assignment(topic, group, client_id, strategy_name, message_model)`` (QUERY_ASSIGNMENT
+        to one broker of the topic, MQClientInstance#queryAssignment) answers a set of
+        assignments (objects with ``message_queue`` and ``mode``, ``PULL`` or ``POP``), or None when
+        the broker has no valid answer: then nothing changes and the topic counts as not balanced,
+        as does a failed call. On a change, :meth:`message_queue_changed` runs (with ``mq_all``
+        empty: Java passes null). Balanced means the queues working now equal the assigned ones.
+        """
         check_str(topic, "topic")
-        return {mq for mq, pq in self.process_queue_table.items()
-                if mq.topic == topic and not pq.dropped}
+        check_bool(is_order, "is_order")
+        check_time(now_ms)
+        strategy_name = self.allocate_message_queue_strategy.name
+        try:
+            assignments = self.api.query_assignment(topic, self.consumer_group, self.client_id, strategy_name,
+                                                    self.message_model)
+        except Exception:
+            return False
+        if assignments is None:
+            return False
+        mq_set = {a.message_queue for a in assignments if a.message_queue is not None}
+        if self.update_message_queue_assignment(topic, assignments, is_order, now_ms):
+            self.message_queue_changed(topic, set(), mq_set, now_ms)
+        return mq_set == self.get_working_message_queue(topic)
+
+    def update_message_queue_assignment(self, topic: str, assignments, is_order: bool, now_ms: int) -> bool:
+        """Reconcile both tables for one topic with a broker's assignments; return "changed".
+
+        Mirrors: RebalanceImpl.java#updateMessageQueueAssignment
+
+        PULL assignments go to ``process_queue_table`` as in
+        :meth:`update_process_queue_table_in_rebalance` (drop what is no longer assigned or is
+        pull-expired; lock first when ``is_order``; a start offset; a PullRequest 500 ms later);
+        POP assignments to ``pop_process_queue_table`` (drop what is no longer assigned or was not
+        popped for 120 s; a new PopProcessQueue and a PopRequest, dispatched 500 ms later). A topic
+        that is all POP unsubscribes its pop retry topic, one that is all PULL subscribes it.
+        New queues are taken in Java's queue order (Java iterates a HashMap), so runs repeat.
+        """
+        check_str(topic, "topic")
+        check_bool(is_order, "is_order")
+        check_time(now_ms)
+        push: dict[MessageQueue, object] = {}
+        pop: dict[MessageQueue, object] = {}
+        for assignment in assignments:
+            mq = assignment.message_queue
+            if mq is None:
+                continue
+            _check_mq(mq)
+            (pop if assignment.mode == "POP" else push)[mq] = assignment
+        if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            pop_retry = build_pop_retry_topic(topic, self.consumer_group)
+            if not pop and push:  # from Pop back to push: read the pop retry topic too
+                self.subscription_inner[pop_retry] = SubscriptionData.build(pop_retry, SUB_ALL, now_ms)
+            elif pop and not push:  # push to Pop: the broker serves the retry messages with the pops
+                self.subscription_inner.pop(pop_retry, None)
+        changed = False
+        removed: list[tuple[MessageQueue, ProcessQueue]] = []
+        for mq, pq in self.process_queue_table.items():
+            if mq.topic != topic:
+                continue
+            if mq not in push:
+                pq.dropped = True
+                removed.append((mq, pq))
+                self._step(DROP, mq, "not in the broker's assignment")
+            elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
+                pq.dropped = True
+                removed.append((mq, pq))
+                self._step(DROP, mq, "pull expired (no pull for more than 120 s)")
+        for mq, pq in removed:
+            if self.remove_unnecessary_message_queue(mq, pq, now_ms):
+                del self.process_queue_table[mq]
+                changed = True
+                self._step(REMOVE_FROM_TABLE, mq)
+            else:
+                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
+        pop_removed: list[tuple[MessageQueue, PopProcessQueue]] = []
+        for mq, ppq in self.pop_process_queue_table.items():
+            if mq.topic != topic:
+                continue
+            if mq not in pop:
+                ppq.dropped = True
+                pop_removed.append((mq, ppq))
+                self._step(DROP, mq, "not in the broker's pop assignment")
+            elif ppq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
+                ppq.dropped = True
+                pop_removed.append((mq, ppq))
+                self._step(DROP, mq, "pop expired (no pop for more than 120 s)")
+        for mq, ppq in pop_removed:
+            if self.remove_unnecessary_pop_message_queue(mq, ppq):
+                del self.pop_process_queue_table[mq]
+                changed = True
+                self._step(REMOVE_FROM_TABLE, mq)
+
+        all_locked = True
+        pull_requests: list[PullRequest] = []
+        for mq in java_sorted_mqs(push):
+            if mq in self.process_queue_table:
+                continue
+            if is_order and not self.lock(mq, now_ms):
+                all_locked = False
+                self._step(LOCK_REFUSED, mq, "another consumer holds the broker lock")
+                continue
+            self.remove_dirty_offset(mq)
+            pq = ProcessQueue(now_ms)
+            pq.locked = True
+            try:
+                next_offset = self.compute_pull_from_where_with_exception(mq)
+            except Exception:
+                self._step(NO_START_OFFSET, mq, "computing the start offset failed, so the queue waits")
+                continue
+            self.process_queue_table[mq] = pq
+            pull_requests.append(PullRequest(self.consumer_group, mq, pq, next_offset))
+            changed = True
+            self._step(NEW_PULL_REQUEST, mq, f"first pull from offset {next_offset}, "
+                                             f"{DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later", next_offset)
+        if not all_locked:
+            self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
+            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round in "
+                                              f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
+        self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
+
+        pop_requests: list[PopRequest] = []
+        for mq in java_sorted_mqs(pop):
+            if mq in self.pop_process_queue_table:
+                continue
+            ppq = self.pop_process_queue_table[mq] = PopProcessQueue(now_ms)
+            pop_requests.append(PopRequest(topic, self.consumer_group, mq, ppq, self.get_consume_init_mode()))
+            changed = True
+            self._step(NEW_POP_REQUEST, mq, f"first pop {DISPATCH_POP_REQUEST_DELAY_MILLS} ms later")
+        self.dispatch_pop_pull_request(pop_requests, DISPATCH_POP_REQUEST_DELAY_MILLS, now_ms)
+        return changed
+
+    def remove_unnecessary_pop_message_queue(self, mq: MessageQueue, pq: PopProcessQueue) -> bool:
+        """A POP assignment is given up at once: no offset, no lock (RebalanceImpl.java#removeUnnecessaryPopMessageQueue)."""
+        return True
+
+    def get_consume_init_mode(self) -> int:
+        """Where a Pop group with no offset starts: MIN for CONSUME_FROM_FIRST_OFFSET, else MAX.
+
+        Mirrors: RebalancePushImpl.java#getConsumeInitMode
+        """
+        if self.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
+            return CONSUME_INIT_MODE_MIN
+        return CONSUME_INIT_MODE_MAX
+
+    def dispatch_pop_pull_request(self, pop_requests: list[PopRequest], delay_ms: int, now_ms: int) -> None:
+        """Hand new PopRequests to the pop service, ``delay_ms`` from now (RebalancePushImpl.java#dispatchPopPullRequest)."""
+        check_int(delay_ms, "delay_ms")
+        check_time(now_ms)
+        for request in pop_requests:
+            check_instance(request, "pop_requests[...]", PopRequest)
+            if self.pop_service is None:
+                self.pop_requests.append((now_ms + max(delay_ms, 0), request))
+            elif delay_ms <= 0:
+                self.pop_service.execute_pop_pull_request_immediately(request)
+            else:
+                self.pop_service.execute_pop_pull_request_later(request, delay_ms, now_ms)
+
+    def get_working_message_queue(self, topic: str) -> set[MessageQueue]:
+        """Queues of ``topic`` in either table and not dropped (RebalanceImpl.java#getWorkingMessageQueue)."""
+        check_str(topic, "topic")
+        working = {mq for mq, pq in self.process_queue_table.items() if mq.topic == topic and not pq.dropped}
+        if self.pop_process_queue_table:
+            working.update(mq for mq, ppq in self.pop_process_queue_table.items()
+                           if mq.topic == topic and not ppq.dropped)
+        return working
 
     def truncate_message_queue_not_my_topic(self) -> None:
-        """Drop and forget queues of unsubscribed topics: no persist, no unlock.
+        """Drop and forget queues (and Pop assignments) of unsubscribed topics: no persist, no unlock.
 
         Mirrors: RebalanceImpl.java#truncateMessageQueueNotMyTopic
         """
@@ -316,6 +524,9 @@ class RebalanceImpl:
             if mq.topic not in self.subscription_inner:
                 pq = self.process_queue_table.pop(mq)
                 pq.dropped = True
+        for mq in list(self.pop_process_queue_table):
+            if mq.topic not in self.subscription_inner:
+                self.pop_process_queue_table.pop(mq).dropped = True
 
     def update_process_queue_table_in_rebalance(self, topic: str, mq_set: set[MessageQueue],
                                                 need_lock: bool, now_ms: int) -> bool:
@@ -467,10 +678,13 @@ class RebalanceImpl:
         self._step(REMOVE_DIRTY_OFFSET, mq, "forget any offset held in memory from an earlier ownership")
 
     def destroy(self) -> None:
-        """Drop every queue and clear the table (RebalanceImpl.java#destroy, at shutdown)."""
+        """Drop every queue and Pop assignment and clear the tables (RebalanceImpl.java#destroy, at shutdown)."""
         for pq in self.process_queue_table.values():
             pq.dropped = True
         self.process_queue_table.clear()
+        for ppq in self.pop_process_queue_table.values():
+            ppq.dropped = True
+        self.pop_process_queue_table.clear()
 
     # ---------------------------------------------------------- start offset
     def compute_pull_from_where_with_exception(self, mq: MessageQueue) -> int:

@@ -12,11 +12,18 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-import simpy
-
-from rmqlib.broker import (BrokerConfig, ConsumerManager, DefaultConsumerIdsChangeListener, MessageStore,
-                           PopMessageProcessor, PopReviveService, PullMessageProcessor, QueryAssignmentProcessor,
-                           RebalanceLockManager)
+from rmqlib.broker import (
+    BrokerConfig,
+    ConsumerManager,
+    DefaultConsumerIdsChangeListener,
+    MessageStore,
+    PopLongPollingService,
+    PopMessageProcessor,
+    PopReviveService,
+    PullMessageProcessor,
+    QueryAssignmentProcessor,
+    RebalanceLockManager,
+)
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.client import retry_topic
 from rmqlib.sim.clock import Clock
@@ -64,7 +71,7 @@ class BrokerNode:
         self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()))
         self.revive = PopReviveService(self.pop)
         self.assignment = QueryAssignmentProcessor(self.consumer_manager, routes.route, self.config)
-        self.pop_waiters: list[simpy.Event] = []
+        self.pop_polling = PopLongPollingService()  # holds simpy events: each one resumes a waiting pop
         # what the broker registers with the name server: topic -> (read queues, write queues)
         self.topic_config: dict[str, tuple[int, int]] = {}
         if self.up:
@@ -123,10 +130,9 @@ class BrokerNode:
 
     def _on_arrival(self, topic, queue_id, max_offset, tags_code, store_time, properties, now_ms):
         self.hold.notify_message_arriving(topic, queue_id, max_offset, now_ms, tags_code, store_time)
-        if self.pop_waiters:
-            waiters, self.pop_waiters = self.pop_waiters, []
-            for waiter in waiters:
-                if not waiter.triggered:
+        if self.pop_polling.held:
+            for waiter in self.pop_polling.notify_message_arriving(topic, queue_id):
+                if not waiter.triggered:  # a pop whose poll time ran out has gone on without it
                     waiter.succeed()
 
     def flush_pull_answers(self) -> None:

@@ -2,7 +2,10 @@
 
 A :class:`ConsumerNode` gets the clock, the wire (its pulls go out on it), the recorder, the routes (it polls the
 name server itself) and the brokers by name (the rebalance's broker calls, which take no simulated time, go
-straight to them through :class:`SimClientAPI`). The consume service's loop and the Pop client live here too.
+straight to them through :class:`SimClientAPI`). The orderly consume service
+(:class:`~rmqlib.client.ConsumeMessageOrderlyService`) and the Pop rebalance
+(:meth:`~rmqlib.client.RebalanceImpl.update_message_queue_assignment`) are the client models; this module runs
+them in simulated time.
 """
 
 from __future__ import annotations
@@ -14,25 +17,41 @@ from collections.abc import Mapping
 
 import simpy
 
-from rmqlib.broker import ClientChannelInfo, PopProcessQueue
+from rmqlib.broker import ClientChannelInfo
+from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS
 from rmqlib.broker.protocol import ResponseCode
-from rmqlib.client import (PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL, BrokerError, ConsumeConcurrentlyStatus, Message,
-                           MessageModel, OffsetNotFoundError, PullMessageService, PullResult, PullStatus,
-                           PushConsumerConfig, RebalanceImpl,
-                           RebalanceService, process_consume_result_concurrently, process_pull_exception,
-                           process_pull_result, pull_message)
-from rmqlib.client.route import topic_route_data_to_subscribe_info
+from rmqlib.client import (
+    PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL,
+    BrokerError,
+    ConsumeConcurrentlyStatus,
+    ConsumeMessageOrderlyService,
+    Message,
+    MessageModel,
+    OffsetNotFoundError,
+    PopProcessQueue,
+    PopRequest,
+    PullMessageService,
+    PullResult,
+    PullStatus,
+    PushConsumerConfig,
+    RebalanceImpl,
+    RebalanceService,
+    process_consume_result_concurrently,
+    process_pull_exception,
+    process_pull_result,
+    pull_message,
+)
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import TopicRouteData
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import FIRST_ROUTE_POLL_MS, Routes, route_text
 from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
+from rmqlib.sim.shared_views import SharedViews
 from rmqlib.sim.wire import BrokerUnavailable, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
-POP_LONG_POLLING_MS = 15_000  # DefaultMQPushConsumerImpl: BROKER_SUSPEND_MAX_TIME_MILLIS sent as pollTime
-TRY_LOCK_LATER_MILLS = 100  # ConsumeMessageOrderlyService#tryLockLaterAndReconsume when not locked
+POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime; it times its own wait out
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
@@ -105,19 +124,19 @@ class ConsumerNode:
     """One consumer process: its RebalanceImpl and the threads around it, as simpy processes."""
 
     def __init__(self, spec, scenario: Scenario, clock: Clock, wire: Wire, recorder: Recorder, routes: Routes,
-                 rng: random.Random):
+                 rng: random.Random, views: SharedViews | None = None):
         self.spec, self.cid = spec, spec.client_id
         self.scenario, self.clock, self.wire, self.recorder, self.routes, self.rng = (
             scenario, clock, wire, recorder, routes, rng)
+        self.views = views if views is not None else SharedViews()  # work the run's consumers share
         self.cluster: Mapping = {}  # every broker node by name, set by connect()
         self.alive = False
         self.died_at: int | None = None
         self.connected = False
         self.rebalance_wake: simpy.Event | None = None
         self.pull_timer_at: int | None = None
-        self.orderly_running: set[MessageQueue] = set()
-        self.pop_queues: dict[tuple[str, str], PopProcessQueue] = {}
         self.impl: RebalanceImpl | None = None
+        self.orderly_service: ConsumeMessageOrderlyService | None = None
         self.orderly = scenario.consume_mode == ORDERLY
         self.channel_names = {name: f"{self.cid}->{name}" for name in scenario.all_brokers}
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
@@ -145,8 +164,9 @@ class ConsumerNode:
         if not self.alive:
             held = set()
         elif self.scenario.consume_mode == POP:
-            held = {mq for (broker, topic, queue_id), ppq in self.pop_queues.items() if not ppq.dropped
-                    for mq in self.routes.route(topic) if mq.broker_name == broker and queue_id in (-1, mq.queue_id)}
+            held = {mq for assigned, ppq in self.impl.pop_process_queue_table.items() if not ppq.dropped
+                    for mq in self.routes.route(assigned.topic)
+                    if mq.broker_name == assigned.broker_name and assigned.queue_id in (-1, mq.queue_id)}
         else:
             held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
         self.recorder.own(self.cid, held, now_ms)
@@ -162,7 +182,11 @@ class ConsumerNode:
                                         min_interval=sc.rebalance_min_interval_ms)
         self.impl = RebalanceImpl(sc.consumer_group, self.cid, SimClientAPI(self), sc.strategy, config=config,
                                   consume_orderly=sc.consume_mode == ORDERLY, pull_service=PullMessageService(),
-                                  rebalance_service=self.service, now_ms=now)
+                                  rebalance_service=self.service, pop_service=self, allocation_cache=self.views,
+                                  now_ms=now)
+        if self.orderly:
+            self.orderly_service = ConsumeMessageOrderlyService(self.impl, consume_batch_size=sc.pull_batch_size,
+                                                                lock_max_live_time_ms=sc.client_lock_expiry_ms)
         if recorder.trace:  # each step of the queue-table update, as Java logs it
             self.impl.step_listener = lambda step: recorder.log(
                 int(clock.now), "step", self.cid,
@@ -254,7 +278,7 @@ class ConsumerNode:
             return False
         self.topic_routes[topic] = route
         self.route_brokers[topic] = [bd.broker_name for bd in route.broker_datas]
-        queues = self.routes.ordered(topic_route_data_to_subscribe_info(topic, route), route)
+        queues = self.views.subscribe_queues(topic, route, self.routes.ordered)
         self.impl.update_topic_subscribe_info(topic, queues)
         if topic in self.scenario.topics and self.scenario.changes_routes:
             self.recorder.log(now_ms, "route", self.cid, f"{topic}: {route_text(route)}")
@@ -385,66 +409,65 @@ class ConsumerNode:
         self.drain_pulls()
 
     def consume_orderly(self, mq, pq):
-        """ConsumeMessageOrderlyService.ConsumeRequest: one queue, in order, only while locked."""
-        clock, recorder, sc = self.clock, self.recorder, self.scenario
-        if mq in self.orderly_running:
+        """One ConsumeRequest of the orderly service, run in simulated time: the service says what to do
+        next (stop, lock and wait, or consume a batch), this loop waits and runs the listener."""
+        clock, recorder, service = self.clock, self.recorder, self.orderly_service
+        if not service.start(mq):
             return
-        self.orderly_running.add(mq)
-        broadcasting = sc.message_model == BROADCASTING
-        try:  # one ConsumeRequest per queue at a time (Java: synchronized on the queue's lock object)
-            while self.alive and not pq.dropped:
-                now = int(clock.now)
-                lock_fresh = now - pq.last_lock_timestamp <= sc.client_lock_expiry_ms
-                if not broadcasting and not (pq.locked and lock_fresh):
-                    self.impl.lock(mq, now)  # tryLockLaterAndReconsume
-                    yield clock.timeout(TRY_LOCK_LATER_MILLS)
-                    continue
-                msgs = pq.take_messages(sc.pull_batch_size, now)
-                if not msgs:
+        try:
+            while self.alive:
+                start = int(clock.now)
+                step = service.next_step(mq, pq, start)
+                if step.action == "stop":
                     return
-                pq.acquire_consume_lock()
-                start = now
+                if step.action == "lock later":
+                    yield clock.timeout(step.delay_ms)
+                    continue
+                msgs = step.msgs
                 yield clock.timeout(self.consume_duration(len(msgs)))
-                pq.release_consume_lock()
+                service.finish(pq)
                 recorder.record_batch(self.cid, self.died_at, mq, msgs, start, clock.now)
                 if not self.alive:
                     return
-                offset = pq.commit()
-                if offset >= 0 and not pq.dropped:
-                    self.impl.offset_store.update_offset(mq, offset, False)
+                service.process_consume_result(mq, pq, msgs)
         finally:
-            self.orderly_running.discard(mq)
+            service.done(mq)
 
     # --- Pop mode ------------------------------------------------------------
     def try_rebalance(self, now_ms) -> bool:
-        """Pop mode's round, run by the RebalanceService like RebalanceImpl's.
+        """Pop mode's round, run by the RebalanceService in place of RebalanceImpl#doRebalance.
 
-        Mirrors: RebalanceImpl#getRebalanceResultFromBroker: ask a broker which queues to pop
-        (QUERY_ASSIGNMENT); no client-side allocation.
+        Per topic it does what RebalanceImpl#getRebalanceResultFromBroker does (QUERY_ASSIGNMENT to a
+        broker, then :meth:`~rmqlib.client.RebalanceImpl.update_message_queue_assignment`), with the
+        simplifications the simulator has always made: one broker, drawn at random, answers every topic
+        of the round; only the scenario's topics are asked (not the group's retry topic); a changed
+        assignment sends no heartbeat (messageQueueChanged); the round reports "balanced".
         """
-        clock, sc = self.clock, self.scenario
+        sc, impl = self.scenario, self.impl
         broker = self.cluster[self.rng.choice(list(sc.brokers))]
-        wanted = set()
         for topic in sc.topics:
             assigned = broker.assignment.query_assignment(topic, sc.consumer_group, self.cid, "CLUSTERING",
                                                           sc.strategy.name)
-            for assignment in assigned or ():
-                wanted.add((assignment.message_queue.broker_name, topic, assignment.message_queue.queue_id))
-        for key in list(self.pop_queues):
-            if key not in wanted:
-                self.pop_queues.pop(key).dropped = True
-        for key in sorted(wanted):
-            if key not in self.pop_queues:
-                ppq = self.pop_queues[key] = PopProcessQueue(now_ms)
-                clock.process(self.pop_loop(key, ppq))
+            if assigned is not None:
+                impl.update_message_queue_assignment(topic, assigned, False, now_ms)
         return True
 
-    def pop_loop(self, key, ppq):
+    def execute_pop_pull_request_later(self, request: PopRequest, delay_ms: int, now_ms: int) -> None:
+        """PullMessageService#executePopPullRequestLater for a new assignment. The simulator starts its pops
+        at once (the 500 ms dispatch delay is not modelled)."""
+        self.execute_pop_pull_request_immediately(request)
+
+    def execute_pop_pull_request_immediately(self, request: PopRequest) -> None:
+        self.clock.process(self.pop_loop(request))
+
+    def pop_loop(self, request: PopRequest):
         """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage)."""
         clock, recorder, sc = self.clock, self.recorder, self.scenario
-        broker_name, topic, queue_id = key
+        ppq, mq = request.pop_process_queue, request.message_queue
+        broker_name, topic, queue_id = mq.broker_name, mq.topic, mq.queue_id
         broker = self.cluster[broker_name]
         while self.alive and not ppq.dropped:
+            ppq.last_pop_timestamp = int(clock.now)  # at every attempt, as popMessage sets it
             if ppq.get_wai_ack_msg_count() > POP_THRESHOLD_FOR_QUEUE:
                 yield clock.timeout(PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL)
                 continue
@@ -455,13 +478,12 @@ class ConsumerNode:
             recorder.pulls += 1
             if not result.messages:
                 waiter = clock.event()
-                broker.pop_waiters.append(waiter)
+                broker.pop_polling.polling(waiter, POP_LONG_POLLING_MS)
                 yield waiter | clock.timeout(POP_LONG_POLLING_MS)
                 continue
             yield clock.timeout(sc.rpc_latency_ms)
             if not self.alive:
                 return
-            ppq.last_pop_timestamp = int(clock.now)
             ppq.inc_found_msg(len(result.messages))
             recorder.log(int(clock.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
             for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):

@@ -21,8 +21,8 @@ Modelling choices:
 * Broker calls made by the rebalance (consumer list, locks, offsets,
   heartbeats) take no simulated time; pulls and pops take ``rpc_latency_ms``
   each way.
-* Pop long polling (PopLongPollingService) is modelled in the consumer node: an empty pop
-  waits for a message arriving on that broker or for the 15 s poll time.
+* Pop long polling: an empty pop is held by the broker's PopLongPollingService until a
+  message arrives on that broker, or the client's 15 s poll time ends.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.result import SimResult
 from rmqlib.sim.routes import Routes
 from rmqlib.sim.scenario import POP, BrokerOutage, Scenario, TopicChange
+from rmqlib.sim.shared_views import SharedViews
 from rmqlib.sim.wire import Wire
 
 
@@ -60,7 +61,8 @@ class Simulation:
         for name in scenario.brokers:
             self.brokers[name].register(0)
         self.routes.start_producers()
-        self.consumers = {spec.client_id: ConsumerNode(spec, *parts) for spec in scenario.consumers}
+        self.views = SharedViews()  # what identical views of the consumers compute once (see shared_views)
+        self.consumers = {spec.client_id: ConsumerNode(spec, *parts, self.views) for spec in scenario.consumers}
         channels = {}
         for consumer in self.consumers.values():
             consumer.connect(self.brokers)

@@ -57,7 +57,7 @@ class Recorder:
         self.queue_tallies: dict[MessageQueue, _OffsetTally] = {}  # the same, by MessageQueue
         self.offset_violations: list[str] = []
         self.load: dict[str, defaultdict[int, int]] = defaultdict(lambda: defaultdict(int))  # cid -> bucket -> count
-        self.open_ownership: dict[tuple[str, MessageQueue], int] = {}
+        self.open_ownership: dict[str, dict[MessageQueue, int]] = {}  # cid -> queue -> since when
         self.ownership: defaultdict[str, list[Interval]] = defaultdict(list)
         self.lock_state: dict[MessageQueue, tuple[str, int, int]] = {}
         self.lock_ownership: defaultdict[str, list[Interval]] = defaultdict(list)
@@ -133,19 +133,21 @@ class Recorder:
     # --- ownership and locks ---------------------------------------------------
     def own(self, cid: str, held: set[MessageQueue], now_ms) -> None:
         """Open and close the intervals in which consumer ``cid`` believes it owns each queue: now ``held``."""
-        for key in [k for k in self.open_ownership if k[0] == cid and k[1] not in held]:
-            start = self.open_ownership.pop(key)
-            self.ownership[str(key[1])].append(Interval(str(key[1]), cid, start, now_ms))
-            self.log(now_ms, "drop", cid, str(key[1]))
+        mine = self.open_ownership.get(cid)
+        if mine is None:
+            mine = self.open_ownership[cid] = {}
+        for mq in [mq for mq in mine if mq not in held]:
+            start = mine.pop(mq)
+            self.ownership[str(mq)].append(Interval(str(mq), cid, start, now_ms))
+            self.log(now_ms, "drop", cid, str(mq))
         for mq in sorted(held):
-            if (cid, mq) not in self.open_ownership:
-                self.open_ownership[(cid, mq)] = now_ms
+            if mq not in mine:
+                mine[mq] = now_ms
                 self.log(now_ms, "take", cid, str(mq))
 
     def close_ownership(self, cid: str, now_ms) -> None:
-        for key in [k for k in self.open_ownership if k[0] == cid]:
-            start = self.open_ownership.pop(key)
-            self.ownership[str(key[1])].append(Interval(str(key[1]), cid, start, now_ms))
+        for mq, start in self.open_ownership.pop(cid, {}).items():
+            self.ownership[str(mq)].append(Interval(str(mq), cid, start, now_ms))
 
     def on_locks(self, table, mqs, now_ms) -> None:
         """Follow a broker's lock table for ``mqs`` (read, never changed): owners, renewals, releases."""

@@ -1,10 +1,11 @@
-"""Pop mode: server-side allocation, pop/ack/change-invisible-time, revive, PopProcessQueue."""
+"""Pop mode on the broker: server-side allocation (QUERY_ASSIGNMENT), pop/ack/change-invisible-time, revive."""
 
 import random
 
 import pytest
 
 from rmqlib.broker import (
+    SERVER_SIDE_STRATEGIES,
     AckHandle,
     BrokerConfig,
     ClientChannelInfo,
@@ -13,12 +14,10 @@ from rmqlib.broker import (
     MessageRequestMode,
     MessageStore,
     PopMessageProcessor,
-    PopProcessQueue,
     PopReviveService,
     QueryAssignmentProcessor,
     ResponseCode,
     SubscriptionData,
-    SERVER_SIDE_STRATEGIES,
     build_pop_retry_topic,
 )
 from rmqlib.model import MessageQueue
@@ -110,11 +109,11 @@ def test_query_assignment_pop_mode_default_share_gives_whole_topic():
 
 def test_query_assignment_unknown_strategy_or_topic_or_group_is_none():
     qap = _qap(["a"])
-    assert qap.do_allocate("T", "G", "a", "CLUSTERING", "CONSISTENT_HASH") is None
-    assert qap.do_allocate("nope", "G", "a", "CLUSTERING", "AVG") is None
-    assert qap.do_allocate("T", "nogroup", "a", "CLUSTERING", "AVG") is None
-    assert qap.do_allocate("T", "G", "stranger", "CLUSTERING", "AVG") == set()
-    assert len(qap.do_allocate("T", "G", "a", "BROADCASTING", "AVG")) == 4
+    assert qap.do_load_balance("T", "G", "a", "CLUSTERING", "CONSISTENT_HASH") is None
+    assert qap.do_load_balance("nope", "G", "a", "CLUSTERING", "AVG") is None
+    assert qap.do_load_balance("T", "nogroup", "a", "CLUSTERING", "AVG") is None
+    assert qap.do_load_balance("T", "G", "stranger", "CLUSTERING", "AVG") == set()
+    assert len(qap.do_load_balance("T", "G", "a", "BROADCASTING", "AVG")) == 4
 
 
 def test_set_mode_on_retry_topic_is_refused():
@@ -246,17 +245,6 @@ def test_revive_service_runs_every_second():
     assert revive.run_due(999) == []
     assert revive.run_due(1000) == []        # 1000 - 1000 is not past the 2 s margin
     assert revive.run_due(3001) != []
-
-
-# ---- PopProcessQueue ---------------------------------------------------------------
-
-def test_pop_process_queue_counts_and_expires_after_120s():
-    pq = PopProcessQueue(now_ms=0)
-    pq.inc_found_msg(3)
-    assert pq.ack() == 3 and pq.get_wai_ack_msg_count() == 2
-    pq.dec_found_msg(-2)
-    assert pq.get_wai_ack_msg_count() == 0
-    assert not pq.is_pull_expired(120_000) and pq.is_pull_expired(120_001)
 
 
 @pytest.mark.parametrize("seed", range(15))

@@ -198,3 +198,76 @@ def test_stress_concurrent_consume_random_seed():
             held = pq.msg_tree.keys()
             if mem(store) >= 0:
                 assert not held or mem(store) <= held[0]
+
+
+# ---- ConsumeMessageOrderlyService: one ConsumeRequest's turns ------------------------------------
+
+class _Rebalance:
+    """What the orderly service needs of a consumer: its message model, offset store and lock()."""
+
+    def __init__(self, api, message_model=MessageModel.CLUSTERING, grant=True):
+        self.message_model, self.offset_store, self.grant = message_model, OffsetStore("G", api), grant
+        self.locks = []
+
+    def lock(self, mq, now_ms):
+        self.locks.append((mq, now_ms))
+        return self.grant
+
+
+def _orderly(api, **kw):
+    from rmqlib.client import ConsumeMessageOrderlyService
+    rebalance = _Rebalance(api, **kw)
+    return rebalance, ConsumeMessageOrderlyService(rebalance, consume_batch_size=4, lock_max_live_time_ms=30_000)
+
+
+def _locked_pq(now_ms=0, n=6):
+    pq = ProcessQueue()
+    pq.put_message(batch(n))
+    pq.locked, pq.last_lock_timestamp = True, now_ms
+    return pq
+
+
+def test_orderly_request_runs_once_per_queue(api):
+    _, service = _orderly(api)
+    assert service.start(MQ) and not service.start(MQ)
+    service.done(MQ)
+    assert service.start(MQ)
+
+
+def test_orderly_turn_without_a_fresh_lock_locks_and_tries_100_ms_later(api):
+    rebalance, service = _orderly(api)
+    pq = _locked_pq(now_ms=0)
+    step = service.next_step(MQ, pq, 30_001)  # the local lock is older than 30 s
+    assert (step.action, step.delay_ms) == ("lock later", 100) and rebalance.locks == [(MQ, 30_001)]
+    pq.locked = False
+    assert service.next_step(MQ, pq, 1).action == "lock later"
+
+
+def test_orderly_turn_consumes_a_batch_in_order_under_the_consume_lock(api):
+    rebalance, service = _orderly(api)
+    pq = _locked_pq()
+    step = service.next_step(MQ, pq, 10)
+    assert step.action == "consume" and [m.queue_offset for m in step.msgs] == [0, 1, 2, 3]
+    assert not pq.try_consume_write_lock()  # the rebalance cannot take the queue mid-batch
+    service.finish(pq)
+    assert pq.try_consume_write_lock()
+    outcome = service.process_consume_result(MQ, pq, step.msgs)
+    assert outcome.commit_offset == 4 and mem(rebalance.offset_store) == 4
+    assert [m.queue_offset for m in service.next_step(MQ, pq, 20).msgs] == [4, 5]
+    assert rebalance.locks == []
+
+
+def test_orderly_turn_stops_when_dropped_or_empty(api):
+    _, service = _orderly(api)
+    pq = _locked_pq(n=0)
+    assert service.next_step(MQ, pq, 0).action == "stop"
+    pq = _locked_pq()
+    pq.dropped = True
+    assert service.next_step(MQ, pq, 0).action == "stop"
+
+
+def test_orderly_broadcasting_needs_no_lock(api):
+    rebalance, service = _orderly(api, message_model=MessageModel.BROADCASTING)
+    pq = _locked_pq()
+    pq.locked = False
+    assert service.next_step(MQ, pq, 0).action == "consume" and rebalance.locks == []

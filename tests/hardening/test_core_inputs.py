@@ -32,7 +32,6 @@ from rmqlib.broker import (
     MessageStore,
     NotifyMessageArrivingListener,
     PopMessageProcessor,
-    PopProcessQueue,
     PopReviveService,
     PullMessageProcessor,
     PullMessageRequest,
@@ -67,6 +66,7 @@ from rmqlib.client import (
     process_pull_result,
     pull_message,
 )
+from rmqlib.client.pop import PopProcessQueue
 from rmqlib.model import MessageQueue
 from support import TooSlow, time_limit
 
@@ -461,9 +461,9 @@ ENTRIES = [
     ("QueryAssignmentProcessor.set_message_request_mode",
      lambda topic, group, mode, pop_share_queue_num: query_assignment().set_message_request_mode(
          topic, group, mode, pop_share_queue_num), dict(topic="T", group="G", mode="POP", pop_share_queue_num=1)),
-    ("QueryAssignmentProcessor.do_allocate",
+    ("QueryAssignmentProcessor.do_load_balance",
      lambda topic, group, client_id, message_model, strategy_name, mode, pop_share_queue_num:
-     query_assignment().do_allocate(topic, group, client_id, message_model, strategy_name, mode, pop_share_queue_num),
+     query_assignment().do_load_balance(topic, group, client_id, message_model, strategy_name, mode, pop_share_queue_num),
      dict(topic="T", group="G", client_id="c1", message_model="CLUSTERING", strategy_name="AVG", mode="POP",
           pop_share_queue_num=1)),
     ("QueryAssignmentProcessor.query_assignment",

@@ -1,0 +1,98 @@
+"""The Pop consumer's client side (RIP-19, 5.x): one PopProcessQueue and one PopRequest per assignment.
+
+With ``clientRebalance`` off, a push consumer asks a broker which queues it should read
+(``RebalanceImpl#getRebalanceResultFromBroker``, in :mod:`rmqlib.client.rebalance`). For a POP
+assignment it keeps a :class:`PopProcessQueue` (no offsets, no message tree: only how many messages
+wait for their ack and when it last popped) and circulates a :class:`PopRequest`, as a pull consumer
+circulates its PullRequest. The broker side is in :mod:`rmqlib.broker.pop`.
+"""
+
+from __future__ import annotations
+
+from rmqlib.checks import check_instance, check_int, check_str
+from rmqlib.client.process_queue import PULL_MAX_IDLE_TIME, check_time
+from rmqlib.model import MessageQueue
+
+#: ConsumeInitMode.MIN / MAX (common/.../constant/ConsumeInitMode.java): where a group with no
+#: offset starts popping.
+CONSUME_INIT_MODE_MIN, CONSUME_INIT_MODE_MAX = 0, 1
+
+
+class PopProcessQueue:
+    """The client's per-assignment state in Pop mode: last pop time, messages awaiting ack.
+
+    An assignment not popped for more than ``PULL_MAX_IDLE_TIME`` (120 s) is pull-expired: the next
+    rebalance drops it and makes a new one (RebalanceImpl#updateMessageQueueAssignment).
+
+    Mirrors: client/.../impl/consumer/PopProcessQueue.java
+    """
+
+    def __init__(self, now_ms=0):
+        self.last_pop_timestamp = check_time(now_ms)
+        self.wait_ack_counter = 0
+        self.dropped = False
+
+    def inc_found_msg(self, count: int) -> None:
+        check_int(count, "count")
+        self.wait_ack_counter += count
+
+    def ack(self) -> int:
+        """Decrement; returns the value *before* the decrement, as Java's getAndDecrement."""
+        before = self.wait_ack_counter
+        self.wait_ack_counter -= 1
+        return before
+
+    def dec_found_msg(self, count: int) -> None:
+        """Adds ``count`` (Java's addAndGet): callers pass a negative number to decrease."""
+        check_int(count, "count")
+        self.wait_ack_counter += count
+
+    def get_wai_ack_msg_count(self) -> int:
+        return self.wait_ack_counter
+
+    def is_pull_expired(self, now_ms) -> bool:
+        """Idle for strictly more than PULL_MAX_IDLE_TIME (120 s)."""
+        return (check_time(now_ms) - self.last_pop_timestamp) > PULL_MAX_IDLE_TIME
+
+    def __repr__(self) -> str:
+        return (f"PopProcessQueue[waitAckCounter:{self.wait_ack_counter}, "
+                f"lastPopTimestamp:{self.last_pop_timestamp}, drop:{self.dropped}]")
+
+    def _check(self) -> None:
+        assert isinstance(self.dropped, bool)
+        assert isinstance(self.wait_ack_counter, int)
+
+
+class PopRequest:
+    """One POP assignment in circulation: which queue to pop for which group, and its PopProcessQueue.
+
+    Equal when topic, group and queue are (Java's equals/hashCode ignore the process queue).
+
+    Mirrors: client/.../impl/consumer/PopRequest.java
+    """
+
+    __slots__ = ("topic", "consumer_group", "message_queue", "pop_process_queue", "init_mode", "locked_first")
+
+    def __init__(self, topic: str, consumer_group: str, message_queue: MessageQueue,
+                 pop_process_queue: PopProcessQueue, init_mode: int = CONSUME_INIT_MODE_MAX):
+        check_str(topic, "topic")
+        check_str(consumer_group, "consumer_group")
+        check_instance(message_queue, "message_queue", MessageQueue)
+        check_instance(pop_process_queue, "pop_process_queue", PopProcessQueue)
+        check_int(init_mode, "init_mode", CONSUME_INIT_MODE_MIN, CONSUME_INIT_MODE_MAX)
+        self.topic, self.consumer_group, self.message_queue = topic, consumer_group, message_queue
+        self.pop_process_queue, self.init_mode = pop_process_queue, init_mode
+        self.locked_first = False
+
+    def _key(self) -> tuple:
+        return self.topic, self.consumer_group, self.message_queue
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PopRequest) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"PopRequest[topic={self.topic}, consumerGroup={self.consumer_group}, "
+                f"messageQueue={self.message_queue}]")
