@@ -9,6 +9,8 @@ What is here:
 * ``RangeAssignor``, ``RoundRobinAssignor``, ``StickyAssignor`` (KIP-54) and ``CooperativeStickyAssignor``
   (KIP-429): the client-side assignors a classic group's leader runs (``rmqlib.kafka.assignors``);
 * ``UniformAssignor`` and ``ServerRangeAssignor``: KIP-848's server-side assignors (``rmqlib.kafka.server``);
+* ``settled_assignment``: the assignment a group ends with after one rebalance from a previous one, under the
+  assignor's protocol (cooperative rounds repeated until nothing is held back);
 * ``membership_change``: one join, graceful leave or crash played through the eager, cooperative (KIP-429) and
   KIP-848 consumer protocols, giving each partition's pause, the partitions moved and the duplicates
   (``rmqlib.kafka.protocol``).
@@ -21,7 +23,13 @@ rack-aware branches never run); the protocols are a deterministic event model wi
 from __future__ import annotations
 
 from rmqlib.kafka.assignors import CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor, StickyAssignor
-from rmqlib.kafka.protocol import ChangeOutcome, ProtocolTimings, RebalanceProtocol, membership_change
+from rmqlib.kafka.protocol import (
+    ChangeOutcome,
+    ProtocolTimings,
+    RebalanceProtocol,
+    membership_change,
+    settled_assignment,
+)
 from rmqlib.kafka.server import ServerRangeAssignor, UniformAssignor
 from rmqlib.kafka.types import Subscription, TopicPartition
 
@@ -78,4 +86,5 @@ __all__ = [
     "CooperativeStickyAssignor",
     "ProtocolTimings", "RangeAssignor", "RebalanceProtocol", "RoundRobinAssignor", "ServerRangeAssignor",
     "StickyAssignor", "Subscription", "TopicPartition", "UniformAssignor", "java_url", "membership_change",
+    "settled_assignment",
 ]

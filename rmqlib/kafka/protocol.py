@@ -49,6 +49,7 @@ from rmqlib.kafka.types import (
     MAX_MEMBERS,
     Subscription,
     TopicPartition,
+    check_assignment,
     check_member_id,
     check_partitions_per_topic,
     check_topic,
@@ -311,6 +312,48 @@ def _no_change(protocol, assignor, ppt, before, t):
                          backlog=dict(zero))
 
 
+def settled_assignment(assignor, partitions_per_topic: Mapping[str, int], members,
+                       previous: Mapping[str, Sequence[TopicPartition]] | None = None, *,
+                       protocol: RebalanceProtocol | str | None = None) -> dict[str, list[TopicPartition]]:
+    """The assignment a group ends with once a rebalance from ``previous`` has finished.
+
+    ``members``: member ids (each on every topic) or a mapping member id -> topics; ``previous``: member -> the
+    partitions it owned (``None``: a new group). ``protocol`` defaults to the assignor's first supported protocol
+    (cooperative for cooperative-sticky). What the assignor sees follows the protocol: eager members own nothing when
+    they join (only ``StickyAssignor`` carries its previous assignment, in its user data); cooperative rounds repeat
+    until nothing is held back; KIP-848's assignors get ``previous`` as the group's current target.
+
+    >>> before = settled_assignment("cooperative-sticky", {"t": 6}, ["a", "b"])
+    >>> after = settled_assignment("cooperative-sticky", {"t": 6}, ["a", "b", "c"], before)
+    >>> sorted(len(v) for v in after.values()), all(set(after[m]) <= set(before[m]) for m in "ab")
+    ([2, 2, 2], True)
+    """
+    assignor = _resolve_assignor(assignor)
+    supported = tuple(getattr(assignor, "supported_protocols", ()))
+    if protocol is None:
+        protocol = RebalanceProtocol(supported[0]) if supported else RebalanceProtocol.EAGER
+    elif isinstance(protocol, str):
+        try:
+            protocol = RebalanceProtocol(protocol)
+        except ValueError:
+            raise ValueError(f"protocol must be one of {[p.value for p in RebalanceProtocol]}, got {protocol!r}") \
+                from None
+    if not isinstance(protocol, RebalanceProtocol):
+        raise ArgumentTypeError(f"protocol must be a RebalanceProtocol, got {protocol!r}")
+    if protocol.value not in supported:
+        raise ValueError(f"assignor {assignor.name!r} does not support the {protocol.value} protocol "
+                         f"(it supports {list(supported)})")
+    ppt = check_partitions_per_topic(partitions_per_topic)
+    group = _members(members, "members", list(ppt))
+    owned = check_assignment({} if previous is None else previous, "previous")
+    if protocol is RebalanceProtocol.CONSUMER:
+        return assignor.assign(ppt, {m: Subscription(topics) for m, topics in group.items()}, owned)
+    if protocol is RebalanceProtocol.EAGER:
+        carried = owned if isinstance(assignor, StickyAssignor) else {}
+        return assignor.assign(ppt, _classic_subs(group, carried, 1 if previous is not None else -1))
+    return _settle_cooperative(assignor, ppt, group, owned)
+
+
 def _detection(kind: str, t: ProtocolTimings, consumer: bool) -> float:
     if kind == "crash":
         return float(t.consumer_session_timeout_ms if consumer else t.session_timeout_ms)
@@ -367,7 +410,7 @@ def _settle_cooperative(assignor, ppt, members, assignment):
         if {m: set(v) for m, v in nxt.items()} == {m: set(v) for m, v in assignment.items()}:
             return nxt
         assignment = nxt
-    return assignment
+    raise RuntimeError(f"cooperative rebalance did not settle within {MAX_COOPERATIVE_ROUNDS} rounds")
 
 
 def _cooperative(assignor, ppt, before, after, joined, left, kind, t):

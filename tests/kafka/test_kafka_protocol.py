@@ -171,3 +171,35 @@ def test_consumer_protocol_member_that_revokes_receives_only_after_acknowledging
         revoked_at = max(out.ready_at_ms[tp] - out.unavailable_ms[tp] for tp in out.moved if old[tp] == member)
         received = [out.ready_at_ms[tp] for tp in out.moved if new[tp] == member]
         assert min(received) >= revoked_at + t.commit_on_revoke_ms + t.rpc_ms
+
+
+@given(st.sampled_from(PROTOCOLS), st.integers(1, 40), st.integers(1, 8), st.integers(-3, 3))
+@settings(max_examples=80, deadline=None)
+def test_settled_assignment_is_where_membership_change_ends(protocol_assignor, partitions, size, change):
+    from rmqlib.kafka import settled_assignment
+
+    protocol, assignor = protocol_assignor
+    before = [f"m{i:02d}" for i in range(size)]
+    after = before[:max(1, size + change)] if change < 0 else before + [f"n{i}" for i in range(change)]
+    out = membership_change(protocol, assignor, {"t": partitions}, before, after)
+    start = settled_assignment(assignor, {"t": partitions}, before, protocol=protocol)
+    assert {m: set(v) for m, v in start.items()} == {m: set(v) for m, v in out.before.items()}
+    end = settled_assignment(assignor, {"t": partitions}, after, start, protocol=protocol)
+    assert {m: set(v) for m, v in end.items()} == {m: set(v) for m, v in out.after.items()}
+
+
+def test_settled_assignment_defaults_to_the_assignors_protocol_and_checks_arguments():
+    from rmqlib.kafka import settled_assignment
+
+    before = settled_assignment("cooperative-sticky", {"t": 6}, ["a", "b"])
+    after = settled_assignment("cooperative-sticky", {"t": 6}, ["a", "b", "c"], before)  # two rounds, settled
+    assert sorted(len(v) for v in after.values()) == [2, 2, 2]
+    with pytest.raises(ValueError, match="does not support"):
+        settled_assignment("range", {"t": 6}, ["a"], protocol="cooperative")
+    with pytest.raises(ValueError, match="protocol"):
+        settled_assignment("range", {"t": 6}, ["a"], protocol="lazy")
+    with pytest.raises(ValueError, match="previous"):
+        twice = {"a": [TopicPartition("t", 0)], "b": [TopicPartition("t", 0)]}
+        settled_assignment("uniform", {"t": 6}, ["a", "b"], twice)
+    with pytest.raises((ValueError, TypeError), match="members"):
+        settled_assignment("uniform", {"t": 6}, "ab")
