@@ -238,7 +238,9 @@ class _StickyBase:
 
     def _owned_partitions(self, ppt, subs, order):
         """``allSubscriptionsEqual``: each member's still-valid owned partitions, with conflicting claims settled
-        by generation (a higher generation wins; two claims in the same generation both lose the partition)."""
+        by generation (a higher generation wins; two claims in the same generation both lose the partition). The
+        generation is KIP-341's addition to the sticky user data: it lets the leader tell a zombie's stale claim
+        from the current owner's."""
         all_equal = True
         subscribed: set[str] | None = None
         owned: dict[str, list[TopicPartition]] = {}
@@ -551,7 +553,8 @@ class _GeneralBuilder:
 class StickyAssignor(_StickyBase):
     """KIP-54's sticky assignor: as balanced as possible (counts within one, or no movable partition left), and
     within that keeps as many previous assignments as it can. Eager: members revoke everything before joining, so
-    the previous assignment travels in the subscription (here ``owned_partitions`` and ``generation``).
+    the previous assignment travels in the subscription's user data (here ``owned_partitions`` and ``generation``;
+    the generation since KIP-341).
 
     Mirrors: clients/.../consumer/StickyAssignor.java over internals/AbstractStickyAssignor.java.
     """
