@@ -100,7 +100,8 @@ def test_sticky_javadoc_example_1_keeps_every_previous_assignment_when_c1_leaves
     assert len(after["C0"]) == len(after["C2"]) == 4
     # The Javadoc's lists (C0 [t0p0, t1p1, t3p0, t2p0], C2 [t1p0, t2p1, t0p1, t3p1]) come from the original
     # KIP-54 algorithm; the constrained builder Kafka runs now deals C1's partitions round-robin in topic order
-    # to the members under quota, sorted: t0p1 -> C0, t2p0 -> C2, t3p1 -> C2.
+    # to the members under quota, sorted: t0p1 -> C0, t2p0 -> C2, t3p1 -> C2. Kafka's own classes at the commit,
+    # run on this input (tests/kafka/oracle), return exactly the lists below, not the Javadoc's.
     assert after == {"C0": tps("t0p0 t3p0 t1p1 t0p1"), "C2": tps("t1p0 t2p1 t2p0 t3p1")}
     # RoundRobin, by contrast, reshuffles (the Javadoc's "C0: [t0p0, t1p0, t2p0, t3p0]")
     rr = RoundRobinAssignor().assign(FOUR_BY_TWO, subs({m: list(FOUR_BY_TWO) for m in ("C0", "C2")}))
