@@ -155,3 +155,12 @@ def test_two_topics_map_to_two_kafka_topics():
     answer = owners("KAFKA_ROUNDROBIN", make_cids(2), mqs)
     assert sorted(mq for q in answer.values() for mq in q) == sorted(mqs)
     assert compare._partitions(compare._mq_list(mqs))[0] == {"A": 4, "B": 2}
+
+
+def test_a_scenario_takes_our_strategies_as_it_takes_rocketmqs():
+    from rmqlib.designs import AllocateMessageQueueConsistentHashBoundedLoad, AllocateMessageQueueSticky
+    from rmqlib.sim import Scenario, scenarios
+
+    for strategy in (AllocateMessageQueueSticky("shared"), AllocateMessageQueueConsistentHashBoundedLoad(0.5)):
+        assert Scenario(strategy=strategy).strategy is strategy
+        assert scenarios.scale_out(strategy=strategy).strategy.name == strategy.name
