@@ -169,6 +169,13 @@ class ChangeOutcome:
         """When the last paused partition could be fetched again (0 if none paused)."""
         return max(self.ready_at_ms.values(), default=0.0)
 
+    def summary(self) -> dict[str, object]:
+        """The headline numbers, one flat dict (a table row)."""
+        return {"protocol": self.protocol.value, "assignor": self.assignor, "change": self.kind,
+                "moved": len(self.moved), "revoked_and_returned": len(self.revoked_and_returned),
+                "paused": self.paused, "max_pause_ms": self.max_pause_ms, "total_pause_ms": self.total_pause_ms,
+                "settled_ms": self.settled_ms, "duplicates": self.total_duplicates, "rounds": self.rounds}
+
 
 def _members(value, name: str, topics: list[str]) -> dict[str, tuple[str, ...]]:
     """member -> its topics, from a sequence of ids (each subscribes to every topic) or a mapping id -> topics."""

@@ -203,3 +203,19 @@ def test_settled_assignment_defaults_to_the_assignors_protocol_and_checks_argume
         settled_assignment("uniform", {"t": 6}, ["a", "b"], twice)
     with pytest.raises((ValueError, TypeError), match="members"):
         settled_assignment("uniform", {"t": 6}, "ab")
+
+
+def test_summary_is_one_flat_row():
+    out = membership_change("eager", "range", PPT, GROUP, BIGGER)
+    row = out.summary()
+    assert row["protocol"] == "eager" and row["change"] == "join" and row["paused"] == 12
+    assert row["moved"] == len(out.moved) and row["max_pause_ms"] == out.max_pause_ms and row["rounds"] == 1
+
+
+def test_a_large_change_finishes():
+    from support import time_limit
+
+    with time_limit(20):
+        out = membership_change("cooperative", "cooperative-sticky", {"t": 20_000}, [f"c{i}" for i in range(500)],
+                                [f"c{i}" for i in range(501)])
+    assert out.rounds == 2 and len(out.moved) == 20_000 // 501
