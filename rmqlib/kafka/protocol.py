@@ -1,5 +1,7 @@
 """One membership change played through Kafka's three rebalance protocols, as a deterministic event model.
 
+Our model of Kafka's behaviour, for comparison with RocketMQ's; not Kafka, and not its code.
+
 ``membership_change`` takes a stable group, changes it once (a member joins, leaves gracefully, or crashes and is
 expired after the session timeout), and returns for every partition how long nobody fetched it (its pause), which
 partitions moved, how many rebalance rounds it took, which partitions were revoked only to be handed back to the
@@ -16,7 +18,8 @@ The protocols, as modelled:
   rebalance that hands them out. Partitions that stay never pause.
 * ``CONSUMER`` (KIP-848, the broker-side protocol): the coordinator computes a target assignment when it learns
   of the change; each member reconciles on its own heartbeats. A member told to give up a partition revokes it,
-  commits, and acknowledges at once; the new owner receives it in the reply to its first heartbeat after that.
+  commits, and acknowledges at once; the new owner receives it in the reply to its first heartbeat after that
+  (a member that itself has partitions to give up receives nothing new before it has acknowledged).
 
 Time 0 is the change. The coordinator learns of it at once for a join, after the leaving member has committed for
 a graceful leave, and a session timeout after the crash for a crash (we take the crash just after a heartbeat).
@@ -27,7 +30,8 @@ offsets processed since its last commit, on average half an ``auto.commit.interv
 a member that gives partitions up on purpose commits first, so a graceful change redelivers nothing.
 
 Simplified: no network loss, no slow members beyond ``poll_delay_ms``, one rebalance at a time, assignment itself
-takes no time, and the joining member's first heartbeat phase is the change itself.
+takes no time, and the joining member's first heartbeat phase is the change itself. ``settled_assignment`` gives
+the end state alone, without timings.
 
 Mirrors (at the commit in ``rmqlib.kafka.KAFKA_COMMIT``): clients/.../consumer/internals/ConsumerCoordinator.java
 (``onJoinPrepare``, ``onJoinComplete``: eager and cooperative revocation), ConsumerPartitionAssignor.RebalanceProtocol
