@@ -42,7 +42,9 @@ def _prepare(partitions_per_topic, subscriptions, previous):
     subs = check_subscriptions(subscriptions)
     prev = check_assignment({} if previous is None else previous, "previous")
     check_in_range(prev, ppt, "previous")
-    members = string_hash_order(subs)  # GroupSpec.memberIds(): a HashMap's key set
+    # GroupSpec.memberIds(): the key set of a HashMap that TargetAssignmentBuilder fills with the current members (a
+    # leaving member's records are removed before the target is recomputed: consumerGroupFenceMember)
+    members = string_hash_order(subs)
     topics = {m: [t for t in subs[m].topics if t in ppt] for m in members}
     # the group's old target for the members still here, topics that still exist only
     old = {m: [tp for tp in prev.get(m, ()) if tp.topic in ppt] for m in members}
