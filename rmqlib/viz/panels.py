@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+from IPython.display import display  # ipywidgets has loaded it already
 from plotly.basedatatypes import Undefined  # plotly's 'leave this trace's value alone' marker
 from plotly.utils import PlotlyJSONEncoder
 
@@ -180,7 +181,6 @@ class Panel:
         self.refresh()
 
     def _ipython_display_(self):
-        from IPython.display import display
         display(self.widget)
 
     def _repr_mimebundle_(self, **kwargs):
