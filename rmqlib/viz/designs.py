@@ -98,24 +98,30 @@ def designs_frames_figure(queues: int = 32, consumer_counts: Sequence[int] = (2,
 
 
 def tradeoff_figure(summary: Sequence[Mapping]) -> go.Figure:
-    """One point per design (:func:`rmqlib.designs.compare.design_summary` rows): queues moved when one
-    consumer joins (x, times the fewest possible) against the worst peak load over the rounded-up fair share (y).
-    Points are coloured by who decides."""
+    """Two bar panels sharing one row per design (:func:`rmqlib.designs.compare.design_summary` rows): queues
+    moved when one consumer joins, as a multiple of the fewest possible (left, log scale), and the worst peak load
+    over the rounded-up fair share (right). Bars are coloured by who decides."""
     rows = _rows(summary, "summary")
     if not rows:
         raise ValueError("summary must hold at least one row")
+    labels = [row["design"] for row in rows]
     deciders = list(dict.fromkeys(row["decides"] for row in rows))
     data = []
     for i, who in enumerate(deciders):
         mine = [row for row in rows if row["decides"] == who]
-        data.append(dict(type="scatter", mode="markers+text", name=f"decided by {who}",
-                         x=[row["join: x fewest"] for row in mine], y=[row["worst peak / fair share"] for row in mine],
-                         text=[row["design"] for row in mine], textposition="top center",
-                         marker=dict(size=11, color=color_of(i)),
-                         hovertemplate="%{text}: moves %{x}x the fewest, peak %{y}x the fair share<extra></extra>"))
+        for axis, key, unit in (("", "join: x fewest", "x the fewest moves"),
+                                ("2", "worst peak / fair share", "x the fair share")):
+            data.append(dict(type="bar", orientation="h", name=f"decided by {who}", legendgroup=who,
+                             showlegend=axis == "", y=[row["design"] for row in mine], x=[row[key] for row in mine],
+                             xaxis="x" + axis, yaxis="y", marker=dict(color=color_of(i)),
+                             text=[str(row[key]) for row in mine], textposition="outside", cliponaxis=False,
+                             hovertemplate="%{y}: %{x} " + unit + "<extra></extra>"))
     layout = dict(title="Stickiness against balance: each design over the whole grid",
-                  height=480, xaxis=dict(title="queues moved when one joins (x the fewest possible)", type="log"),
-                  yaxis=dict(title="worst peak load (x the fair share)"),
+                  height=150 + 30 * len(rows), barmode="overlay",
+                  xaxis=dict(domain=[0, 0.46], type="log", title="moved on a join (x the fewest, log)"),
+                  xaxis2=dict(domain=[0.54, 1], title="worst peak load (x the fair share)", rangemode="tozero"),
+                  yaxis=dict(type="category", categoryorder="array", categoryarray=labels, autorange="reversed",
+                             automargin=True),
                   meta={"view": "tradeoff", "rows": [dict(row) for row in rows]})
     return styled_figure(data, layout)
 

@@ -44,7 +44,9 @@ def test_tradeoff_and_changes_figures_draw_what_they_are_given():
     summary = design_summary(measured_table(["AVG", "STICKY", "KAFKA_UNIFORM"], (4,), (16,)))
     fig = tradeoff_figure(summary)
     _in_house_style(fig)
-    assert sorted(t for trace in fig.data for t in trace.text) == sorted(r["design"] for r in summary)
+    left = [y for trace in fig.data if trace.xaxis == "x" for y in trace.y]
+    assert sorted(left) == sorted(r["design"] for r in summary)
+    assert [t.name for t in fig.data if t.showlegend] == ["decided by every client", "decided by broker"]
     rows = simulated_changes(designs=["RocketMQ AVG"], changes=["scale_out"], kafka=False)
     fig = changes_figure(rows)
     _in_house_style(fig)
