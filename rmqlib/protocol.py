@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from rmqlib.checks import ArgumentTypeError, check_int, check_str
+from rmqlib.checks import ArgumentTypeError, check_int, check_str, check_time
 
 #: Prefix of a consumer group's retry topic (common/.../MixAll.java#RETRY_GROUP_TOPIC_PREFIX).
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
@@ -38,7 +38,8 @@ class ConsumeFromWhere(str, Enum):
     """Where a queue without a stored offset starts. Mirrors: common/.../consumer/ConsumeFromWhere.java"""
 
     CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
-    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"  # deprecated
+    # deprecated
+    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"
     CONSUME_FROM_MIN_OFFSET = "CONSUME_FROM_MIN_OFFSET"  # deprecated
     CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"  # deprecated
     CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
@@ -47,8 +48,7 @@ class ConsumeFromWhere(str, Enum):
 
 def retry_topic(consumer_group: str) -> str:
     """``%RETRY%<group>``, a push consumer group's retry topic (MixAll.java#getRetryTopic)."""
-    if type(consumer_group) is not str:
-        check_str(consumer_group, "consumer_group", empty=True)
+    check_str(consumer_group, "consumer_group", empty=True)
     return RETRY_GROUP_TOPIC_PREFIX + consumer_group
 
 
@@ -59,8 +59,7 @@ def java_string_hash(s: str) -> int:
     tag subscription matches by comparing codes, so two tags with the same
     hash match each other exactly as on a real broker.
     """
-    if type(s) is not str:
-        check_str(s, "s", empty=True)
+    check_str(s, "s", empty=True)
     units = s.encode("utf-16-be", "surrogatepass")
     h = 0
     for i in range(0, len(units), 2):
@@ -92,8 +91,7 @@ class SubscriptionData:
         if not isinstance(self.topic, str) or not self.topic:
             raise (ValueError if isinstance(self.topic, str) else ArgumentTypeError)(
                 f"topic must be a non-empty str, got {self.topic!r}")
-        if type(self.sub_version) is not int:
-            check_int(self.sub_version, "sub_version")
+        check_int(self.sub_version, "sub_version")
         sub = self.sub_string
         if sub is not None and not isinstance(sub, str):
             raise ArgumentTypeError(f"sub_string must be a str or None, got {type(sub).__name__}")
@@ -111,13 +109,12 @@ class SubscriptionData:
     @classmethod
     def build(cls, topic: str, sub_string: str | None = SUB_ALL, now_ms: int = 0) -> SubscriptionData:
         """FilterAPI.buildSubscriptionData: parse ``sub_string``, version it ``now_ms``."""
-        if type(now_ms) is not int:
-            check_int(now_ms, "now_ms")
+        check_time(now_ms)
         return cls(topic, SUB_ALL if sub_string is None else sub_string, now_ms)
 
     def matches(self, tags: str | None) -> bool:
         """Client-side re-check of a pulled message's tag (PullAPIWrapper.java#processPullResult)."""
-        if tags is not None and type(tags) is not str:
+        if tags is not None:
             check_str(tags, "tags", empty=True)
         if not self.tags_set:
             return True
@@ -133,6 +130,5 @@ class SubscriptionData:
         """
         if tags_code is None or self.sub_string == SUB_ALL:
             return True
-        if type(tags_code) is not int:
-            check_int(tags_code, "tags_code")
+        check_int(tags_code, "tags_code")
         return tags_code in self.code_set

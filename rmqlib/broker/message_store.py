@@ -148,6 +148,10 @@ class ConsumerOffsetManager:
         check_non_negative_int(queue_id, "queue_id")
         check_str(group, "group", empty=True)
         check_str(topic, "topic", empty=True)
+        self._commit_offset_trusted(group, topic, queue_id, offset)
+
+    def _commit_offset_trusted(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        """:meth:`commit_offset` for a caller that has checked every argument (the message store)."""
         self.offset_table[(group, topic, queue_id)] = offset
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
@@ -410,13 +414,21 @@ class MessageStore:
 
         Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
         """
-        cq = self._queue(topic, queue_id)
+        self._queue(topic, queue_id)
         check_int(offset, "offset")
         check_int(max_msg_nums, "max_msg_nums", 1)
         check_int(max_total_msg_size, "max_total_msg_size")
         check_str(group, "group", empty=True)
         if message_filter is not None:
             check_methods(message_filter, "message_filter", "is_matched_by_consume_queue")
+        return self._get_message_trusted(group, topic, queue_id, offset, max_msg_nums, message_filter,
+                                         max_total_msg_size)
+
+    def _get_message_trusted(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
+                             message_filter, max_total_msg_size: int) -> GetMessageResult:
+        """:meth:`get_message` for a caller that has checked every argument and knows the queue exists (the pull
+        processor, for a request whose topic and queue id it has just looked up): the same read, no checks."""
+        cq = self._queues[(topic, queue_id)]
         entries, min_offset, max_offset = cq.entries, cq.min_offset, cq.max_offset
         messages = []
         total = 0
@@ -475,7 +487,9 @@ class MessageStore:
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         """Store ``group``'s consume offset (UPDATE_CONSUMER_OFFSET / piggy-backed commit)."""
         self._queue(topic, queue_id)
-        self.offsets.commit_offset(group, topic, queue_id, offset)
+        check_non_negative_int(offset, "offset")
+        check_str(group, "group", empty=True)
+        self.offsets._commit_offset_trusted(group, topic, queue_id, offset)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         """Stored offset or -1. Mirrors: ConsumerOffsetManager.java#queryOffset"""

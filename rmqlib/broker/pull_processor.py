@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 
 from rmqlib.broker.config import BrokerConfig
 from rmqlib.broker.hold_service import PullRequest, PullRequestHoldService
-from rmqlib.broker.message_store import GetMessageResult, GetMessageStatus, MessageStore
+from rmqlib.broker.message_store import (
+    DEFAULT_MAX_TOTAL_MSG_SIZE,
+    GetMessageResult,
+    GetMessageStatus,
+    MessageStore,
+)
 from rmqlib.broker.protocol import SUB_ALL, ResponseCode, SubscriptionData
 from rmqlib.checks import (
     check_bool,
@@ -210,6 +215,12 @@ class PullMessageProcessor:
         now_ms = check_time(now_ms)
         check_instance(request, "request", PullMessageRequest)
         check_bool(broker_allow_suspend, "broker_allow_suspend")
+        return self._process_request_trusted(request, now_ms, broker_allow_suspend)
+
+    def _process_request_trusted(self, request: PullMessageRequest, now_ms: int,
+                                 broker_allow_suspend: bool) -> PullResponse | None:
+        """:meth:`process_request` for a caller that has checked its arguments (a woken request is re-run
+        with its own checked header)."""
         store = self.store
         topic, queue_id, queue_offset = request.topic, request.queue_id, request.queue_offset
         read_queue_nums = store.topic_queue_nums.get(topic)  # Java: selectTopicConfig(topic)
@@ -223,8 +234,10 @@ class PullMessageProcessor:
         if error is not None:
             return error
 
-        result: GetMessageResult = store.get_message(
-            request.consumer_group, topic, queue_id, queue_offset, request.max_msg_nums, subscription)
+        # the header was checked when it was built, and the topic and queue id looked up just above
+        result: GetMessageResult = store._get_message_trusted(
+            request.consumer_group, topic, queue_id, queue_offset, request.max_msg_nums, subscription,
+            DEFAULT_MAX_TOTAL_MSG_SIZE)
         status = result.status
         code = self._compose_code(request, result)
         # tryCommitOffset: store the piggy-backed commit offset, but only on a first (suspendable) run
@@ -247,7 +260,8 @@ class PullMessageProcessor:
     def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
         check_instance(held, "held", PullRequest)
-        response = self.process_request(held.request_command, now_ms, False)  # broker_allow_suspend=False
+        check_instance(held.request_command, "held.request_command", PullMessageRequest)
+        response = self._process_request_trusted(held.request_command, check_time(now_ms), False)
         self.outbox.append(response)
         return response
 

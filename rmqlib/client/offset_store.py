@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-
-from rmqlib.checks import ArgumentTypeError, check_items, check_bool, check_mapping, check_methods, check_str_or_none
+from rmqlib.checks import ArgumentTypeError, check_bool, check_items, check_mapping, check_methods, check_str_or_none
 from rmqlib.client.api import ClientBrokerAPI, OffsetNotFoundError
 from rmqlib.model import MessageQueue
 
@@ -42,14 +41,17 @@ class ControllableOffset:
     __slots__ = ("offset", "allow_to_update")
 
     def __init__(self, offset: int):
-        if type(offset) is not int or offset < 0:
-            _check_offset(offset)
+        _check_offset(offset)
         self.offset = offset
         self.allow_to_update = True
 
     def update(self, target: int, increase_only: bool = False) -> None:
         _check_offset(target, "target")
         check_bool(increase_only, "increase_only")
+        self._update_trusted(target, increase_only)
+
+    def _update_trusted(self, target: int, increase_only: bool) -> None:
+        """:meth:`update` for a caller that has checked both arguments (the offset stores)."""
         if self.allow_to_update:
             self.offset = max(target, self.offset) if increase_only else target
 
@@ -95,17 +97,14 @@ class _OffsetStoreBase:
         moves the offset back; ``False`` (orderly service) overwrites it. A frozen
         offset (see :meth:`update_and_freeze_offset`) is not changed.
         """
-        if type(mq) is not MessageQueue:  # fast path: exact types need no further check
-            _check_mq(mq)
-        if type(offset) is not int or offset < 0:
-            _check_offset(offset)
-        if increase_only is not True and increase_only is not False:
-            check_bool(increase_only, "increase_only")
+        _check_mq(mq)
+        _check_offset(offset)
+        check_bool(increase_only, "increase_only")
         cur = self.offset_table.get(mq)
         if cur is None:
             self.offset_table[mq] = ControllableOffset(offset)
-        elif cur.allow_to_update and (not increase_only or offset > cur.offset):
-            cur.offset = offset  # ControllableOffset.update, inlined (no max() call)
+        else:
+            cur._update_trusted(offset, increase_only)  # Java: offsetOld.update(offset, increaseOnly)
 
     def update_and_freeze_offset(self, mq: MessageQueue, offset: int) -> None:
         """Set the offset and ignore later updates until :meth:`remove_offset` (OFFSET_ILLEGAL fix)."""
@@ -129,8 +128,7 @@ class _OffsetStoreBase:
 
     def read_offset(self, mq: MessageQueue, type: ReadOffsetType) -> int:
         """Read an offset: >= 0, or -1 when none is known (Java return codes)."""
-        if mq.__class__ is not MessageQueue:  # (``type`` is the argument here)
-            _check_mq(mq)
+        _check_mq(mq)
         if type is _READ_FROM_MEMORY:  # the pull path's read, once per pull
             cur = self.offset_table.get(mq)
             return -1 if cur is None else cur.offset

@@ -205,7 +205,7 @@ class ProcessQueue:
         """
         msgs = _require_messages(msgs)
         tree = self.msg_tree
-        in_flight = self.consuming_msg_orderly
+        in_flight = self.consuming_msg_orderly if self.consuming_msg_orderly else None  # orderly: a batch taken
         previous = -1
         ascending = True  # a pulled batch has strictly ascending offsets, so it cannot repeat one
         for m in msgs:
@@ -215,7 +215,7 @@ class ProcessQueue:
                 raise ValueError(
                     f"msgs: offset {offset} is already held with body_size "
                     f"{held.body_size}, got {m.body_size}")
-            if in_flight and offset in in_flight:
+            if in_flight is not None and offset in in_flight:
                 raise ValueError(
                     f"msgs: offset {offset} is in flight (taken for orderly consumption)")
             if offset <= previous:
@@ -238,7 +238,7 @@ class ProcessQueue:
         self.msg_size += size
 
         dispatch = False
-        if tree and not self.consuming:
+        if not self.consuming and tree:
             dispatch = True
             self.consuming = True
 

@@ -266,10 +266,16 @@ _RebalanceImpl: type | None = None
 
 def _check_req_impl(req, impl) -> None:
     """``req`` is a :class:`PullRequest` and ``impl`` a RebalanceImpl."""
-    check_instance(req, "req", PullRequest)
-    if _RebalanceImpl is None:  # only before rebalance.py has loaded, when no RebalanceImpl can exist yet
-        import rmqlib.client.rebalance  # noqa: F401  (it sets _RebalanceImpl)
-    check_instance(impl, "impl", _RebalanceImpl)
+    if not isinstance(req, PullRequest):
+        raise ArgumentTypeError(f"req must be a PullRequest, got {type(req).__name__}")
+    if not isinstance(impl, _RebalanceImpl or _load_rebalance_impl()):
+        raise ArgumentTypeError(f"impl must be a RebalanceImpl, got {type(impl).__name__}")
+
+
+def _load_rebalance_impl() -> type:
+    """RebalanceImpl, before rebalance.py has loaded (when no RebalanceImpl can exist yet)."""
+    from rmqlib.client.rebalance import RebalanceImpl
+    return RebalanceImpl
 
 
 def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:

@@ -160,11 +160,11 @@ def test_answer_owns_its_message_list_and_a_held_pull_gets_none():
 
 
 class _StoreAnswering(MessageStore):
-    """A store whose get_message answers one fixed status (to drive process_request through every code)."""
+    """A store whose reads answer one fixed status (to drive process_request through every code)."""
 
     status = GetMessageStatus.FOUND
 
-    def get_message(self, group, topic, queue_id, offset, max_msg_nums, message_filter=None, max_total_msg_size=0):
+    def _get_message_trusted(self, group, topic, queue_id, offset, max_msg_nums, message_filter, max_total_msg_size):
         return GetMessageResult(self.status, offset, 0, 0)
 
 
