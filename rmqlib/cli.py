@@ -169,8 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "more_consumers_than_queues, many_topics, orderly_crash, pop_mode or pop_crash")
     sim.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=1, help="random seed, 0..2^63-1 (default 1)")
     sim.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", dest="overrides",
-                     help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 (repeatable); "
-                          "numbers must be finite, booleans true or false; tuple and dict fields cannot be set")
+                     help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 or --set "
+                          "consume_mode=ORDERLY (repeatable); numbers must be finite, booleans true or false, "
+                          "message_model and consume_mode a name; tuple and dict fields cannot be set")
     sim.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
