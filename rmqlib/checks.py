@@ -8,16 +8,19 @@ Each checker returns the value it was given (an ``int`` stays an ``int``) or rai
 
 The message always names the argument: ``"<name> must be <what>, got <value>"``.
 
-One pattern for speed (the simulator builds a record per pull and per message): **public constructors
-validate; trusted code uses one trusted constructor per record type; containers change only through their
-own methods.** A record's public constructor (``__init__``, or a dataclass's generated one plus
-``__post_init__``) checks every argument with the functions below, in one place, and has no shortcut of its
-own. Code that built every argument itself (the pull path, the pull processor, the simulator) calls the
-record's classmethod ``_trusted(...)`` instead: the same fields in the same order, no checks, the same record
-(a test builds each record both ways and compares them). A container that a hot path fills or empties in
-batches offers batch methods (``_OffsetMap.put_many``/``remove_many``, ``ConsumerManager.find_subscription_data``)
-that do what repeated single calls do; no other class reads or writes its insides. A checker that is called on
-every step keeps its own fast test inside it (:func:`check_time`), so callers call it plainly.
+One pattern for speed (the simulator builds a record per pull and per message): **public entry points validate;
+trusted code calls a trusted twin; containers change only through their own methods.** A record's public
+constructor (``__init__``, or a dataclass's generated one plus ``__post_init__``) checks every argument with the
+functions below, in one place, with no shortcut of its own. Code that built every field itself (the pull path,
+the pull processor, the simulator) calls the record's classmethod ``_trusted(...)`` instead: the same fields in
+the same order, no checks, the same record (a test builds each record both ways and compares them). A record
+with nothing to check (an answer the model computes, such as ``PullDecision``) is a ``NamedTuple``. A public
+method that library code also calls with values it has already checked splits the same way: the public method
+checks, then calls its ``_<name>_trusted`` twin, which the library calls directly
+(``MessageStore._get_message_trusted``). A container that a hot path fills or empties in batches offers batch
+methods that do what repeated single calls do (``_OffsetMap.put_many``/``remove_many``); no other class reads or
+writes its insides. A checker called on every step keeps its fast test inside itself (:func:`check_time`), so
+callers call it plainly.
 """
 
 from __future__ import annotations

@@ -182,9 +182,9 @@ class PullRequestHoldService:
             self.store.get_max_offset(topic, queue_id)
         except Exception as exc:
             raise ValueError(f"topic/queue_id: the store has no queue {topic[:80]!r}@{queue_id} ({exc})") from None
-        self._suspend_checked(topic, queue_id, pull_request)
+        self._suspend_pull_request_trusted(topic, queue_id, pull_request)
 
-    def _suspend_checked(self, topic: str, queue_id: int, pull_request: PullRequest) -> None:
+    def _suspend_pull_request_trusted(self, topic: str, queue_id: int, pull_request: PullRequest) -> None:
         """:meth:`suspend_pull_request` without its checks, for a caller that has made them (the pull
         processor suspends only a request whose queue the store has just read)."""
         key = build_key(topic, queue_id)

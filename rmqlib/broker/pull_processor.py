@@ -250,7 +250,7 @@ class PullMessageProcessor:
                 polling_time = self.broker_config.short_polling_time_mills
             held = PullRequest._trusted(request, request.channel, request.client_id, polling_time, now_ms,
                                         queue_offset, subscription, subscription)
-            self.hold_service._suspend_checked(topic, queue_id, held)  # the store has just read this queue
+            self.hold_service._suspend_pull_request_trusted(topic, queue_id, held)  # the store has just read this queue
             return None
         # The result is ours alone and dropped here, so the response may take its message list.
         return PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,
