@@ -164,3 +164,19 @@ def test_a_scenario_takes_our_strategies_as_it_takes_rocketmqs():
     for strategy in (AllocateMessageQueueSticky("shared"), AllocateMessageQueueConsistentHashBoundedLoad(0.5)):
         assert Scenario(strategy=strategy).strategy is strategy
         assert scenarios.scale_out(strategy=strategy).strategy.name == strategy.name
+
+
+def test_range_on_two_topics_follows_the_javadoc_example():
+    # RangeAssignor's Javadoc: C0 and C1 subscribe to t0 and t1 of 3 partitions each -> C0 [t0p0, t0p1, t1p0, t1p1],
+    # C1 [t0p2, t1p2]. Queue k of a topic (in RocketMQ's order) is partition k.
+    mqs = [MessageQueue(t, "broker-a", i) for t in ("t0", "t1") for i in range(3)]
+    answer = owners("KAFKA_RANGE", ["C0", "C1"], mqs)
+    assert {cid: [(mq.topic, mq.queue_id) for mq in q] for cid, q in answer.items()} == {
+        "C0": [("t0", 0), ("t0", 1), ("t1", 0), ("t1", 1)], "C1": [("t0", 2), ("t1", 2)]}
+
+
+def test_the_static_slider_figure_builds_for_the_chapters_counts():
+    from rmqlib.viz.designs import designs_frames_figure
+
+    fig = designs_frames_figure(queues=32, consumer_counts=(2, 4, 8, 16, 32, 64), initial=8)
+    assert len(fig.layout.sliders[0].steps) == 6 and fig.layout.sliders[0].active == 2
