@@ -49,7 +49,7 @@ SHUTDOWN, CRASH, HOST_LOSS = LeaveKind.SHUTDOWN, LeaveKind.CRASH, LeaveKind.HOST
 _E = TypeVar("_E", bound=Enum)
 
 
-def to_member(enum_cls: type[_E], value: Any, where: str) -> _E:
+def _to_member(enum_cls: type[_E], value: Any, where: str) -> _E:
     """``value`` as a member of ``enum_cls``: a member passes, a name or value (``"POP"``, ``"crash"``) is looked up.
 
     Anything else raises a ValueError (a TypeError for a value that is not a str) that starts with ``where``
@@ -83,7 +83,7 @@ class ConsumerSpec:
 
     def __post_init__(self) -> None:
         if type(self.leave) is not LeaveKind:
-            object.__setattr__(self, "leave", to_member(LeaveKind, self.leave, "ConsumerSpec.leave"))
+            object.__setattr__(self, "leave", _to_member(LeaveKind, self.leave, "ConsumerSpec.leave"))
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ class Scenario:
         for name, kind in (("message_model", MessageModel), ("consume_mode", ConsumeMode)):
             value = getattr(self, name)
             if type(value) is not kind:  # a name, e.g. from the command line's --set consume_mode=ORDERLY
-                object.__setattr__(self, name, to_member(kind, value, f"Scenario.{name}"))
+                object.__setattr__(self, name, _to_member(kind, value, f"Scenario.{name}"))
         if isinstance(self.consumers, list):
             object.__setattr__(self, "consumers", tuple(self.consumers))
         for name in ("brokers", "topic_changes", "outages"):
