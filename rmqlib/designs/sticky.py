@@ -118,6 +118,9 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
             raise ValueError(f"memory must be one of {', '.join(MEMORY_MODES)}, got {memory!r}")
         self.memory = memory
         self._memory: dict[tuple, Allocation] = {}
+        # members that agree hold one shared answer object, so a group of c members over n queues keeps about
+        # c + n entries, not c x (c + n); answers no memory refers to any more are dropped now and then
+        self._answers: dict[tuple, Allocation] = {}
 
     def _key(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue]) -> tuple:
         topics = tuple(sorted({mq.topic for mq in mq_all}))
@@ -132,12 +135,21 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
     def forget(self) -> None:
         """Drop every memory (a fresh start, as for a new process)."""
         self._memory.clear()
+        self._answers.clear()
+
+    def _intern(self, whole: Allocation) -> Allocation:
+        key = tuple((cid, tuple(mqs)) for cid, mqs in whole.items())
+        found = self._answers.setdefault(key, whole)
+        if len(self._answers) > 2 * len(self._memory) + 16:
+            alive = {id(answer) for answer in self._memory.values()} | {id(found)}
+            self._answers = {k: a for k, a in self._answers.items() if id(a) in alive}
+        return found
 
     def allocate(self, consumer_group, current_cid, mq_all, cid_all):
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         key = self._key(consumer_group, current_cid, mq_all)
-        whole = sticky_assign(mq_all, cid_all, self._memory.get(key))
+        whole = self._intern(sticky_assign(mq_all, cid_all, self._memory.get(key)))
         self._memory[key] = whole
         return list(whole[current_cid])
 

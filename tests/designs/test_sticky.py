@@ -142,3 +142,12 @@ def test_sorted_input_gives_the_same_answer_as_the_simulator_would_compute():
     mqs = java_sorted_mqs(spread_queues(12, ("b1", "b2", "b3")))
     cids = make_cids(5)
     assert allocate_group(AllocateMessageQueueSticky("shared"), mqs, cids) == sticky_assign(mqs, java_sorted_cids(cids))
+
+
+def test_members_that_agree_share_one_remembered_answer():
+    strategy = AllocateMessageQueueSticky("own")
+    mqs, cids = spread_queues(64, ("broker-a", "broker-b")), java_sorted_cids(make_cids(200))
+    for _ in range(3):
+        allocate_group(strategy, mqs, cids, "g")
+    remembered = {id(answer) for answer in strategy._memory.values()}
+    assert len(strategy._memory) == 200 and len(remembered) == 1 and len(strategy._answers) == 1
