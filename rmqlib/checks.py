@@ -83,7 +83,7 @@ def check_bool(value, name: str) -> bool:
 
 def check_str(value, name: str, *, empty: bool = False, max_len: int | None = None) -> str:
     """A string; non-empty unless ``empty``; at most ``max_len`` characters when given."""
-    if not isinstance(value, str):
+    if type(value) is not str and not isinstance(value, str):  # a plain str skips the isinstance call
         raise ArgumentTypeError(f"{name} must be a string, got {_show(value)}")
     if not empty and not value:
         raise ValueError(f"{name} must be a non-empty string, got ''")
@@ -107,7 +107,7 @@ def check_each(values, name: str, check: Callable[[Any, str], T], *, max_len: in
 
 def check_instance(value, name: str, cls: type | tuple[type, ...]) -> Any:
     """An instance of ``cls``."""
-    if not isinstance(value, cls):
+    if type(value) is not cls and not isinstance(value, cls):  # an exact instance skips the isinstance call
         what = " or ".join(c.__name__ for c in cls) if isinstance(cls, tuple) else cls.__name__
         raise ArgumentTypeError(f"{name} must be a {what}, got {_show(value)}")
     return value
@@ -140,7 +140,7 @@ def check_items(value, name: str, cls: type, into: type = list) -> Any:
             raise ArgumentTypeError(f"{name} must be a collection of {cls.__name__}, got {got}")
         value = into(value)
     for item in value:
-        if not isinstance(item, cls):
+        if type(item) is not cls and not isinstance(item, cls):
             raise ArgumentTypeError(f"{name}: elements must be {cls.__name__}, got {type(item).__name__}")
     return value
 

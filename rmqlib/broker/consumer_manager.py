@@ -50,14 +50,6 @@ from rmqlib.checks import (
 )
 
 
-def _check_group(group) -> None:
-    check_str(group, "group", empty=True)
-
-
-def _check_info(client_channel_info) -> None:
-    check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
-
-
 def _check_subscriptions(subscriptions, name: str = "subscriptions") -> list:
     return list(check_items(subscriptions, name, SubscriptionData))
 
@@ -183,7 +175,7 @@ class ConsumerGroupInfo:
 
         Mirrors: ConsumerGroupInfo.java#unregisterChannel
         """
-        _check_info(client_channel_info)
+        check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
         return self.channel_info_table.pop(client_channel_info.channel, None) is not None
 
     def do_channel_close_event(self, remote_addr: str, channel: str) -> ClientChannelInfo | None:
@@ -203,7 +195,7 @@ class ConsumerGroupInfo:
         Mirrors: ConsumerGroupInfo.java#updateChannel
         """
         check_time(now_ms)
-        _check_info(info_new)
+        check_instance(info_new, "info_new", ClientChannelInfo)
         updated = False
         self.consume_type = coerce_enum(ConsumeType, consume_type, "consume_type")
         self.message_model = coerce_enum(MessageModel, message_model, "message_model")
@@ -313,7 +305,7 @@ class DefaultConsumerIdsChangeListener:
 
     def handle(self, event: ConsumerGroupEvent, group: str, args: tuple, now_ms) -> None:
         event = coerce_enum(ConsumerGroupEvent, event, "event")
-        _check_group(group)
+        check_str(group, "group", empty=True)
         check_time(now_ms)
         if not isinstance(args, (tuple, list)):
             raise ArgumentTypeError(f"args must be a tuple, got {type(args).__name__}")
@@ -413,24 +405,24 @@ class ConsumerManager:
 
     # ---- lookups ----------------------------------------------------------
     def get_consumer_group_info(self, group: str, from_compensation_table: bool = False):
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         if info is None and from_compensation_table:
             info = self.consumer_compensation_table.get(group)
         return info
 
     def find_channel(self, group: str, channel: str) -> ClientChannelInfo | None:
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         return None if info is None else info.find_channel(channel)
 
     def find_channel_by_client_id(self, group: str, client_id: str) -> ClientChannelInfo | None:
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         return None if info is None else info.find_channel_by_client_id(client_id)
 
     def find_subscription_data(self, group: str, topic: str, from_compensation_table: bool = True):
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         if info is not None:
             sub = info.find_subscription_data(topic)
@@ -443,7 +435,7 @@ class ConsumerManager:
         return None
 
     def find_subscription_data_count(self, group: str) -> int:
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         return 0 if info is None else len(info.subscription_table)
 
@@ -452,14 +444,14 @@ class ConsumerManager:
 
         Mirrors: broker/.../processor/ConsumerManageProcessor.java#getConsumerListByGroup
         """
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         if info is None:
             return None
         return info.get_all_client_id()
 
     def get_all_client_id(self, group: str) -> list[str]:
-        _check_group(group)
+        check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         return [] if info is None else info.get_all_client_id()
 
@@ -480,8 +472,8 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#registerConsumer
         """
         check_time(now_ms)
-        _check_group(group)
-        _check_info(client_channel_info)
+        check_str(group, "group", empty=True)
+        check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
         subscriptions = _check_subscriptions(subscriptions)
         check_bool(is_notify_consumer_ids_changed_enable, "is_notify_consumer_ids_changed_enable")
         check_bool(update_subscription, "update_subscription")
@@ -511,8 +503,8 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#registerConsumerWithoutSub
         """
         check_time(now_ms)
-        _check_group(group)
-        _check_info(client_channel_info)
+        check_str(group, "group", empty=True)
+        check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
         check_bool(is_notify_consumer_ids_changed_enable, "is_notify_consumer_ids_changed_enable")
         info = self.consumer_table.get(group)
         if info is None:
@@ -538,8 +530,8 @@ class ConsumerManager:
         Mirrors: ConsumerManager.java#unregisterConsumer
         """
         check_time(now_ms)
-        _check_group(group)
-        _check_info(client_channel_info)
+        check_str(group, "group", empty=True)
+        check_instance(client_channel_info, "client_channel_info", ClientChannelInfo)
         check_bool(is_notify_consumer_ids_changed_enable, "is_notify_consumer_ids_changed_enable")
         info = self.consumer_table.get(group)
         if info is None:
@@ -611,7 +603,7 @@ class ConsumerManager:
     # ---- compensation table (pull/proxy consumers without heartbeats) -----
     def compensate_basic_consumer_info(self, group: str, consume_type, message_model) -> None:
         """Mirrors: ConsumerManager.java#compensateBasicConsumerInfo"""
-        _check_group(group)
+        check_str(group, "group", empty=True)
         consume_type = coerce_enum(ConsumeType, consume_type, "consume_type")
         message_model = coerce_enum(MessageModel, message_model, "message_model")
         info = self.consumer_compensation_table.get(group)
@@ -622,7 +614,7 @@ class ConsumerManager:
 
     def compensate_subscribe_data(self, group: str, topic: str, subscription_data: SubscriptionData) -> None:
         """Mirrors: ConsumerManager.java#compensateSubscribeData"""
-        _check_group(group)
+        check_str(group, "group", empty=True)
         check_str(topic, "topic")
         check_instance(subscription_data, "subscription_data", SubscriptionData)
         info = self.consumer_compensation_table.get(group)

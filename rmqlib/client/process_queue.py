@@ -203,7 +203,11 @@ class ProcessQueue:
         holding the same offset twice with different body sizes (Java would count the first
         size and keep the second message).
         """
-        msgs = _require_messages(msgs)
+        return self._put_message_trusted(_require_messages(msgs))
+
+    def _put_message_trusted(self, msgs: list[Message]) -> bool:
+        """:meth:`put_message` for a list the caller knows holds only Messages (the pull path, from a checked
+        PullResult): the same counting and the same refusals of conflicting offsets."""
         tree = self.msg_tree
         in_flight = self.consuming_msg_orderly if self.consuming_msg_orderly else None  # orderly: a batch taken
         previous = -1

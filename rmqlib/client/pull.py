@@ -430,7 +430,7 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
         if not msgs:
             ps.execute_pull_request_immediately(req)
             return PullOutcome(status)
-        dispatch = pq.put_message(msgs)
+        dispatch = pq._put_message_trusted(msgs)  # Messages from a checked PullResult
         pull_interval = impl.config.pull_interval
         if pull_interval > 0:
             ps.execute_pull_request_later(req, pull_interval, now_ms)
