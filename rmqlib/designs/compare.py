@@ -187,26 +187,37 @@ def _rocketmq(design: str, cids: list[str], mqs: list[MessageQueue]) -> Allocati
     return allocate_group(strategy, mqs, cids, GROUP)
 
 
-def broker_side(cids: Sequence[str], mqs: Sequence[MessageQueue], strategy_name: str = "AVG",
-                topic: str | None = None) -> Allocation:
-    """Each member's answer to ``QUERY_ASSIGNMENT`` from one broker that has every member registered.
+def broker_side(cids: Sequence[str], mqs: Sequence[MessageQueue], strategy_name: str = "AVG") -> Allocation:
+    """Each member's answers to ``QUERY_ASSIGNMENT`` (one per topic of ``mqs``) from one broker that has every
+    member registered.
 
-    The broker's ``ConsumerManager`` lists the whole group, so every answer comes from the same list.
+    The broker's ``ConsumerManager`` lists the whole group, so every answer comes from the same list. The broker
+    knows AVG and AVG_BY_CIRCLE only; for another ``strategy_name`` it answers nothing (the client would keep its
+    old queues), which here is a ValueError.
     Mirrors: broker/.../processor/QueryAssignmentProcessor.java#doLoadBalance (PULL mode)
     """
     cids = _cid_list(cids)
     mqs = _mq_list(mqs)
     check_str(strategy_name, "strategy_name")
-    topic = mqs[0].topic if topic is None else check_str(topic, "topic")
+    routes: dict[str, list[MessageQueue]] = {}
+    for mq in mqs:
+        routes.setdefault(mq.topic, []).append(mq)
+    subscriptions = [SubscriptionData(topic, "*", 0) for topic in routes]
     manager = ConsumerManager([], BrokerConfig())
     for t, cid in enumerate(dict.fromkeys(cids)):
         manager.register_consumer(GROUP, ClientChannelInfo(f"ch-{cid}", cid), "CONSUME_PASSIVELY", "CLUSTERING",
-                                  "CONSUME_FROM_LAST_OFFSET", [SubscriptionData(topic, "*", 0)], False, t)
-    processor = QueryAssignmentProcessor(manager, {topic: [mq for mq in mqs if mq.topic == topic]})
+                                  "CONSUME_FROM_LAST_OFFSET", subscriptions, False, t)
+    processor = QueryAssignmentProcessor(manager, routes)
     result: Allocation = {}
     for cid in java_sorted_cids(list(dict.fromkeys(cids))):
-        answer = processor.do_load_balance(topic, GROUP, cid, "CLUSTERING", strategy_name, "PULL", -1)
-        result[cid] = java_sorted_mqs(answer or ())
+        mine: list[MessageQueue] = []
+        for topic in routes:
+            answer = processor.do_load_balance(topic, GROUP, cid, "CLUSTERING", strategy_name, "PULL", -1)
+            if answer is None:
+                raise ValueError(f"strategy_name: the broker gives no assignment for {strategy_name[:80]!r} "
+                                 "(it knows AVG and AVG_BY_CIRCLE)")
+            mine += answer
+        result[cid] = java_sorted_mqs(mine)
     return result
 
 
@@ -289,19 +300,33 @@ def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
     (STICKY: the agreed memory; Kafka sticky and cooperative-sticky: each member's ``owned_partitions``;
     KIP-848: the coordinator's current assignment). The others ignore it. For cooperative-sticky the answer is
     the settled one, after the follow-up round(s) that hand out the partitions the first round revoked.
+    RocketMQ's designs and ours allocate each topic of ``mqs`` on its own (as ``RebalanceImpl`` does); Kafka's
+    assignors see every topic at once.
     """
     design = _design(design).name
     cids = _cid_list(cids)
     mqs = _mq_list(mqs)
     if previous is not None and not isinstance(previous, Mapping):
         raise ArgumentTypeError(f"previous must map client ids to queues or be None, got {type(previous).__name__}")
-    if design == "STICKY":
-        return sticky_assign(mqs, java_sorted_cids(list(dict.fromkeys(cids))), previous)
     if design == "BROKER_AVG":
         return broker_side(cids, mqs)
     if design.startswith("KAFKA_"):
         return _kafka(design, cids, mqs, previous)
-    return _rocketmq(design, cids, mqs)
+    # RocketMQ's designs and ours allocate each topic on its own, as RebalanceImpl.rebalanceByTopic does
+    members = java_sorted_cids(list(dict.fromkeys(cids)))
+    result: Allocation = {cid: [] for cid in members}
+    topics: dict[str, list[MessageQueue]] = {}
+    for mq in mqs:
+        topics.setdefault(mq.topic, []).append(mq)
+    for topic_mqs in topics.values():
+        if design == "STICKY":
+            kept = {cid: [mq for mq in held if mq.topic == topic_mqs[0].topic] for cid, held in (previous or {}).items()}
+            part = sticky_assign(topic_mqs, members, kept)
+        else:
+            part = _rocketmq(design, cids, topic_mqs)
+        for cid, held in part.items():
+            result[cid] += held
+    return result
 
 
 # --------------------------------------------------------------------------- measurements

@@ -180,3 +180,22 @@ def test_the_static_slider_figure_builds_for_the_chapters_counts():
 
     fig = designs_frames_figure(queues=32, consumer_counts=(2, 4, 8, 16, 32, 64), initial=8)
     assert len(fig.layout.sliders[0].steps) == 6 and fig.layout.sliders[0].active == 2
+
+
+def test_the_broker_answers_every_topic_and_refuses_a_strategy_it_does_not_know():
+    mqs = [MessageQueue(t, "broker-a", i) for t in ("A", "B") for i in range(3)]
+    answer = broker_side(make_cids(2), mqs)
+    assert sorted(mq for q in answer.values() for mq in q) == sorted(mqs)
+    assert broker_side(make_cids(2), mqs, "AVG_BY_CIRCLE") == owners("AVG_BY_CIRCLE", make_cids(2), mqs)
+    with pytest.raises(ValueError, match="strategy_name"):
+        broker_side(make_cids(2), mqs, "CONSISTENT_HASH")
+
+
+def test_rocketmq_allocates_each_topic_alone_and_kafka_roundrobin_deals_them_together():
+    mqs = [MessageQueue(t, "broker-a", i) for t in ("A", "B") for i in range(4)]
+    cids = make_cids(3)
+    per_topic = sorted(map(len, owners("AVG", cids, mqs).values()), reverse=True)
+    assert per_topic == [4, 2, 2]  # each topic's remainder goes to the same first member (chapter 02)
+    assert sorted(map(len, owners("KAFKA_ROUNDROBIN", cids, mqs).values()), reverse=True) == [3, 3, 2]
+    assert sorted(map(len, owners("KAFKA_RANGE", cids, mqs).values()), reverse=True) == [4, 2, 2]
+    assert owners("BROKER_AVG", cids, mqs) == owners("AVG", cids, mqs)
