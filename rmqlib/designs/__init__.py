@@ -9,6 +9,14 @@ contract, so ``Scenario(strategy=AllocateMessageQueueSticky())`` simulates them 
 six strategies, these two, the 5.x broker's ``QueryAssignmentProcessor`` and Kafka's assignors
 (:mod:`rmqlib.kafka`), and measures them on the same groups. It imports :mod:`rmqlib.sim` and is not
 imported here, so the strategies stay in the core.
+
+    >>> from rmqlib.allocation import make_cids, moved_queues, spread_queues
+    >>> from rmqlib.designs import sticky_assign
+    >>> queues = spread_queues(6)
+    >>> before = sticky_assign(queues, make_cids(2))          # nothing to keep yet: AVG's blocks, 3 and 3
+    >>> after = sticky_assign(queues, make_cids(3), before)   # a third joins: it takes 2, nobody else changes
+    >>> [len(mine) for mine in after.values()], len(moved_queues(before, after))
+    ([2, 2, 2], 2)
 """
 
 from rmqlib.designs.bounded import (
