@@ -9,6 +9,11 @@ a permalink to that class's ``.java`` file at the pinned commit with a ``#L<line
 Exempt: the chapter table of the preface's "Reading the book" (its rows only), the glossary (a
 table whose every row links its file), and the "Summary" and "Exercises" sections, which restate.
 
+The Chinese edition (``chapters/zh``) is held to the same rule in its own section headings, and more
+strictly: each of its markdown cells carries exactly the RocketMQ links of the English cell it translates
+(the same URLs with the same anchors, and the same text where the text is code: `` `ProcessQueue` `` is
+never translated, "logs the failure" is), so a reader of either edition lands on the same line.
+
 Every anchor was also checked against the source by ``tools/java_link_lines.py`` (it needs a RocketMQ checkout;
 its findings are in ``tests/data/java_link_lines.json``): the line exists, and a link whose text is a class names
 the line declaring it, one whose text is ``Class.member`` the line declaring the member. A link added or changed
@@ -22,10 +27,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+ENGLISH = sorted((ROOT / "chapters").glob("*.ipynb"))
+CHINESE = sorted((ROOT / "chapters" / "zh").glob("*.ipynb"))
+CHAPTERS = ENGLISH + CHINESE
 JAVA_COMMIT = "8fc57f1468d182eea11c01e089c0250d647dc5f3"  # as in test_notebooks_hygiene.py
 GLOSSARY = "14_glossary_and_further_reading.ipynb"
-RESTATING = ("## Summary", "## Exercises")
+RESTATING = ("## Summary", "## Exercises", "## 小结", "## 练习")
+READING_TABLE = {"en": "## Reading the book", "zh": "## 如何阅读本书"}  # the preface's chapter table
+
+
+def _id(path):
+    return f"zh/{path.name}" if path.parent.name == "zh" else path.name
 
 _C = "client/src/main/java/org/apache/rocketmq/client/"
 _B = "broker/src/main/java/org/apache/rocketmq/broker/"
@@ -190,9 +202,9 @@ def unlinked_mentions(markdown, exempt_table_in=None):
     return missing
 
 
-@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name != GLOSSARY], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name != GLOSSARY], ids=_id)
 def test_every_section_that_names_a_java_class_links_to_its_line(path):
-    exempt = "## Reading the book" if path.name.startswith("00_") else None
+    exempt = READING_TABLE["zh" if path.parent.name == "zh" else "en"] if path.name.startswith("00_") else None
     missing = unlinked_mentions(_markdown(path), exempt_table_in=exempt)
     assert not missing, (f"link each class (first mention in the section) to its file at {JAVA_COMMIT[:8]} "
                          f"with a #L anchor: {missing}")
@@ -240,6 +252,47 @@ def test_every_java_twin_in_the_docs_is_in_the_class_list():
     assert twins - set(CLASS_FILES) == set()
     for name, paths in CLASS_FILES.items():
         assert all(p.endswith(".java") and (p.endswith(f"/{name}.java") or name in NESTED) for p in paths), name
+
+
+def links_by_cell(path):
+    """``{cell id: sorted [(text, url), ...]}`` of every link into RocketMQ's source, per markdown cell.
+
+    ``text`` is the link text where it is code (a Java name in backticks), else "" (prose, translated).
+    """
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return {c["id"]: sorted((text if text.startswith("`") else "", url) for text, url in
+                            LINK.findall("".join(c["source"]) if isinstance(c["source"], list) else c["source"]))
+            for c in cells if c["cell_type"] == "markdown"}
+
+
+def link_differences(chinese, english):
+    """``(cell id, only in the Chinese, only in the English)`` for each cell whose RocketMQ links differ."""
+    out = []
+    for cid, theirs in english.items():
+        mine = chinese.get(cid, [])
+        extra = [x for x in mine if mine.count(x) > theirs.count(x)]
+        missing = [x for x in theirs if theirs.count(x) > mine.count(x)]
+        if extra or missing:
+            out.append((cid, sorted(set(extra)), sorted(set(missing))))
+    return out + [(cid, chinese[cid], []) for cid in chinese.keys() - english.keys() if chinese[cid]]
+
+
+@pytest.mark.parametrize("path", CHINESE, ids=_id)
+def test_a_chinese_cell_has_the_same_anchored_links_as_the_english_it_translates(path):
+    english = ROOT / "chapters" / path.name
+    assert english.is_file(), f"no English chapter for {path.relative_to(ROOT)}"
+    differ = link_differences(links_by_cell(path), links_by_cell(english))
+    assert not differ, "each cell keeps the English cell's RocketMQ links (text and URL with #L anchor), " \
+                       f"(cell, only in Chinese, only in English): {differ}"
+
+
+def test_the_link_comparison_names_the_cell_and_the_link():
+    a = ("`ProcessQueue`", f"https://github.com/apache/rocketmq/blob/{JAVA_COMMIT}/{CLASS_FILES['ProcessQueue'][0]}#L10")
+    b = (a[0], a[1].replace("#L10", "#L11"))
+    assert link_differences({"c1": [a]}, {"c1": [a]}) == []
+    assert link_differences({"c1": [b]}, {"c1": [a]}) == [("c1", [b], [a])]
+    assert link_differences({"c1": []}, {"c1": [a, a]}) == [("c1", [], [a])]
+    assert link_differences({"c1": [a, a]}, {"c1": [a]}) == [("c1", [a], [])]
 
 
 def test_the_glossary_links_each_file_at_a_line():
@@ -310,11 +363,14 @@ def test_the_declaration_check_tells_a_declaration_from_a_use():
                     "topicSubscribeInfoTable")
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
 def test_each_anchor_was_checked_against_the_source_and_declares_what_the_link_says(path):
     checked = json.loads(CHECKED.read_text(encoding="utf-8"))
-    unchecked = [f"{text} {url}" for text, url, _, _ in anchored_links(path) if f"{text} {url}" not in checked]
+    links = list(anchored_links(path))
+    if path.parent.name == "zh":  # prose link texts are translated; the twin test holds their URLs to the English
+        links = [link for link in links if link[0].startswith("`")]
+    unchecked = [f"{text} {url}" for text, url, _, _ in links if f"{text} {url}" not in checked]
     assert not unchecked, f"run tools/java_link_lines.py --repo <a RocketMQ checkout>: {unchecked[:5]}"
-    wrong = [(text, url) for text, url, _, _ in anchored_links(path)
+    wrong = [(text, url) for text, url, _, _ in links
              if not checked[f"{text} {url}"]["exists"] or checked[f"{text} {url}"].get("declares") is False]
     assert not wrong, wrong
