@@ -34,6 +34,7 @@ from rmqlib.strategies import (
     MappingMachineRoomResolver, strategy_from_name,
 )
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+from rmqlib.viz.i18n import phrase, plural, text
 from rmqlib.viz.style import house_style, plain_title, retitle, styled_figure
 
 RING_SIZE = 2**32  # MD5 ring positions are the first 4 digest bytes, unsigned
@@ -89,8 +90,8 @@ def _figure_size(consumers: int, queues: int, who: str = "allocation and cids",
 # --------------------------------------------------------------------------- argument checks
 
 def _title_arg(title, name: str = "title"):
-    """``None`` or a string."""
-    return None if title is None else check_str(title, name, empty=True)
+    """``None`` or a string (in the current language, if the catalog has it: see :func:`~rmqlib.viz.i18n.phrase`)."""
+    return None if title is None else phrase(check_str(title, name, empty=True))
 
 
 def _str_list(values, name: str, max_len: int | None = None, distinct: bool = False) -> list[str]:
@@ -169,10 +170,10 @@ def _describe_counts(counts: Mapping[str, int]) -> str:
     for size in sorted(by_size, reverse=True):
         k = by_size[size]
         if size == 0:
-            parts.append(f"{k} idle")
+            parts.append(text("{k} idle", k=k))
         else:
-            parts.append(f"{k} hold{'s' if k == 1 else ''} {size}")
-    return ", ".join(parts)
+            parts.append(text("{k} holds {size}" if k == 1 else "{k} hold {size}", k=k, size=size))
+    return text(", ").join(parts)
 
 
 # --------------------------------------------------------------------------- allocation
@@ -210,14 +211,14 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
     idle = [cid for cid in rows if counts[cid] == 0]
 
     if title is None:
-        title = (f"{len(queues)} queue{'s' if len(queues) != 1 else ''} over {len(rows)} "
-                 f"consumer{'s' if len(rows) != 1 else ''}: {_describe_counts(counts)}")
+        title = text(f"{{q}} queue{'s' if len(queues) != 1 else ''} over {{c}} consumer{'s' if len(rows) != 1 else ''}"
+                     ": {counts}", q=len(queues), c=len(rows), counts=_describe_counts(counts))
         if gaps:
-            title += f"; {len(gaps)} queue{'s' if len(gaps) != 1 else ''} unowned"
+            title += plural("; {n} queue unowned", "; {n} queues unowned", len(gaps))
         if overlaps:
-            title += f"; {len(overlaps)} owned twice"
+            title += text("; {n} owned twice", n=len(overlaps))
     if label:
-        title = f"{label}: {title}"
+        title = text("{label}: {title}", label=label, title=title)
 
     # plain plotly JSON, checked once by styled_figure: a slider move rebuilds this figure
     data = []
@@ -227,19 +228,19 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
             type="scatter", x=[column[mq] for mq in mqs], y=[y] * len(mqs), mode="markers", name=cid,
             marker=dict(symbol="square", size=14, color=colors[cid]), customdata=[str(mq) for mq in mqs],
             hovertemplate=f"{cid}<br>%{{customdata}}<extra></extra>"))
-    ticktext = [f"{cid} (idle)" if cid in idle else f"{cid} ({counts[cid]})" for cid in rows]
+    ticktext = [text("{cid} (idle)", cid=cid) if cid in idle else f"{cid} ({counts[cid]})" for cid in rows]
     tickvals = list(range(len(rows)))
     if gaps:
         data.append(dict(
             type="scatter", x=[column[mq] for mq in gaps], y=[len(rows)] * len(gaps), mode="markers",
-            name="nobody", marker=dict(symbol="x", size=12, color=UNASSIGNED_COLOR),
-            customdata=[str(mq) for mq in gaps], hovertemplate="unowned<br>%{customdata}<extra></extra>"))
+            name=text("nobody"), marker=dict(symbol="x", size=12, color=UNASSIGNED_COLOR),
+            customdata=[str(mq) for mq in gaps], hovertemplate=text("unowned<br>%{customdata}<extra></extra>")))
         tickvals.append(len(rows))
-        ticktext.append("nobody")
+        ticktext.append(text("nobody"))
     layout = dict(
         # 28 px a consumer row, plus the title and the queue labels (turned on their side past 8 queues)
         title=dict(text=title), height=max(260, 60 + (110 if len(queues) > 8 else 70) + 28 * len(tickvals)),
-        xaxis=dict(title=dict(text="queues (Java sort order)"), tickvals=list(range(len(queues))),
+        xaxis=dict(title=dict(text=text("queues (Java sort order)")), tickvals=list(range(len(queues))),
                    ticktext=_labels(queues), range=[-0.7, max(len(queues), 1) - 0.3]),
         yaxis=dict(tickvals=tickvals, ticktext=ticktext, autorange="reversed", zeroline=False),
         # each row is labelled with its consumer and count, so a legend would only repeat the y axis
@@ -267,13 +268,13 @@ def queues_per_consumer_figure(allocation: Mapping[str, Sequence[MessageQueue]],
     total = len({mq for mqs in allocation.values() for mq in mqs})
     fair = total / len(rows) if rows else 0
     if title is None:
-        title = (f"Queues per consumer: {_describe_counts(counts)} "
-                 f"(max - min = {max(counts.values(), default=0) - min(counts.values(), default=0)})")
+        title = text("Queues per consumer: {counts} (max - min = {spread})", counts=_describe_counts(counts),
+                     spread=max(counts.values(), default=0) - min(counts.values(), default=0))
     fig = go.Figure(go.Bar(x=rows, y=[counts[c] for c in rows], marker_color=[colors[c] for c in rows],
-                           name="queues", hovertemplate="%{x}: %{y} queues<extra></extra>"))
-    fig.add_hline(y=fair, line_dash="dash", line_color="#555", annotation_text=f"fair share {fair:.2f}")
-    fig.update_layout(title=title, height=360, yaxis_title="queues held",
-                      xaxis=dict(title="consumers (Java sort order)", type="category"),
+                           name=text("queues"), hovertemplate=text("%{x}: %{y} queues<extra></extra>")))
+    fig.add_hline(y=fair, line_dash="dash", line_color="#555", annotation_text=text("fair share {fair:.2f}", fair=fair))
+    fig.update_layout(title=title, height=360, yaxis_title=text("queues held"),
+                      xaxis=dict(title=text("consumers (Java sort order)"), type="category"),
                       meta={"view": "queues_per_consumer", "counts": counts, "fair_share": fair})
     return house_style(fig)
 
@@ -345,12 +346,13 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
             "vnodes": ring.vnode_count(), "collisions": len(ring.collisions)}
     if title is None:
         if not ring.owners:
-            title = f"{virtual_nodes} virtual nodes: the ring is empty, so no consumer gets a queue"
+            title = text("{v} virtual nodes: the ring is empty, so no consumer gets a queue", v=virtual_nodes)
         else:
-            title = (f"{len(sorted_cids)} consumers x {virtual_nodes} virtual nodes, {len(queues)} queues: "
-                     f"{_describe_counts(counts)} (max - min = {max(counts.values()) - min(counts.values())})")
+            title = text("{c} consumers x {v} virtual nodes, {q} queues: {counts} (max - min = {spread})",
+                         c=len(sorted_cids), v=virtual_nodes, q=len(queues), counts=_describe_counts(counts),
+                         spread=max(counts.values()) - min(counts.values()))
     # plain plotly JSON, checked once by styled_figure: a slider move rebuilds this figure
-    data = [dict(type="scatterpolar", r=[1] * 361, theta=list(range(361)), mode="lines", name="ring",
+    data = [dict(type="scatterpolar", r=[1] * 361, theta=list(range(361)), mode="lines", name=text("ring"),
                  line=dict(color="#DDDDDD", width=2), hoverinfo="skip", showlegend=False)]  # the bare circle
     arcs = ring.arcs()
     positions = [int(p) for p in ring.positions]
@@ -369,22 +371,22 @@ def ring_figure(cids: Sequence[str], virtual_nodes: int, mq_all: Sequence[Messag
         data.append(dict(type="scatterpolar", r=r, theta=theta, mode="lines", name=cid, legendgroup=cid,
                          line=dict(color=colors[cid], width=7), hoverinfo="skip"))
         vn = [_deg(p) for p, o in zip(positions, ring.owners) if o == cid]
-        data.append(dict(type="scatterpolar", r=[1.0] * len(vn), theta=vn, mode="markers", name=f"{cid} vnodes",
-                         legendgroup=cid, showlegend=False,
+        data.append(dict(type="scatterpolar", r=[1.0] * len(vn), theta=vn, mode="markers",
+                         name=text("{cid} vnodes", cid=cid), legendgroup=cid, showlegend=False,
                          marker=dict(size=9, color=colors[cid], line=dict(color="white", width=1)),
-                         hovertemplate=f"virtual node of {cid}<extra></extra>"))
+                         hovertemplate=text("virtual node of {cid}<extra></extra>", cid=cid)))
     data.append(dict(
         type="scatterpolar", r=[0.72] * len(queues), theta=[_deg(md5_hash(str(mq))) for mq in queues],
-        mode="markers", name="queues",
+        mode="markers", name=text("queues"),
         marker=dict(symbol="diamond", size=11,
                     color=[colors[o] if o is not None else UNASSIGNED_COLOR for o in owners_of],
                     line=dict(color="black", width=1)),
-        customdata=[[str(mq), o or "nobody"] for mq, o in zip(queues, owners_of)],
-        hovertemplate="%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>"))
+        customdata=[[str(mq), o or text("nobody")] for mq, o in zip(queues, owners_of)],
+        hovertemplate=text("%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>")))
     layout = dict(title=dict(text=title), height=560,
                   polar=dict(radialaxis=dict(visible=False, range=[0, 1.12]),
                              angularaxis=dict(rotation=90, direction="clockwise", showticklabels=False)),
-                  legend=dict(title=dict(text="consumer")), meta=meta)
+                  legend=dict(title=dict(text=text("consumer"))), meta=meta)
     return styled_figure(data, layout)
 
 
@@ -442,18 +444,19 @@ def imbalance_vs_vnodes_figure(consumers: int = 8, queues: int = 64,
     avg = 0 if queues % consumers == 0 else 1
     rnd = sorted(random_assignment_imbalance(consumers, queues, seeds))[len(seeds) // 2]
     if title is None:
-        title = (f"CONSISTENT_HASH: median max - min goes from {med[0]} at {xs[0]} vnode(s) to {med[-1]} at {xs[-1]} "
-                 f"({consumers} consumers, {queues} queues, {len(seeds)} random consumer sets)")
+        title = text("CONSISTENT_HASH: median max - min goes from {first} at {v0} vnode(s) to {last} at {v1} "
+                     "({c} consumers, {q} queues, {s} random consumer sets)", first=med[0], v0=xs[0], last=med[-1],
+                     v1=xs[-1], c=consumers, q=queues, s=len(seeds))
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor="rgba(46,145,229,0.2)",
-                             line=dict(width=0), name="min..max over consumer sets", hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=xs, y=med, mode="lines+markers", name="median", line=dict(color="#2E91E5")))
-    fig.add_trace(go.Scatter(x=xs, y=[rnd] * len(xs), mode="lines", name="each queue to a random consumer",
+                             line=dict(width=0), name=text("min..max over consumer sets"), hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=xs, y=med, mode="lines+markers", name=text("median"), line=dict(color="#2E91E5")))
+    fig.add_trace(go.Scatter(x=xs, y=[rnd] * len(xs), mode="lines", name=text("each queue to a random consumer"),
                              line=dict(dash="dot", color="#1CA71C")))
     fig.add_trace(go.Scatter(x=xs, y=[avg] * len(xs), mode="lines", name="AVG", line=dict(dash="dash", color="#555")))
     fig.update_layout(title=title, height=420,
-                      xaxis=dict(title="virtual nodes per consumer", type="log" if min(xs) > 0 else "linear"),
-                      yaxis=dict(title="max - min queues per consumer", rangemode="tozero"),
+                      xaxis=dict(title=text("virtual nodes per consumer"), type="log" if min(xs) > 0 else "linear"),
+                      yaxis=dict(title=text("max - min queues per consumer"), rangemode="tozero"),
                       meta={"view": "imbalance_vs_vnodes", "spread": {str(k): v for k, v in spread.items()},
                             "median": med, "avg": avg, "random_assignment": rnd})
     return house_style(fig)
@@ -487,15 +490,15 @@ def moved_queues_figure(queues: int = 32, max_consumers: int = 16, virtual_nodes
     }
     least = [queues // (c + 1) for c in xs]
     if title is None:
-        title = (f"Queues moved when one consumer joins ({queues} queues): "
-                 f"AVG moved {sum(series['AVG'])} in total, consistent hash {sum(list(series.values())[1])}")
+        title = text("Queues moved when one consumer joins ({q} queues): AVG moved {avg} in total, "
+                     "consistent hash {ch}", q=queues, avg=sum(series["AVG"]), ch=sum(list(series.values())[1]))
     fig = go.Figure()
     for (name, ys), color in zip(series.items(), ("#FB0D0D", "#2E91E5")):
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, line=dict(color=color)))
-    fig.add_trace(go.Scatter(x=xs, y=least, mode="lines", name="newcomer's fair share",
+    fig.add_trace(go.Scatter(x=xs, y=least, mode="lines", name=text("newcomer's fair share"),
                              line=dict(dash="dot", color="#555")))
     fig.update_layout(title=title, height=420,
-                      xaxis_title="consumers before one more joins", yaxis_title="queues that change owner",
+                      xaxis_title=text("consumers before one more joins"), yaxis_title=text("queues that change owner"),
                       meta={"view": "moved_queues", "consumers": xs, "series": series, "least": least})
     return house_style(fig)
 
@@ -524,8 +527,9 @@ def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
     totals = multi_topic_totals(strategy, topics, cids)
     rows = list(totals)
     if title is None:
-        title = (f"{strategy.name} over {len(topics)} topics: {_describe_counts(totals)} queues in total "
-                 f"(max - min = {max(totals.values()) - min(totals.values())})")
+        title = text("{strategy} over {t} topics: {counts} queues in total (max - min = {spread})",
+                     strategy=strategy.name, t=len(topics), counts=_describe_counts(totals),
+                     spread=max(totals.values()) - min(totals.values()))
     fig = go.Figure()
     colors = consumer_colors(cids)  # each bar in its consumer's colour; topics told apart by hatching
     for k, (topic, allocation) in enumerate(per_topic.items()):
@@ -533,10 +537,10 @@ def multi_topic_figure(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
                              marker=dict(color=[colors[c] for c in rows], line=dict(color="white", width=1),
                                          pattern=dict(shape=TOPIC_PATTERNS[k % len(TOPIC_PATTERNS)],
                                                       fgcolor="white", solidity=0.35)),
-                             hovertemplate=f"{topic}<br>%{{x}}: %{{y}} queues<extra></extra>"))
+                             hovertemplate=text("{topic}<br>%{{x}}: %{{y}} queues<extra></extra>", topic=topic)))
     fig.update_layout(barmode="stack", title=title,
-                      height=400, xaxis=dict(title="consumers (Java sort order)", type="category"),
-                      yaxis_title="queues held", legend=dict(title="topic"),
+                      height=400, xaxis=dict(title=text("consumers (Java sort order)"), type="category"),
+                      yaxis_title=text("queues held"), legend=dict(title=text("topic")),
                       meta={"view": "multi_topic", "totals": totals,
                             "per_topic": {t: queues_per_consumer(a) for t, a in per_topic.items()}})
     return house_style(fig)
@@ -600,41 +604,42 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
     gaps = [mq for mq in queues if mq not in owner_of]
     counts = {cid: len(allocation.get(cid, ())) for cid in cids}
     if title is None:
-        title = (f"{len(queues)} queues in {len(rooms)} rooms: {len(cross)} consumed from another room"
-                 + (f", {len(gaps)} consumed by nobody" if gaps else "")
-                 + (f"; consumers: {_describe_counts(counts)}" if cids else ""))
+        title = (text("{q} queues in {r} rooms: {x} consumed from another room", q=len(queues), r=len(rooms),
+                      x=len(cross))
+                 + (text(", {n} consumed by nobody", n=len(gaps)) if gaps else "")
+                 + (text("; consumers: {counts}", counts=_describe_counts(counts)) if cids else ""))
     fig = go.Figure()
     lx: list = []
     ly: list = []
     for mq, cid in cross:
         lx += [qpos[mq][0], cpos[cid][0], None]
         ly += [qpos[mq][1], cpos[cid][1], None]
-    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name="cross-room", line=dict(dash="dash", color="#999", width=1),
+    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name=text("cross-room"), line=dict(dash="dash", color="#999", width=1),
                              hoverinfo="skip"))
     fig.add_trace(go.Scatter(
-        x=[qpos[mq][0] for mq in queues], y=[qpos[mq][1] for mq in queues], mode="markers", name="queues",
+        x=[qpos[mq][0] for mq in queues], y=[qpos[mq][1] for mq in queues], mode="markers", name=text("queues"),
         marker=dict(symbol="square", size=16,
                     color=[colors[owner_of[mq][0]] if mq in owner_of and owner_of[mq][0] in colors else UNASSIGNED_COLOR
                            for mq in queues], line=dict(color="black", width=1)),
-        customdata=[[str(mq), ", ".join(owner_of.get(mq, ["nobody"]))] for mq in queues],
-        hovertemplate="%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>"))
+        customdata=[[str(mq), ", ".join(owner_of.get(mq, [text("nobody")]))] for mq in queues],
+        hovertemplate=text("%{customdata[0]}<br>owner: %{customdata[1]}<extra></extra>")))
     for cid in java_sorted_cids(cids):
         x, y = cpos[cid]
         fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=f"{cid} ({counts[cid]})",
                                  marker=dict(size=16, color=colors[cid]),
-                                 hovertemplate=f"{cid}<br>{counts[cid]} queues<extra></extra>"))
+                                 hovertemplate=text("{cid}<br>{n} queues<extra></extra>", cid=cid, n=counts[cid])))
     shapes, annotations = [], []
     for room in rooms:
         x0 = room_x[room] - 0.4
         shapes.append(dict(type="rect", x0=x0, x1=x0 + 2.6, y0=-3.0, y1=4.0, line=dict(color="#888"),
                            fillcolor="rgba(0,0,0,0.03)", layer="below"))
         annotations.append(dict(x=x0 + 1.3, y=4.3, text=f"<b>{room}</b>", showarrow=False))
-    annotations += [dict(x=-0.9, y=2.0, text="queues", textangle=-90, showarrow=False),
-                    dict(x=-0.9, y=-1.5, text="consumers", textangle=-90, showarrow=False)]
+    annotations += [dict(x=-0.9, y=2.0, text=text("queues"), textangle=-90, showarrow=False),
+                    dict(x=-0.9, y=-1.5, text=text("consumers"), textangle=-90, showarrow=False)]
     fig.update_layout(title=title, height=460,
                       shapes=shapes, annotations=annotations,
                       xaxis=dict(visible=False, range=[-1.2, 3.0 * max(len(rooms), 1)]),
-                      yaxis=dict(visible=False, range=[-3.3, 4.7]), legend=dict(title="consumer (queues)"),
+                      yaxis=dict(visible=False, range=[-3.3, 4.7]), legend=dict(title=text("consumer (queues)")),
                       meta={"view": "machine_room", "allocation": {c: [str(mq) for mq in allocation.get(c, ())]
                                                                     for c in java_sorted_cids(cids)},
                             "cross_room": len(cross), "unassigned": [str(mq) for mq in gaps], "rooms": rooms})
@@ -708,9 +713,9 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     mq_all, cids, broker_rooms, consumer_rooms = machine_room_layout(brokers, consumers, queues_per_broker, rooms)
     meta = {"view": "machine_room", "allocation": {}, "cross_room": 0, "unassigned": [str(mq) for mq in mq_all]}
     if not mq_all or not cids:
-        missing = "no broker" if not mq_all else "no consumer"
-        return _message_figure(f"{strategy}: nothing to allocate",
-                               f"{missing} in any room: RebalanceImpl skips the topic", meta)
+        missing = (text("no broker in any room: RebalanceImpl skips the topic") if not mq_all else
+                   text("no consumer in any room: RebalanceImpl skips the topic"))
+        return _message_figure(text("{strategy}: nothing to allocate", strategy=strategy), missing, meta)
     if strategy == "MACHINE_ROOM":
         strat = _strategy("MACHINE_ROOM", consumer_idcs=set(consumer_idcs))
     else:
@@ -718,7 +723,7 @@ def machine_room_view(strategy: str = "MACHINE_ROOM_NEARBY-AVG", brokers: Sequen
     allocation = allocate_group(strat, mq_all, cids)
     fig = machine_room_figure(allocation, mq_all, cids, broker_rooms, consumer_rooms)
     suffix = f" (consumeridcs={sorted(consumer_idcs)})" if strategy == "MACHINE_ROOM" else ""
-    retitle(fig, f"{strategy}{suffix}: {plain_title(fig.layout)}")
+    retitle(fig, text("{label}: {title}", label=f"{strategy}{suffix}", title=plain_title(fig.layout)))
     return house_style(fig)
 
 

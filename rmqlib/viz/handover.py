@@ -15,6 +15,7 @@ from rmqlib.checks import check_instance, check_int, check_str
 from rmqlib.client.handover import DROPPED, HandoverReplay, replay_handover
 from rmqlib.sim.result import SimResult
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+from rmqlib.viz.i18n import phrase, plural, text
 from rmqlib.viz.panels import Panel, _slider
 from rmqlib.viz.style import house_style
 from rmqlib.viz.timeline import _queue_labels, _s, short_queue
@@ -28,12 +29,13 @@ def _step_title(replay: HandoverReplay, index: int) -> str:
     frame = replay.frames[index]
     last = len(replay.frames) - 1
     if frame.step is None:
-        return (f"Step 0/{last} · {len(replay.after)} consumers, before the round: "
-                f"they run it in the order {', '.join(replay.order)}")
+        return text("Step 0/{last} · {n} consumers, before the round: they run it in the order {order}", last=last,
+                    n=len(replay.after), order=", ".join(replay.order))
     step = frame.step
     where = f" · {short_queue(str(step.mq)).split('/', 1)[-1]}" if step.mq is not None else ""
-    head = f"Step {index}/{last} · {step.client_id}{where} · {step.action}"
-    return f"{head}: {step.detail}" if step.detail else head
+    head = text("Step {k}/{last} · {cid}{where} · {action}", k=index, last=last, cid=step.client_id, where=where,
+                action=text(step.action))
+    return text("{head}: {detail}", head=head, detail=phrase(step.detail)) if step.detail else head
 
 
 def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
@@ -60,23 +62,24 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
         working = [mq for mq in replay.queues if table.get(mq) not in (None, DROPPED)]
         dropped_x += [x] * sum(1 for mq in replay.queues if table.get(mq) == DROPPED)
         dropped_y += [rows[mq] for mq in replay.queues if table.get(mq) == DROPPED]
-        text = [f"pull {pulls[mq]}" if mq in pulls else str(memory.get(mq, "")) for mq in working]
+        labels = [text("pull {offset}", offset=pulls[mq]) if mq in pulls else str(memory.get(mq, ""))
+                  for mq in working]
         fig.add_trace(go.Scatter(
             x=[x] * len(working), y=[rows[mq] for mq in working], mode="markers+text", name=cid,
-            marker=dict(symbol="square", size=40, color=colors[cid]), text=text,
+            marker=dict(symbol="square", size=40, color=colors[cid]), text=labels,
             textfont=dict(color="white", size=10), hovertemplate=f"{cid}<br>%{{y}}: %{{text}}<extra></extra>"))
     fig.add_trace(go.Scatter(
-        x=dropped_x, y=dropped_y, mode="markers+text", name="dropped, still in the table",
+        x=dropped_x, y=dropped_y, mode="markers+text", name=text("dropped, still in the table"),
         marker=dict(symbol="square-open", size=40, color=UNASSIGNED_COLOR, line=dict(width=3)),
-        text=["dropped"] * len(dropped_x), textfont=dict(size=9, color="#555"),
-        hovertemplate="dropped<br>%{y}<extra></extra>"))
+        text=[text("dropped")] * len(dropped_x), textfont=dict(size=9, color="#555"),
+        hovertemplate=text("dropped<br>%{y}<extra></extra>")))
     committed = [mq for mq in replay.queues if mq in frame.broker_offsets]
     fig.add_trace(go.Scatter(
-        x=[len(cids)] * len(committed), y=[rows[mq] for mq in committed], mode="text", name="committed offset",
-        text=[f"{frame.broker_offsets[mq]}" + (f" (lock: {frame.locks[mq].split('@')[0]})" if mq in frame.locks
-                                               else "") for mq in committed],
+        x=[len(cids)] * len(committed), y=[rows[mq] for mq in committed], mode="text", name=text("committed offset"),
+        text=[f"{frame.broker_offsets[mq]}" + (text(" (lock: {holder})", holder=frame.locks[mq].split('@')[0])
+                                               if mq in frame.locks else "") for mq in committed],
         textfont=dict(size=11, color="#222"), showlegend=False,
-        hovertemplate="committed at the broker<br>%{y}: %{text}<extra></extra>"))
+        hovertemplate=text("committed at the broker<br>%{y}: %{text}<extra></extra>")))
     step = frame.step
     mark_x, mark_y = [], []
     if step is not None and step.mq is not None:
@@ -85,11 +88,11 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
             mark_x.append(len(cids))
             mark_y.append(rows[step.mq])
     fig.add_trace(go.Scatter(
-        x=mark_x, y=mark_y, mode="markers", name="this step",
+        x=mark_x, y=mark_y, mode="markers", name=text("this step"),
         marker=dict(symbol="circle-open", size=56, color=HIGHLIGHT, line=dict(width=3)), hoverinfo="skip"))
     fig.update_layout(
         title=_step_title(replay, index), height=150 + 58 * len(replay.queues),
-        xaxis=dict(tickvals=list(range(len(columns))), ticktext=columns, range=[-0.6, len(columns) - 0.4],
+        xaxis=dict(tickvals=list(range(len(columns))), ticktext=cids + [text(BROKER)], range=[-0.6, len(columns) - 0.4],
                    showgrid=False, zeroline=False),
         yaxis=dict(type="category", categoryorder="array", categoryarray=list(rows.values())[::-1],
                    showgrid=False, title=None),
@@ -154,7 +157,7 @@ def queue_handover_figure(result, queue: str | None = None, after_ms: int | None
     for i, span in enumerate(window_ms):
         check_int(span, f"window_ms[{i}]", 0, 10**12)
     if title is not None:
-        check_str(title, "title", empty=True)
+        title = phrase(check_str(title, "title", empty=True))
     since = result.scenario.produce_start_ms if after_ms is None else after_ms
     if queue is None:
         candidates = moved_queues(result, since)
@@ -177,30 +180,32 @@ def queue_handover_figure(result, queue: str | None = None, after_ms: int | None
         points = [(b.end_ms, o) for b in batches if b.consumer == cid for o in b.offsets]
         fig.add_trace(go.Scatter(x=[_s(t) for t, _ in points], y=[o for _, o in points], mode="markers", name=cid,
                                  marker=dict(size=7, color=colors[cid]),
-                                 hovertemplate=f"{cid}<br>offset %{{y}} at %{{x:.3f}} s<extra></extra>"))
+                                 hovertemplate=text("{cid}<br>offset %{{y}} at %{{x:.3f}} s<extra></extra>", cid=cid)))
     twice = [(b.end_ms, o) for b in batches for o in b.offsets if o in again]
     fig.add_trace(go.Scatter(x=[_s(t) for t, _ in twice], y=[o for _, o in twice], mode="markers",
-                             name="consumed more than once",
+                             name=text("consumed more than once"),
                              marker=dict(symbol="circle-open", size=15, color=HIGHLIGHT, line=dict(width=2)),
-                             hovertemplate="offset %{y} again at %{x:.3f} s<extra></extra>"))
+                             hovertemplate=text("offset %{y} again at %{x:.3f} s<extra></extra>")))
     lo, hi = old.end_ms - window_ms[0], new.start_ms + window_ms[1]
     # labelled at the foot of the line, on its right: offsets grow with time, so that corner is empty
-    marks = ([(old.end_ms, f" {old.holder} drops it, {new.holder} takes it", "left")]
+    marks = ([(old.end_ms, text(" {old} drops it, {new} takes it", old=old.holder, new=new.holder), "left")]
              if new.start_ms - old.end_ms < 300 else
-             [(old.end_ms, f"{old.holder} drops it ", "right"), (new.start_ms, f" {new.holder} takes it", "left")])
-    for t, text, side in marks:
+             [(old.end_ms, text("{old} drops it ", old=old.holder), "right"),
+              (new.start_ms, text(" {new} takes it", new=new.holder), "left")])
+    for t, mark, side in marks:
         fig.add_vline(x=_s(t), line_dash="dot", line_color="#555")
-        fig.add_annotation(x=_s(t), y=0, yref="paper", text=text, showarrow=False, yanchor="bottom",
+        fig.add_annotation(x=_s(t), y=0, yref="paper", text=mark, showarrow=False, yanchor="bottom",
                            xanchor=side, font=dict(size=11, color="#444"))
     shown = [o for b in batches if lo <= b.end_ms <= hi for o in b.offsets]
     if title is None:
-        title = (f"{short_queue(queue)} moves from {old.holder} to {new.holder}: "
-                 f"{len(again)} message{'s' if len(again) != 1 else ''} consumed twice")
+        title = plural("{queue} moves from {old} to {new}: {n} message consumed twice",
+                       "{queue} moves from {old} to {new}: {n} messages consumed twice", len(again),
+                       queue=short_queue(queue), old=old.holder, new=new.holder)
     fig.update_layout(
         title=title, height=440,
-        xaxis=dict(title="simulated time (s)", range=[_s(lo), _s(hi)]),
-        yaxis=dict(title="queue offset", range=[min(shown, default=0) - 1, max(shown, default=1) + 1]),
-        legend=dict(title="consumed by"),
+        xaxis=dict(title=text("simulated time (s)"), range=[_s(lo), _s(hi)]),
+        yaxis=dict(title=text("queue offset"), range=[min(shown, default=0) - 1, max(shown, default=1) + 1]),
+        legend=dict(title=text("consumed by")),
         meta={"view": "queue_handover", "queue": queue, "old_owner": old.holder, "new_owner": new.holder,
               "dropped_ms": old.end_ms, "taken_ms": new.start_ms, "consumed_twice": sorted(again)})
     return house_style(fig)

@@ -8,7 +8,8 @@ trace and layout properties that differ are sent.
 
 For tests (with or without a browser) every panel exposes:
 
-* ``panel.sliders``  -- description label -> ``IntSlider`` (``"consumers"``, ``"queues"``, ``"virtual nodes"``, ...)
+* ``panel.sliders``  -- description label -> ``IntSlider`` (``"consumers"``, ``"queues"``, ``"virtual nodes"``, ...;
+  the English label in any language: the slider shows :func:`~rmqlib.viz.i18n.text` of it)
 * ``panel.controls`` -- view keyword -> widget (sliders, dropdowns)
 * ``panel.figure``   -- the ``plotly.graph_objects.FigureWidget``; ``panel.figure.layout.meta`` holds the plotted
   allocation as JSON
@@ -30,6 +31,7 @@ from plotly.utils import PlotlyJSONEncoder
 
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
+from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.style import without_validation
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_ROOM_BROKERS,
@@ -133,7 +135,7 @@ class Panel:
         self._margins = {} if largest is None else {side: getattr(largest.layout.margin, side) or 0
                                                     for side in ("t", "b")}
         self.controls = dict(controls)
-        self.sliders = {w.description: w for w in self.controls.values() if isinstance(w, widgets.IntSlider)}
+        self.sliders = {label_of(w): w for w in self.controls.values() if isinstance(w, widgets.IntSlider)}
         self._combine = combine or (lambda params: params)
         self.error: str | None = None
         self.updates = 0
@@ -145,7 +147,7 @@ class Panel:
         self.figure = go.FigureWidget(first)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
-        header = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        header = [widgets.HTML(f"<b>{phrase(title)}</b>")] if title else []
         boxes = [widgets.HBox(list(self.controls.values())[i:i + 3]) for i in range(0, len(self.controls), 3)]
         self.widget = widgets.VBox(header + boxes + [self.status, self.figure])
 
@@ -169,8 +171,9 @@ class Panel:
             return fig
         except Exception as exc:  # a widget never shows a traceback; tests assert error is None
             self.error = f"{type(exc).__name__}: {exc}"
-            self.status.value = f"<span style='color:#b00'>cannot draw this: {self.error}</span>"
-            return go.Figure(layout=dict(title=f"cannot draw this: {self.error}", meta={"error": self.error}))
+            shown = text("cannot draw this: {error}", error=self.error)
+            self.status.value = f"<span style='color:#b00'>{shown}</span>"
+            return go.Figure(layout=dict(title=shown, meta={"error": self.error}))
 
     def refresh(self) -> None:
         """Recompute the figure for the current controls and update ``self.figure`` in place."""
@@ -187,15 +190,29 @@ class Panel:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
-def _slider(label: str, value: int, lo: int, hi: int, names: str | None = None) -> widgets.IntSlider:
-    """An IntSlider; ``names`` (default ``label``) says which arguments gave ``value`` and ``hi`` in an error."""
+def labelled(widget: widgets.ValueWidget, label: str, **fields) -> widgets.ValueWidget:
+    """``widget`` showing ``text(label, **fields)``; :func:`label_of` gives the English ``label`` back."""
+    widget.description = text(label, **fields)
+    widget._rmqlib_label = label.format(**fields) if fields else label
+    return widget
+
+
+def label_of(widget: widgets.ValueWidget) -> str:
+    """The English label of a control (its description, in English mode)."""
+    return getattr(widget, "_rmqlib_label", widget.description)
+
+
+def _slider(label: str, value: int, lo: int, hi: int, names: str | None = None, **fields) -> widgets.IntSlider:
+    """An IntSlider described by ``text(label, **fields)``; ``names`` (default ``label``) says which arguments gave
+    ``value`` and ``hi`` in an error."""
     check_str(label, "label")
-    names = names or label
+    label_en = label.format(**fields) if fields else label
+    names = names or label_en
     value, lo, hi = check_int(value, names), check_int(lo, f"{names} minimum"), check_int(hi, f"{names} maximum")
     if not lo <= value <= hi:
-        raise ValueError(f"{names}: {label} value {value} outside {lo}..{hi}")
-    return widgets.IntSlider(value=value, min=lo, max=hi, step=1, description=label, continuous_update=False,
-                             style={"description_width": "initial"})
+        raise ValueError(f"{names}: {label_en} value {value} outside {lo}..{hi}")
+    return labelled(widgets.IntSlider(value=value, min=lo, max=hi, step=1, continuous_update=False,
+                                      style={"description_width": "initial"}), label, **fields)
 
 
 def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queues: int = 8,
@@ -216,7 +233,7 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
         if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
             raise ValueError(f"strategies: allocation_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
     controls = {
-        "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy"),
+        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0]), "strategy"),
         "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
         "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
     }
@@ -270,15 +287,16 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
     for i, name in enumerate(strategies):  # an unknown name is refused now, not drawn as an error later
         _strategy(name, f"strategies[{i}]", consumer_idcs=set(), resolver=PrefixMachineRoomResolver("-"))
     controls: dict[str, widgets.ValueWidget] = {
-        "strategy": widgets.Dropdown(options=strategies, value=strategies[0], description="strategy",
-                                     layout=widgets.Layout(width="auto")),
+        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0],
+                                              layout=widgets.Layout(width="auto")), "strategy"),
         "queues_per_broker": _slider("queues per broker", queues_per_broker, 1, 8, "queues_per_broker"),
-        "consumer_idcs": widgets.SelectMultiple(options=rooms, value=rooms[:1], description="consumer idcs", rows=3),
+        "consumer_idcs": labelled(widgets.SelectMultiple(options=rooms, value=rooms[:1], rows=3), "consumer idcs"),
     }
     for i, (room, b, c) in enumerate(zip(rooms, brokers, consumers)):
-        controls[f"brokers_{room}"] = _slider(f"{room} brokers", b, 0, max_brokers, f"brokers[{i}] and max_brokers")
-        controls[f"consumers_{room}"] = _slider(f"{room} consumers", c, 0, max_consumers,
-                                                f"consumers[{i}] and max_consumers")
+        controls[f"brokers_{room}"] = _slider("{room} brokers", b, 0, max_brokers, f"brokers[{i}] and max_brokers",
+                                              room=room)
+        controls[f"consumers_{room}"] = _slider("{room} consumers", c, 0, max_consumers,
+                                                f"consumers[{i}] and max_consumers", room=room)
 
     def combine(params: dict) -> dict:
         return {"strategy": params["strategy"], "queues_per_broker": params["queues_per_broker"],
@@ -289,4 +307,5 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
     return Panel(machine_room_view, controls, combine)
 
 
-__all__ = ["Panel", "allocation_panel", "blank_trace", "machine_room_panel", "ring_panel", "update_in_place"]
+__all__ = ["Panel", "allocation_panel", "blank_trace", "label_of", "labelled", "machine_room_panel", "ring_panel",
+           "update_in_place"]

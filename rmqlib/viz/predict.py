@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 
+from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.static import is_static
 
 
@@ -27,6 +28,9 @@ class Prediction:
     a number box. ``answer``: a zero-argument function computing the right answer with ``rmqlib``.
     ``why``: one or two sentences shown with the verdict, right or wrong. A number box accepts an
     answer within ``tolerance`` (relative) of the model's.
+
+    The question, the choices and ``why`` are shown through :func:`~rmqlib.viz.i18n.phrase` (the Chinese
+    edition runs the same cell); the choices keep their own values, so answers compare as given.
     """
 
     def __init__(self, question: str, answer: Callable[[], object], why: str,
@@ -50,15 +54,19 @@ class Prediction:
         self.verdict: str | None = None  # "right" or "wrong" once the reader has answered
         self.feedback = widgets.HTML(value="")
         if choices is None:
-            self.entry: widgets.ValueWidget = widgets.FloatText(value=None, description="your answer",
+            self.entry: widgets.ValueWidget = widgets.FloatText(value=None, description=text("your answer"),
                                                                 style={"description_width": "initial"})
         else:
-            self.entry = widgets.RadioButtons(options=[str(c) for c in choices], value=None,
+            shown = [phrase(str(c)) for c in choices]  # (label, value) pairs only where a label is translated
+            options = [str(c) for c in choices] if shown == [str(c) for c in choices] else list(
+                zip(shown, map(str, choices)))
+            self.entry = widgets.RadioButtons(options=options, value=None,
                                               layout=widgets.Layout(width="max-content"))
-        self.button = widgets.Button(description="Check", button_style="primary")
+        self.button = widgets.Button(description=text("Check"), button_style="primary")
         self.button.on_click(lambda _: self.check())
-        self.widget = widgets.VBox([widgets.HTML(f"<b>Predict:</b> {html.escape(question)}"), self.entry,
-                                    self.button, self.feedback])
+        self.widget = widgets.VBox([widgets.HTML(text("<b>Predict:</b> {question}",
+                                                      question=html.escape(phrase(question)))),
+                                    self.entry, self.button, self.feedback])
 
     def answer(self):
         """The model's answer (computed once, when the question is made)."""
@@ -83,28 +91,31 @@ class Prediction:
         """Judge ``guess`` (default: what the reader entered) and show and return the feedback."""
         guess = self.entry.value if guess is None else guess
         if guess is None or guess == "":
-            text = "Pick an answer first: the point is to commit before you see."
+            said = text("Pick an answer first: the point is to commit before you see.")
             self.verdict = None
         else:
             right = self._is_right(guess)
             self.verdict = "right" if right else "wrong"
-            head = "Right." if right else f"Not quite: the model says {self.answer()}."
-            text = f"{head} {self.why}"
+            head = text("Right.") if right else text("Not quite: the model says {answer}.",
+                                                      answer=phrase(str(self.answer())))
+            said = text("{head} {why}", head=head, why=phrase(self.why))
         color = {"right": "#1CA71C", "wrong": "#B00"}.get(self.verdict or "", "#555")
-        self.feedback.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
-        return text
+        self.feedback.value = f"<span style='color:{color}'>{html.escape(said)}</span>"
+        return said
 
     def static_html(self) -> str:
         """The question with a collapsed answer, for a page without a kernel."""
         options = "" if self.choices is None else "<ul>" + "".join(
-            f"<li>{html.escape(str(c))}</li>" for c in self.choices) + "</ul>"
-        return (f"<div class='rmqlib-predict'><p><b>Predict:</b> {html.escape(self.question)}</p>{options}"
-                f"<details><summary>Show the answer</summary><p>The model says <b>{html.escape(str(self.answer()))}"
-                f"</b>. {html.escape(self.why)}</p></details></div>")
+            f"<li>{html.escape(phrase(str(c)))}</li>" for c in self.choices) + "</ul>"
+        return text("<div class='rmqlib-predict'><p><b>Predict:</b> {question}</p>{options}<details><summary>"
+                    "Show the answer</summary><p>The model says <b>{answer}</b>. {why}</p></details></div>",
+                    question=html.escape(phrase(self.question)), options=options,
+                    answer=html.escape(phrase(str(self.answer()))), why=html.escape(phrase(self.why)))
 
     def _repr_mimebundle_(self, **kwargs):
         if is_static():
-            return {"text/html": self.static_html(), "text/plain": f"Predict: {self.question}"}
+            return {"text/html": self.static_html(),
+                    "text/plain": text("Predict: {question}", question=phrase(self.question))}
         return self.widget._repr_mimebundle_(**kwargs)
 
 

@@ -19,7 +19,8 @@ import plotly.graph_objects as go
 
 from rmqlib.checks import check_int
 from rmqlib.client import Message, ProcessQueue
-from rmqlib.viz.panels import Panel
+from rmqlib.viz.i18n import text
+from rmqlib.viz.panels import Panel, labelled
 from rmqlib.viz.style import house_style
 
 ACKED_COLOR, HELD_COLOR, LAST_COLOR = "#BBBBBB", "#2E91E5", "#FB0D0D"
@@ -113,23 +114,28 @@ def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: i
         x=offsets, y=[0] * len(offsets), mode="markers+text", text=[str(o) for o in offsets],
         textposition="middle center", textfont=dict(color="white", size=10),
         marker=dict(symbol="square", size=30, color=colors, line=dict(color=outline, width=3)),
-        customdata=["acknowledged" if o in acked else "in msgTreeMap" for o in offsets],
-        hovertemplate="offset %{x}: %{customdata}<extra></extra>", name="offsets", showlegend=False))
+        customdata=[text("acknowledged") if o in acked else text("in msgTreeMap") for o in offsets],
+        hovertemplate=text("offset %{x}: %{customdata}<extra></extra>"), name=text("offsets"), showlegend=False))
     key = (("in msgTreeMap (pulled, not acknowledged)", HELD_COLOR, "#FFFFFF"),
            ("acknowledged", ACKED_COLOR, "#FFFFFF"), ("acknowledged at this step", ACKED_COLOR, LAST_COLOR))
     for name, fill, edge in key:  # the colours' key, shown in the legend only
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=text(name), hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=fill, line=dict(color=edge, width=2))))
-    fig.add_annotation(x=commit - 0.5, y=0.5, ax=0, ay=-40, text=f"commit offset {commit}", showarrow=True,
+    fig.add_annotation(x=commit - 0.5, y=0.5, ax=0, ay=-40, text=text("commit offset {commit}", commit=commit),
+                       showarrow=True,
                        arrowhead=2, arrowcolor="#1CA71C", font=dict(color="#1CA71C"))
     if step == 0:
-        title = f"{messages} messages pulled (offsets {first_offset}..{first_offset + messages - 1}); none acknowledged"
+        title = text("{n} messages pulled (offsets {first}..{last}); none acknowledged", n=messages,
+                     first=first_offset, last=first_offset + messages - 1)
+    elif tree:
+        title = text("step {step}: offset {last} acknowledged; {left} left in the tree; removeMessage returned "
+                     "{commit} (lowest unacknowledged)", step=step, last=last, left=len(tree), commit=commit)
     else:
-        title = (f"step {step}: offset {last} acknowledged; {len(tree)} left in the tree; "
-                 f"removeMessage returned {commit} (lowest unacknowledged"
-                 f"{'' if tree else ': none left, so queueOffsetMax + 1'})")
+        title = text("step {step}: offset {last} acknowledged; {left} left in the tree; removeMessage returned "
+                     "{commit} (lowest unacknowledged: none left, so queueOffsetMax + 1)", step=step, last=last,
+                     left=len(tree), commit=commit)
     fig.update_layout(title=title, height=230,
-                      xaxis=dict(title="queue offset", range=[first_offset - 1.5, first_offset + messages + 0.5],
+                      xaxis=dict(title=text("queue offset"), range=[first_offset - 1.5, first_offset + messages + 0.5],
                                  dtick=1, showgrid=False),
                       yaxis=dict(visible=False, range=[-0.8, 1.2]), margin=dict(t=60, b=40),
                       meta={"view": "process_queue", "step": step, "acked": [s.acked for s in done],
@@ -148,12 +154,12 @@ def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_m
     seed = check_int(seed, "seed", 0, 20)
     slow = check_int(slow, "slow", -1, max_messages - 1)
     controls = {
-        "messages": widgets.IntSlider(value=messages, min=1, max=max_messages, description="messages",
-                                      continuous_update=False),
-        "seed": widgets.IntSlider(value=seed, min=0, max=20, description="seed", continuous_update=False),
-        "slow": widgets.IntSlider(value=slow, min=-1, max=max_messages - 1, description="slow message",
-                                  continuous_update=False, style={"description_width": "initial"}),
-        "step": widgets.IntSlider(value=0, min=0, max=messages, description="step", continuous_update=False),
+        "messages": labelled(widgets.IntSlider(value=messages, min=1, max=max_messages, continuous_update=False),
+                             "messages"),
+        "seed": labelled(widgets.IntSlider(value=seed, min=0, max=20, continuous_update=False), "seed"),
+        "slow": labelled(widgets.IntSlider(value=slow, min=-1, max=max_messages - 1, continuous_update=False,
+                                           style={"description_width": "initial"}), "slow message"),
+        "step": labelled(widgets.IntSlider(value=0, min=0, max=messages, continuous_update=False), "step"),
     }
 
     def combine(params: dict) -> dict:
@@ -179,9 +185,9 @@ def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_m
     def reset(_=None):
         step.value = 0
 
-    buttons = [widgets.Button(description="◀ undo", layout=widgets.Layout(width="90px")),
-               widgets.Button(description="acknowledge next ▶", layout=widgets.Layout(width="170px")),
-               widgets.Button(description="reset", layout=widgets.Layout(width="80px"))]
+    buttons = [widgets.Button(description=text("◀ undo"), layout=widgets.Layout(width="90px")),
+               widgets.Button(description=text("acknowledge next ▶"), layout=widgets.Layout(width="170px")),
+               widgets.Button(description=text("reset"), layout=widgets.Layout(width="80px"))]
     for button, action in zip(buttons, (back, forward, reset)):
         button.on_click(action)
     panel.step_forward, panel.step_back, panel.reset, panel.buttons = forward, back, reset, buttons

@@ -16,7 +16,10 @@ import plotly.graph_objects as go
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_number, check_str
 from rmqlib.sim.result import SimResult
+from rmqlib.client.rebalance import STEP_ACTIONS
+from rmqlib.viz.i18n import language, phrase, text
 from rmqlib.viz.style import house_style
+from rmqlib.viz.timeline import kind_label
 
 MAX_EVENTS = 400
 """Most rows a sequence diagram draws (each row is one or two annotations for the browser to lay out)."""
@@ -60,6 +63,34 @@ def _ends(event, brokers: Sequence[str]) -> tuple[str, str | None, str]:
     return who, None, label
 
 
+_PATTERNS = (
+    ("find consumer ids", re.compile(r"findConsumerIdList (?P<topic>.+), (?P<n>\d+) member\(s\)"),
+     "findConsumerIdList {topic}, {n} member(s)"),
+    ("pull", re.compile(r"pull (?P<queue>\S+) from (?P<offset>\d+)"), "pull {queue} from {offset}"),
+    ("pull answered", re.compile(r"(?P<queue>\S+) (?P<n>\d+) message\(s\)"), "{queue} {n} message(s)"),
+    ("pull held", re.compile(r"hold (?P<queue>.+)"), "hold {queue}"),
+)
+
+
+def _shown(kind: str, label: str) -> str:
+    """``label`` (from :func:`_ends`) as the diagram shows it, in the current language."""
+    if language() == "en":
+        return label
+    for pattern_kind, pattern, message in _PATTERNS:
+        match = pattern.fullmatch(label) if kind == pattern_kind else None
+        if match:
+            return text(message, **match.groupdict())
+    if kind in ("heartbeat", "channel closed"):
+        return text(label) if kind == "heartbeat" else kind_label(kind)
+    if kind == "step":  # "<action> broker-a TopicTest@2", or the action alone
+        action = next((a for a in sorted(STEP_ACTIONS, key=len, reverse=True)
+                       if label == a or label.startswith(a + " ")), None)
+        return label if action is None else text(action) + label[len(action):]
+    if label == kind or label.startswith(kind + " "):  # lock, unlock, take, drop and the rest: "<kind> <detail>"
+        return kind_label(kind) + label[len(kind):]
+    return label  # a Java name (NOTIFY_CONSUMER_IDS_CHANGED) or the log's own detail
+
+
 def _about_queue(event, broker: str, queue: str) -> bool:
     """Whether ``event`` concerns queue ``queue`` ("TopicTest@2") of ``broker``, or the whole group."""
     kind, who, detail = event.kind, event.who, event.detail
@@ -101,7 +132,7 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
         if "@" not in check_str(queue[1], "queue[1]"):
             raise ValueError(f"queue[1] must look like 'topic@id', got {queue[1]!r}"[:200])
     if title is not None:
-        check_str(title, "title", empty=True)
+        title = phrase(check_str(title, "title", empty=True))
     brokers = list(result.scenario.brokers)
     lifelines = list(actors) if actors is not None else [s.client_id for s in result.scenario.consumers] + brokers
     if len(set(lifelines)) != len(lifelines) or not lifelines:
@@ -127,7 +158,8 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
     lone: dict[str, list] = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}
     for y, (event, src, dst, label) in enumerate(shown):
         color = COLORS.get(event.kind, "#555")
-        hover = f"{event.time_ms} ms · {event.kind} · {event.who} {event.detail}"
+        hover = f"{event.time_ms} ms · {kind_label(event.kind)} · {event.who} {event.detail}"
+        label = _shown(event.kind, label)
         if dst is None or dst == src:
             lone["x"].append(column[src])
             lone["y"].append(y)
@@ -147,19 +179,21 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
                              hovertext=lone["hover"], hoverinfo="text"))
     for name, color in (("membership", COLORS["notify"]), ("rebalance", COLORS["rebalance"]),
                         ("pulling", COLORS["pull"])):  # a legend entry per part of the loop
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(color=color, width=3)))
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=text(name), line=dict(color=color, width=3)))
     times = [event.time_ms for event, _, _, _ in shown]
     ticks = [y for y, t in enumerate(times) if y == 0 or t != times[y - 1]]
     if title is None:
-        left_out = f"; first {len(shown)} of {len(rows)} events" if len(rows) > len(shown) else ""
-        title = f"The run's own log, {start_ms}-{end_ms} ms ({result.scenario.name}, seed {result.seed}{left_out})"
+        left_out = (text("; first {n} of {total} events", n=len(shown), total=len(rows))
+                    if len(rows) > len(shown) else "")
+        title = text("The run's own log, {start}-{end} ms ({name}, seed {seed}{left_out})", start=start_ms,
+                     end=end_ms, name=result.scenario.name, seed=result.seed, left_out=left_out)
     fig.update_layout(
         title=title, height=170 + 26 * max(len(shown), 4),
         xaxis=dict(tickvals=list(range(len(lifelines))), ticktext=lifelines, side="top", showgrid=False,
                    zeroline=False, range=[-0.5, len(lifelines) - 0.2]),
         yaxis=dict(autorange="reversed", tickvals=ticks, ticktext=[f"{times[y]} ms" for y in ticks], showgrid=False,
                    zeroline=False, title=None),
-        legend=dict(title="part of the loop"),
+        legend=dict(title=text("part of the loop")),
         meta={"view": "sequence", "lifelines": lifelines, "events": [[e.time_ms, e.kind, src, dst, label]
                                                                      for e, src, dst, label in shown],
               "left_out": len(rows) - len(shown)})

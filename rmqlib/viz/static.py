@@ -43,6 +43,7 @@ from rmqlib.viz.figures import (
     MAX_VIEW_VIRTUAL_NODES, _str_list, _strategy, allocation_view, machine_room_view, ring_view,
 )
 from rmqlib.viz.handover import handover_steps
+from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.panels import blank_trace
 from rmqlib.viz.process_queue import process_queue_view
 
@@ -159,7 +160,8 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
         margin=dict(b=(first.get("margin", {}).get("b") or 40) + 90),
         sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top",
                       pad=dict(t=60, l=40, r=40),  # room for the first and last labels
-                      currentvalue=dict(prefix=f"{slider_label}: ", visible=True, xanchor="left"))],
+                      currentvalue=dict(prefix=text("{label}: ", label=phrase(slider_label)), visible=True,
+                                        xanchor="left"))],
     )
     return fig
 

@@ -55,14 +55,47 @@ def _width(width_px) -> int:
     return check_int(width_px, "width_px", 200, 10_000)
 
 
+_WIDE_RANGES = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+_WIDE = re.compile(f"[{_WIDE_RANGES}]")
+_TOKEN = re.compile(f"[{_WIDE_RANGES}]|[^ {_WIDE_RANGES}]+| ")  # a wide character, a word, or a space
+_SOFT_BREAK = "\u200b<br>"  # a line break inside Chinese text, where the one-line title had no space
+
+
+def _cols(text: str) -> int:
+    """Width of ``text`` in average Latin glyphs: a Chinese character (or full-width sign) counts two."""
+    return len(text) + len(_WIDE.findall(text))
+
+
 def _wrap(text: str, limit: int) -> list[str]:
-    """Lines of at most ``limit`` characters, broken between words (a longer word gets a line of its own)."""
+    """Lines of at most ``limit`` columns, broken between words (a longer word gets a line of its own),
+    or between two Chinese characters (such a line ends with a zero-width space: see :func:`plain_title`)."""
     lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= limit:
-            lines[-1] += " " + word
+    if not _WIDE.search(text):
+        for word in text.split(" "):
+            if lines and len(lines[-1]) + 1 + len(word) <= limit:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+        return lines
+    used = 0
+    for token in _TOKEN.findall(text):
+        width = _cols(token)
+        if lines and used + width <= limit:
+            lines[-1] += token
+            used += width
+            continue
+        if lines and lines[-1].endswith(" "):
+            lines[-1] = lines[-1][:-1]  # the break takes the place of this space
+        elif lines and lines[-1] and token != " ":
+            lines[-1] += "\u200b"  # no space here: plain_title joins the lines again without one
+        if token == " ":
+            lines.append("")
+            used = 0
+        elif lines and not lines[-1]:
+            lines[-1], used = token, width
         else:
-            lines.append(word)
+            lines.append(token)
+            used = width
     return lines
 
 
@@ -86,13 +119,18 @@ def plain_title(layout: go.Layout | dict | str | None) -> str:
     if not isinstance(layout, (go.Layout, dict, str, type(None))):
         raise ArgumentTypeError(f"layout must be a plotly Layout, a dict, a str or None, got {type(layout).__name__}")
     if layout is None or isinstance(layout, str):
-        return (layout or "").replace("<br>", " ")
+        return _unbroken(layout or "")
     layout = _json(layout)
-    text = _text(layout.get("title")).replace("<br>", " ")
+    text = _unbroken(_text(layout.get("title")))
     detail = _detail(layout)
     if detail is None:
         return text
-    return text + detail["name"][len(DETAIL_NAME):] + (detail.get("text") or "").replace("<br>", " ")
+    return text + detail["name"][len(DETAIL_NAME):] + _unbroken(detail.get("text") or "")
+
+
+def _unbroken(text: str) -> str:
+    """``text`` with its line breaks undone (a break inside Chinese text had no space)."""
+    return text.replace(_SOFT_BREAK, "").replace("<br>", " ")
 
 
 def retitle(fig: go.Figure, text: str) -> go.Figure:
@@ -116,20 +154,23 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, 
     check_str(text, "text", empty=True)
     width_px = _width(width_px)
     head_limit = int(width_px / CHAR_PX[TITLE_SIZE])
-    if len(text) <= head_limit:
+    if _cols(text) <= head_limit:
         return text, "", "", 0
 
-    def cuts(pattern: str, before: int = head_limit) -> list[int]:
-        return [m.start() for m in re.finditer(pattern, text) if 12 <= m.start() <= before]
+    def cuts(pattern: str, before: int = head_limit) -> list[re.Match]:
+        return [m for m in re.finditer(pattern, text) if 12 <= _cols(text[:m.start()]) <= before]
 
-    colons = cuts(": ")
+    colons = cuts(": |\uff1a")  # a Chinese title uses the full-width colon and semicolon
     if colons:
-        clauses = cuts("; ", colons[-1])
-        cut, joiner = (clauses[-1], "; ") if clauses else (colons[-1], ": ")
-    elif cuts(r" \("):
-        cut, joiner = cuts(r" \(")[-1], " "
+        clauses = cuts("; |\uff1b", _cols(text[:colons[-1].start()]))
+        cut, joiner = (clauses[-1].start(), clauses[-1].group()) if clauses else (colons[-1].start(),
+                                                                                  colons[-1].group())
+    elif cuts(r" \(|\uff08"):
+        match = cuts(r" \(|\uff08")[-1]
+        cut, joiner = match.start(), (" " if match.group() == " (" else "")
     else:
-        cut, joiner = len(_wrap(text, head_limit)[0]), " "
+        cut = len(_wrap(text, head_limit)[0].rstrip("\u200b"))
+        joiner = " " if text[cut:cut + 1] == " " or not _WIDE.search(text) else ""
     lines = _wrap(text[cut + len(joiner):], int(width_px / CHAR_PX[DETAIL_SIZE]))
     return text[:cut], joiner, "<br>".join(lines), len(lines)
 
@@ -154,9 +195,9 @@ def legend_rows(names: list[str], title: str = "", width_px: int = PLOT_WIDTH_PX
     names = check_each(names, "names", lambda v, label: check_str(v, label, empty=True))
     check_str(title, "title", empty=True)
     width_px = _width(width_px)
-    rows, used = 1, len(title) * CHAR_PX[FONT_SIZE] + 10 if title else 0.0
+    rows, used = 1, _cols(title) * CHAR_PX[FONT_SIZE] + 10 if title else 0.0
     for name in names:
-        entry = LEGEND_ENTRY_PX + len(name) * CHAR_PX[FONT_SIZE]
+        entry = LEGEND_ENTRY_PX + _cols(name) * CHAR_PX[FONT_SIZE]
         if used and used + entry > width_px:
             rows, used = rows + 1, 0.0
         used += entry

@@ -24,6 +24,7 @@ from rmqlib.checks import ArgumentTypeError, check_bool, check_each, check_insta
 from rmqlib.sim.result import SimResult
 from rmqlib.sim.sweep import sweep_stats, sweep_values
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
+from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.style import house_style
 
 #: Event kinds drawn as markers on the ownership timeline, with their marker symbol.
@@ -43,7 +44,16 @@ def _result(result, name: str = "result") -> SimResult:
 
 
 def _title(title):
-    return None if title is None else check_str(title, "title", empty=True)
+    return None if title is None else phrase(check_str(title, "title", empty=True))
+
+
+def kind_label(kind: str) -> str:
+    """An event kind as the figures name it (in the current language; a kind the book does not draw as it is)."""
+    return text(kind) if kind in TIMELINE_EVENTS or kind in _OTHER_KINDS else phrase(kind)
+
+
+_OTHER_KINDS = ("heartbeat", "find consumer ids", "step", "take", "drop", "lock", "unlock", "pull", "pull held",
+                "reput", "pull answered")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -101,12 +111,13 @@ def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
         if not events:
             continue
         traces.append(go.Scatter(
-            x=[_s(e.time_ms) for e in events], y=[row] * len(events), mode="markers", name=kind,
+            x=[_s(e.time_ms) for e in events], y=[row] * len(events), mode="markers", name=kind_label(kind),
             legendgroup=f"event {kind}",  # one group per kind: a shared group would stack in a column
             marker=dict(symbol=TIMELINE_EVENTS.get(kind, "circle"), size=9, color="#444",
                         line=dict(width=1, color="#fff")),
             customdata=[[e.time_ms, e.who, e.detail] for e in events],
-            hovertemplate=f"{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>"))
+            hovertemplate=text("{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>",
+                               kind=kind_label(kind))))
     return traces
 
 
@@ -137,29 +148,30 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
     fig = go.Figure()
     pause_spans = [(q, a, b) for q in result.queues for a, b in pauses.get(q, ())]
     if pause_spans:
-        fig.add_trace(go.Bar(orientation="h", name="no owner (pause)", y=[labels[q] for q, _, _ in pause_spans],
+        fig.add_trace(go.Bar(orientation="h", name=text("no owner (pause)"), y=[labels[q] for q, _, _ in pause_spans],
                              base=[_s(a) for _, a, _ in pause_spans], x=[_s(b - a) for _, a, b in pause_spans],
                              marker=dict(color=PAUSE_COLOR, line=dict(color="#FB0D0D", width=1)),
                              customdata=[[q, a, b] for q, a, b in pause_spans],
-                             hovertemplate="no owner<br>%{customdata[0]}<br>%{customdata[1]} .. %{customdata[2]} ms"
-                                           "<extra></extra>"))
+                             hovertemplate=text("no owner<br>%{customdata[0]}<br>%{customdata[1]} .. "
+                                                "%{customdata[2]} ms<extra></extra>")))
     for trace in _interval_traces({q: result.ownership.get(q, []) for q in result.queues}, labels, colors, order):
         fig.add_trace(trace)
-    row = "events"
+    row = text("events")
     for trace in _event_traces(result, events, row):
         fig.add_trace(trace)
     rows = [row] + [labels[q] for q in result.queues]
     overlaps = result.overlaps()
     if title is None:
-        title = (f"{result.scenario.name} (seed {result.seed}): who owned which queue; "
-                 f"total pause {result.total_pause_ms(min_pause_ms) / 1000:.1f} s, longest "
-                 f"{result.longest_pause_ms() / 1000:.1f} s, {sum(map(len, overlaps.values()))} overlap(s)")
+        title = text("{name} (seed {seed}): who owned which queue; total pause {total:.1f} s, longest {longest:.1f} s, "
+                     "{overlaps} overlap(s)", name=result.scenario.name, seed=result.seed,
+                     total=result.total_pause_ms(min_pause_ms) / 1000, longest=result.longest_pause_ms() / 1000,
+                     overlaps=sum(map(len, overlaps.values())))
     fig.update_layout(
         barmode="overlay", title=title,
         height=max(320, 90 + 26 * len(rows)),
-        xaxis=dict(title="simulated time (s)", range=[0, _s(result.scenario.end_ms)]),
+        xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
-        legend=dict(title="consumer"),
+        legend=dict(title=text("consumer")),
         meta={"view": "ownership_timeline", "scenario": result.scenario.name, "seed": result.seed,
               "queues": list(result.queues), "intervals": _intervals_meta(result.ownership),
               "pauses": {q: [list(p) for p in pauses.get(q, ())] for q in result.queues},
@@ -182,7 +194,7 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
     fig = go.Figure()
     for trace in _interval_traces({q: result.lock_ownership.get(q, []) for q in result.queues}, labels, colors,
                                   order, opacity=0.45, legendgroup_prefix="lock "):
-        trace.name = f"lock: {trace.name}"
+        trace.name = text("lock: {cid}", cid=trace.name)
         fig.add_trace(trace)
     batches_total = 0
     if show_consumption:
@@ -195,20 +207,22 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
             batches_total += len(batches)
             fig.add_trace(go.Scatter(
                 x=[_s(b.start_ms) for b in batches], y=[labels[b.queue] for b in batches], mode="markers",
-                name=f"consumed: {cid}", legendgroup="consumed " + cid,
+                name=text("consumed: {cid}", cid=cid), legendgroup="consumed " + cid,
                 marker=dict(symbol="line-ns-open", size=10, color=colors[cid]),
                 customdata=[[b.start_ms, len(b.offsets)] for b in batches],
-                hovertemplate=f"{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>"))
-    for trace in _event_traces(result, ("leave",), "events"):
+                hovertemplate=text("{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>",
+                                   cid=cid)))
+    for trace in _event_traces(result, ("leave",), text("events")):
         fig.add_trace(trace)
-    rows = ["events"] + [labels[q] for q in result.queues]
+    rows = [text("events")] + [labels[q] for q in result.queues]
     if title is None:
-        title = (f"{result.scenario.name} (seed {result.seed}): broker lock table (bars) and listener calls (ticks); "
-                 f"broker lock expiry {result.scenario.broker_lock_expiry_ms / 1000:.0f} s")
+        title = text("{name} (seed {seed}): broker lock table (bars) and listener calls (ticks); broker lock expiry "
+                     "{expiry:.0f} s", name=result.scenario.name, seed=result.seed,
+                     expiry=result.scenario.broker_lock_expiry_ms / 1000)
     fig.update_layout(
         barmode="overlay", title=title,
         height=max(320, 90 + 26 * len(rows)),
-        xaxis=dict(title="simulated time (s)", range=[0, _s(result.scenario.end_ms)]),
+        xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1]),
         meta={"view": "lock_timeline", "locks": _intervals_meta(result.lock_ownership),
               "consume_batches": batches_total})
@@ -243,14 +257,14 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.
     idle = result.idle_consumers()
     fig = go.Figure(go.Heatmap(
         z=rows, x=[_s(i * per * bucket) for i in range(width)], y=order, xgap=1, ygap=2,
-        colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]], zmin=0, colorbar=dict(title="msg/s", thickness=12),
-        hovertemplate="%{y}<br>from %{x} s: %{z} msg/s<extra></extra>", name="load", showscale=True))
+        colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]], zmin=0, colorbar=dict(title=text("msg/s"), thickness=12),
+        hovertemplate=text("%{y}<br>from %{x} s: %{z} msg/s<extra></extra>"), name=text("load"), showscale=True))
     totals = result.consumed_by()
     if title is None:
-        title = (f"{result.scenario.name} (seed {result.seed}): messages consumed per second, "
-                 f"{per * bucket / 1000:g} s averages; idle: {len(idle)}")
+        title = text("{name} (seed {seed}): messages consumed per second, {window:g} s averages; idle: {idle}",
+                     name=result.scenario.name, seed=result.seed, window=per * bucket / 1000, idle=len(idle))
     fig.update_layout(title=title, height=max(260, 120 + 34 * len(order)),
-                      xaxis=dict(title="simulated time (s)"),
+                      xaxis=dict(title=text("simulated time (s)")),
                       yaxis=dict(type="category", categoryorder="array", categoryarray=order[::-1], title=None),
                       meta={"view": "load", "totals": totals, "bucket_ms": bucket, "window_ms": per * bucket,
                             "idle": idle})
@@ -268,7 +282,7 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     title = _title(title)
     if not isinstance(results, Mapping):
         _result(results, "results")
-        results = {f"{results.scenario.name} (seed {results.seed})": results}
+        results = {text("{name} (seed {seed})", name=results.scenario.name, seed=results.seed): results}
     for label, r in results.items():
         check_str(label, "results: a label", empty=True)
         _result(r, f"results[{label!r}]")
@@ -281,23 +295,24 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
             continue
         idx = np.unique(np.linspace(0, len(lat) - 1, min(max_points, len(lat))).astype(int))
         xs = np.maximum(lat[idx], 0.5)  # log axis: clamp 0 ms to 0.5 ms
-        fig.add_trace(go.Scatter(x=xs.tolist(), y=((idx + 1) / len(lat)).tolist(), mode="lines", name=label,
+        fig.add_trace(go.Scatter(x=xs.tolist(), y=((idx + 1) / len(lat)).tolist(), mode="lines", name=phrase(label),
                                  line=dict(color=color, width=2.5, shape="hv"),
                                  hovertemplate="%{x} ms: %{y:.3f}<extra></extra>"))
         meta[label] = {q: r.latency_percentile(q) for q in (50, 90, 99, 100)}
     if title is None:
-        title = "Latency, store to consume: " + "; ".join(
-            f"{label} p50 {m[50]:.0f} ms, p99 {m[99]:.0f} ms" for label, m in meta.items())
+        title = text("Latency, store to consume: ") + text("; ").join(
+            text("{label} p50 {p50:.0f} ms, p99 {p99:.0f} ms", label=phrase(label), p50=m[50], p99=m[99])
+            for label, m in meta.items())
     # log axis only when latencies span more than 20x; the range is padded so no line lies on an axis
     xs_all = [x for trace in fig.data for x in trace.x]
     low, high = (min(xs_all), max(xs_all)) if xs_all else (1.0, 10.0)
     if high / low > 20:
-        xaxis = dict(title="latency (ms, log scale)", type="log",
+        xaxis = dict(title=text("latency (ms, log scale)"), type="log",
                      range=[float(np.log10(low / 1.5)), float(np.log10(high * 1.5))])
     else:
-        xaxis = dict(title="latency (ms)", type="linear", range=[0, high * 1.15 + 0.5])
+        xaxis = dict(title=text("latency (ms)"), type="linear", range=[0, high * 1.15 + 0.5])
     fig.update_layout(title=title, height=400, xaxis=xaxis,
-                      yaxis=dict(title="fraction of messages", range=[0, 1.02]),
+                      yaxis=dict(title=text("fraction of messages"), range=[0, 1.02]),
                       meta={"view": "latency", "percentiles": {k: {str(q): v for q, v in m.items()}
                                                                for k, m in meta.items()}})
     return house_style(fig)
@@ -337,28 +352,30 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
     colors = consumer_colors([str(g) for g in values])
     seeds = len({row.get("seed") for row in rows})
     fig = go.Figure()
+    x_shown, y_shown = phrase(x_title or x), phrase(y_title or y)
     for g, by_x in values.items():
-        name = str(g) if group else y
+        name = phrase(str(g)) if group else phrase(y)
         if kind == "box":
-            xs = [str(v) for v, ys in by_x.items() for _ in ys]
+            xs = [phrase(str(v)) for v, ys in by_x.items() for _ in ys]
             fig.add_trace(go.Box(x=xs, y=[yy for ys in by_x.values() for yy in ys], name=name,
                                  boxpoints="all", jitter=0.3, pointpos=0, marker_color=colors[str(g)],
                                  line=dict(color=colors[str(g)])))
         else:
             st = stats[g]
-            xs = [str(v) for v in st]
+            xs = [phrase(str(v)) for v in st]
             means = [m for _, m, _ in st.values()]
             fig.add_trace(go.Scatter(
                 x=xs, y=means, mode="lines+markers", name=name, line=dict(color=colors[str(g)]),
                 error_y=dict(type="data", symmetric=False, array=[hi - m for _, m, hi in st.values()],
                              arrayminus=[m - lo for lo, m, _ in st.values()]),
-                hovertemplate="%{x}: mean %{y}<extra></extra>"))
+                hovertemplate=text("%{x}: mean %{y}<extra></extra>")))
     if title is None:
-        title = f"{y_title or y} vs {x_title or x} ({seeds} seed{'s' if seeds != 1 else ''} per value" + \
-                (", box = spread over seeds)" if kind == "box" else ", bar = min..max over seeds)")
+        title = text(f"{{y}} vs {{x}} ({{seeds}} seed{'s' if seeds != 1 else ''} per value, "
+                     + ("box = spread over seeds)" if kind == "box" else "bar = min..max over seeds)"),
+                     y=y_shown, x=x_shown, seeds=seeds)
     fig.update_layout(title=title, height=420,
-                      boxmode="group", xaxis=dict(title=x_title or x, type="category"),
-                      yaxis=dict(title=y_title or y, type="log" if log_y else "linear"),
+                      boxmode="group", xaxis=dict(title=x_shown, type="category"),
+                      yaxis=dict(title=y_shown, type="log" if log_y else "linear"),
                       meta={"view": "sweep", "x": x, "y": y, "group": group, "seeds": seeds,
                             "values": {str(g): {str(v): ys for v, ys in by_x.items()} for g, by_x in values.items()}})
     return house_style(fig)
@@ -387,24 +404,27 @@ def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) ->
     for k, (name, attempts) in enumerate(timelines.items()):
         live = [a for a in attempts if not a.topic.startswith("%DLQ%")]
         fig.add_trace(go.Scatter(
-            x=[max(a.at_ms, 500) / 1000 for a in live], y=[name] * len(live), mode="markers", name=name,
+            x=[max(a.at_ms, 500) / 1000 for a in live], y=[phrase(name)] * len(live), mode="markers", name=phrase(name),
             marker=dict(size=9, color=consumer_colors(list(timelines))[name]),
             customdata=[[a.number, a.at_ms, a.topic] for a in live],
-            hovertemplate="delivery %{customdata[0]} at %{customdata[1]} ms<br>from %{customdata[2]}<extra></extra>"))
+            hovertemplate=text("delivery %{customdata[0]} at %{customdata[1]} ms<br>from %{customdata[2]}"
+                               "<extra></extra>")))
         for a in attempts:
             if a.topic.startswith("%DLQ%"):
                 dead_x.append(max(a.at_ms, 500) / 1000)
-                dead_y.append(name)
-                dead_text.append(f"{a.topic} after {a.number - 1} retries")
-    fig.add_trace(go.Scatter(x=dead_x, y=dead_y, mode="markers", name="dead-letter queue",
+                dead_y.append(phrase(name))
+                dead_text.append(text("{topic} after {n} retries", topic=a.topic, n=a.number - 1))
+    fig.add_trace(go.Scatter(x=dead_x, y=dead_y, mode="markers", name=text("dead-letter queue"),
                              marker=dict(symbol="x", size=13, color="#FB0D0D"), text=dead_text,
                              hovertemplate="%{text}<extra></extra>"))
     if title is None:
-        title = "When a message that keeps failing is delivered again, and where it ends"
+        title = text("When a message that keeps failing is delivered again, and where it ends")
     fig.update_layout(
         title=title, height=max(300, 150 + 60 * len(timelines)),
-        xaxis=dict(title="time since the first delivery (s, log scale; the first delivery drawn at 0.5 s)", type="log"),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=list(timelines)[::-1], title=None),
-        legend=dict(title="retries"),
+        xaxis=dict(title=text("time since the first delivery (s, log scale; the first delivery drawn at 0.5 s)"),
+                   type="log"),
+        yaxis=dict(type="category", categoryorder="array", categoryarray=[phrase(n) for n in timelines][::-1],
+                   title=None),
+        legend=dict(title=text("retries")),
         meta={"view": "retries", "timelines": {n: [list(a) for a in t] for n, t in timelines.items()}})
     return house_style(fig)
