@@ -9,7 +9,8 @@ the best of ``--repeat`` runs (a busy machine only ever makes a run slower).
 
 ``--scaling`` prints a second table instead: the same total load (1,000 messages/s for 60 s, AVG) on
 groups of 8 to 1,024 consumers (four queues per consumer), each run in a fresh process, with the cost per
-simulated message, its ratio to the smallest group's, and the peak memory of the process.
+simulated message, its ratio to the smallest group's, and the peak memory of the process; then a rolling
+restart in a 1,000-consumer group over 4,000 queues (10 members restarted one after another).
 
     python benchmarks/bench_simulation.py [--quick] [--repeat N] [--scaling]
 """
@@ -25,6 +26,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from rmqlib.sim import ConsumerSpec, scenarios, simulate, sweep
+from rmqlib.sim.scenario import SHUTDOWN
 
 
 def big_scenario(minutes: int, produce_batch_ms: int):
@@ -46,25 +48,41 @@ def group_scenario(consumers: int):
                                   produce_rate_per_queue=1_000 / queues, duration_ms=60_000, drain_ms=10_000)
 
 
-def _one_group(consumers: int) -> tuple:
-    result = simulate(group_scenario(consumers), seed=1)
+def rolling_restart_scenario(consumers: int = 1_000, restarted: int = 10):
+    """The load of :func:`group_scenario` on ``consumers`` consumers over ``4 * consumers`` queues; from 20 s on,
+    ``restarted`` of them shut down one every 3 s and each comes back 2 s later under a new instance id."""
+    base = group_scenario(consumers)
+    specs = list(base.consumers)
+    for k in range(restarted):
+        leave = 20_000 + 3_000 * k
+        old = specs[k]
+        specs[k] = ConsumerSpec(old.client_id, leave_ms=leave, leave=SHUTDOWN)
+        specs.append(ConsumerSpec(f"{old.client_id.split('@')[0]}@{9000 + k}", join_ms=leave + 2_000))
+    return scenarios.rolling_restart(**{**{f: getattr(base, f) for f in (
+        "brokers", "topics", "produce_rate_per_queue", "duration_ms", "drain_ms")}, "consumers": tuple(specs)})
+
+
+def _one_run(kind: str, consumers: int) -> tuple:
+    scenario = group_scenario(consumers) if kind == "group" else rolling_restart_scenario(consumers)
+    result = simulate(scenario, seed=1)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
     return result.produced, len(result.lost), result.wall_seconds, peak_kib
 
 
 def scaling_table(sizes=GROUP_SIZES) -> None:
     """Cost per simulated message and peak memory against group size, one fresh process per run."""
-    print("| consumers | queues | messages | wall s | µs per message | vs 8 consumers | peak memory MB |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| run | consumers | queues | messages | wall s | µs per message | vs 8 consumers | peak memory MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     base = None
-    for consumers in sizes:
+    rows = [("group", n, "steady group") for n in sizes] + [("restart", 1_000, "rolling restart of 10")]
+    for kind, consumers, label in rows:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            produced, lost, wall, peak_kib = pool.submit(_one_group, consumers).result()
+            produced, lost, wall, peak_kib = pool.submit(_one_run, kind, consumers).result()
         assert lost == 0
         cost = wall / produced * 1e6
         base = base or cost
-        print(f"| {consumers} | {4 * consumers} | {produced} | {wall:.1f} | {cost:.0f} | {cost / base:.1f}x | "
-              f"{peak_kib / 1024:.0f} |", flush=True)
+        print(f"| {label} | {consumers} | {4 * consumers} | {produced} | {wall:.1f} | {cost:.0f} | "
+              f"{cost / base:.1f}x | {peak_kib / 1024:.0f} |", flush=True)
 
 
 def main() -> None:

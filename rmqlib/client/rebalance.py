@@ -13,6 +13,7 @@ consumers are fenced, by broker locks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import NamedTuple
 
 from rmqlib.broker.protocol import build_pop_retry_topic
@@ -74,6 +75,10 @@ _API_METHODS = ("find_consumer_id_list", "lock_batch_mq", "unlock_batch_mq", "qu
                 "update_consumer_offset", "get_max_offset", "search_offset", "send_heartbeat")
 
 
+_ONLY_MQ = {MessageQueue}
+_TOPIC_OF = attrgetter("_topic")  # MessageQueue.topic without a Python-level property call
+
+
 def _check_mq(mq) -> None:
     if type(mq) is not MessageQueue:
         check_instance(mq, "mq", MessageQueue)
@@ -85,9 +90,10 @@ def _check_mq_set(mqs, name: str):
         raise ArgumentTypeError(f"{name} must be a set of MessageQueue, got {type(mqs).__name__}")
     if not isinstance(mqs, (set, frozenset)):
         mqs = set(mqs)
-    for mq in mqs:
-        if type(mq) is not MessageQueue:
-            check_instance(mq, f"{name}[...]", MessageQueue)
+    if mqs and set(map(type, mqs)) != _ONLY_MQ:  # one pass at C speed; the loop below names the culprit
+        for mq in mqs:
+            if type(mq) is not MessageQueue:
+                check_instance(mq, f"{name}[...]", MessageQueue)
     return mqs
 
 
@@ -234,9 +240,10 @@ class RebalanceImpl:
             raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
         if topic in self.subscription_inner:
             mqs = set(mqs)
-            for mq in mqs:
-                if not isinstance(mq, MessageQueue) or mq.topic != topic:
-                    raise ValueError(f"mqs: {mq!r} is not a MessageQueue of topic {topic!r}")
+            if mqs and (set(map(type, mqs)) != _ONLY_MQ or set(map(_TOPIC_OF, mqs)) != {topic}):
+                for mq in mqs:  # the fast test above failed: find and name the culprit
+                    if not isinstance(mq, MessageQueue) or mq.topic != topic:
+                        raise ValueError(f"mqs: {mq!r} is not a MessageQueue of topic {topic!r}")
             self.topic_subscribe_info_table[topic] = mqs
 
     def _step(self, action: str, mq: MessageQueue | None, detail: str = "",

@@ -9,6 +9,8 @@ other brokers by name (a send refused here is retried on one of them).
 
 from __future__ import annotations
 
+import heapq
+import math
 import random
 from collections.abc import Mapping
 
@@ -145,8 +147,9 @@ class BrokerNode:
             answer(response)
 
     def flush_notifications(self) -> None:
-        for note in self.listener.drain():
-            self.wire.notify(self.name, note)
+        notes = self.listener.drain()
+        if notes:
+            self.wire.notify(self.name, notes)
 
     # --- periodic services -------------------------------------------------
     def hold_loop(self):
@@ -197,22 +200,35 @@ class BrokerNode:
         yield clock.timeout(sc.produce_start_ms)
         plan: list[list] = []
         version = -1
+        waiting: list[tuple[float, int]] | None = None  # (when entry i may next be due, i); None: build it
         while clock.now < sc.duration_ms:
             yield clock.timeout(min(sc.produce_batch_ms, sc.duration_ms - clock.now))
             now = int(clock.now)
             if version != routes.publish_version:  # the producers' view of the routes changed (or: the first burst)
-                plan, version = self._replan(plan, now), routes.publish_version
+                plan, version, waiting = self._replan(plan, now), routes.publish_version, None
             if not self.up:
                 for entry in plan:
                     due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
                     entry[6] += due
                     self.send_elsewhere(entry[0], due, now)
+                waiting = None
                 continue
-            for entry in plan:  # [topic, queue id, phase, rate, since, produced before since, sent]
+            # A queue's count of messages due only grows with time, so a queue whose next message cannot be due
+            # yet is skipped; the ones that may be are handled in plan order, as a pass over the whole plan would.
+            if waiting is None:
+                waiting = [(_next_due(entry), i) for i, entry in enumerate(plan)]
+                heapq.heapify(waiting)
+            ready = []
+            while waiting and waiting[0][0] <= now:
+                ready.append(heapq.heappop(waiting)[1])
+            ready.sort()
+            for i in ready:  # entry: [topic, queue id, phase, rate, since, produced before since, sent]
+                entry = plan[i]
                 due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
                 for _ in range(due):
                     put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()))  # tags None, uniq_key
                 entry[6] += due
+                heapq.heappush(waiting, (_next_due(entry), i))
             if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
                 recorder.log(now, "reput", self.name,
                              _queue_counts(self.store.commit_log[self.store.reput_from_index:]))
@@ -259,6 +275,15 @@ class BrokerNode:
         for broker in sorted(touched, key=lambda b: b.name):
             broker.store.reput(now_ms)
             broker.flush_pull_answers()
+
+
+def _next_due(entry: list) -> float:
+    """A moment no later than the first at which burst-plan ``entry`` owes one more message (1 ms early, so that
+    rounding can never make it late: at that burst the count is computed as before and may still be 0)."""
+    rate = entry[3]
+    if rate <= 0:
+        return math.inf
+    return entry[4] + (entry[6] + 1 - entry[5] - entry[2]) / rate - 1.0
 
 
 def _queue_counts(dispatched) -> str:

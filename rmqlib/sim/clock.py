@@ -31,6 +31,16 @@ class Clock(simpy.Environment):
         else:
             _Calls(self, at, delay_ms, (action, args))
 
+    def later_all(self, delay_ms, actions) -> None:
+        """``later(delay_ms, action)`` for each of ``actions``, in order (they share one batch, as back-to-back
+        ``later`` calls for one instant do)."""
+        if not actions:
+            return
+        first, rest = actions[0], actions[1:]
+        self.later(delay_ms, first)
+        if rest:
+            self.open_batch.calls.extend((action, ()) for action in rest)
+
 
 class _Calls(simpy.Event):
     """One simpy event that runs a list of calls ``(action, args)``, in order, when the clock reaches ``at``.

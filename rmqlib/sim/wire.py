@@ -35,14 +35,18 @@ class Wire:
     def connect(self, brokers: Mapping, channels: Mapping) -> None:
         self.brokers, self.channels = brokers, channels
 
-    def notify(self, broker_name: str, note) -> None:
-        """NOTIFY_CONSUMER_IDS_CHANGED from a broker to the consumer on ``note.channel``."""
-        consumer = self.channels.get(note.channel)
-        recorder = self.recorder
-        recorder.counters["notifications"] += 1
-        recorder.log(note.time_ms, "notify", note.client_id, f"from {broker_name}")
-        if consumer is not None and consumer.connected:
-            self.clock.later(self.latency, consumer.on_notify)
+    def notify(self, broker_name: str, notes) -> None:
+        """NOTIFY_CONSUMER_IDS_CHANGED from a broker to the consumer on each note's channel, in order."""
+        recorder, channels = self.recorder, self.channels
+        recorder.counters["notifications"] += len(notes)
+        log, detail = recorder.log, f"from {broker_name}"
+        woken = []
+        for note in notes:
+            log(note.time_ms, "notify", note.client_id, detail)
+            consumer = channels.get(note.channel)
+            if consumer is not None and consumer.connected:
+                woken.append(consumer.on_notify)
+        self.clock.later_all(self.latency, woken)  # logging schedules nothing, so the calls keep their order
 
     def send_pull(self, consumer, request, command, now_ms) -> None:
         """PULL_MESSAGE for ``command`` (the pull path's PullCommand), on ``consumer``'s channel to the broker."""
