@@ -229,7 +229,7 @@ class PullRequestHoldService:
             except Exception as exc:  # Java: catch (Throwable e) { log.error(...) } and the next key
                 self.failure_log.append((now_ms, key, exc))
                 continue
-            woken.extend(self.notify_message_arriving(topic, queue_id, offset, now_ms))
+            woken.extend(self._notify_message_arriving_trusted(topic, queue_id, offset, now_ms, None))
         return woken
 
     def run_due(self, now_ms) -> list[PullRequest]:
@@ -263,6 +263,12 @@ class PullRequestHoldService:
         check_str(topic, "topic", empty=True)
         if tags_code is not None:
             check_int(tags_code, "tags_code")
+        return self._notify_message_arriving_trusted(topic, queue_id, max_offset, now_ms, tags_code)
+
+    def _notify_message_arriving_trusted(self, topic: str, queue_id: int, max_offset: int, now_ms: int,
+                                         tags_code: int | None) -> list[PullRequest]:
+        """:meth:`notify_message_arriving` for a caller that has checked its arguments (the store's reput, through
+        the simulator's listener): the same wake-ups, no checks."""
         mpr = self.pull_request_table.get(build_key(topic, queue_id))
         if mpr is None:
             return []

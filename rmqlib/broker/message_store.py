@@ -342,7 +342,7 @@ class MessageStore:
         Mirrors: DefaultMessageStore.java#putMessage → CommitLog.java#asyncPutMessage
         """
         now_ms = check_time(now_ms)
-        cq = self._queue(topic, queue_id)
+        self._queue(topic, queue_id)
         check_int(body_size, "body_size", 0)
         check_non_negative_int(reconsume_times, "reconsume_times")
         if tags is not None:
@@ -350,7 +350,15 @@ class MessageStore:
         if uniq_key is not None:
             check_str(uniq_key, "uniq_key", empty=True)
         born_timestamp = now_ms if born_timestamp is None else check_time(born_timestamp, "born_timestamp")
-        pairs = _property_pairs(properties)
+        return self._put_message_trusted(topic, queue_id, now_ms, body_size, tags, uniq_key, born_timestamp,
+                                         reconsume_times, _property_pairs(properties))
+
+    def _put_message_trusted(self, topic: str, queue_id: int, now_ms: int, body_size: int, tags: str | None,
+                             uniq_key: str | None, born_timestamp: int, reconsume_times: int,
+                             pairs: tuple) -> StoredMessage:
+        """:meth:`put_message` for a caller that has checked every argument (an existing queue, int times, the
+        properties already as ``(name, value)`` pairs): the same append, no checks."""
+        cq = self._queues[(topic, queue_id)]
         phy = self.commit_log_max_offset
         queue_offset = cq.next_put_offset
         if uniq_key is None:

@@ -292,7 +292,11 @@ def pull_message(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDeci
     was locked re-reads the broker offset (the local one may be stale).
     """
     _check_req_impl(req, impl)
-    now_ms = check_time(now_ms)
+    return _pull_message_trusted(req, impl, check_time(now_ms))
+
+
+def _pull_message_trusted(req: PullRequest, impl: RebalanceImpl, now_ms: int) -> PullDecision:
+    """:func:`pull_message` for a caller whose arguments are known good (the simulator's consumer)."""
     config = impl.config
     orderly = impl.consume_orderly
     decision = _pull_gates(req.process_queue, config, now_ms, orderly, impl.paused)
@@ -414,7 +418,13 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     """
     _check_req_impl(req, impl)
     check_instance(result, "result", PullResult)
-    check_time(now_ms)
+    return _process_pull_result_trusted(req, result, impl, check_time(now_ms))
+
+
+def _process_pull_result_trusted(req: PullRequest, result: PullResult, impl: RebalanceImpl,
+                                 now_ms: int) -> PullOutcome:
+    """:func:`process_pull_result` for a caller whose arguments are known good (the simulator's consumer,
+    with a PullResult it built with ``PullResult._trusted``)."""
     status = result.pull_status
     pq = req.process_queue
     mq = req.message_queue

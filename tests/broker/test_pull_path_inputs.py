@@ -352,3 +352,45 @@ def test_a_suspended_pull_is_held_as_the_validating_constructor_would_build_it()
     sub = held.subscription_data
     expected = hold_service.PullRequest(request, "ch1", "c1", 700, 40, 1, sub, sub)
     assert fields_of(held) == fields_of(expected) and held.subscription_data.sub_string == "*"
+
+
+# ------------------------------------------------------------------ trusted twins of methods
+def test_put_message_trusted_appends_what_put_message_appends():
+    checked, trusted = MessageStore(), MessageStore()
+    for store in (checked, trusted):
+        store.create_topic("T", 2)
+    puts = [(0, 5, 1024, None, None, 0, ()), (1, 6, 0, "A", "key-1", 2, ()), (0, 6, 7, "B", None, 0, (("k", "v"),))]
+    for queue_id, now, size, tags, uniq, times, pairs in puts:
+        a = checked.put_message("T", queue_id, now, size, tags, uniq, None, times, dict(pairs))
+        b = trusted._put_message_trusted("T", queue_id, now, size, tags, uniq, now, times, pairs)
+        assert a == b
+    assert checked.commit_log == trusted.commit_log and checked.commit_log_max_offset == trusted.commit_log_max_offset
+    checked.reput(9)
+    trusted.reput(9)
+    for queue_id in (0, 1):
+        assert checked.get_message("G", "T", queue_id, 0, 32).messages == \
+            trusted._get_message_trusted("G", "T", queue_id, 0, 32, None, 256 * 1024).messages
+    trusted._check()
+
+
+def _holding(store):
+    proc = PullMessageProcessor(store)
+    for offset, client in ((1, "c1"), (1, "c2")):
+        request = PullMessageRequest("G", "T", 1, offset, has_subscription_flag=True, sub_expression="A",
+                                     suspend_timeout_millis=1000, client_id=client, channel=client)
+        assert proc.process_request(request, 0) is None
+    return proc
+
+
+@pytest.mark.parametrize("max_offset, now, tags_code, woken", [(2, 10, None, 2), (2, 10, 0, 0), (1, 10, None, 0),
+                                                               (1, 1000, None, 2)])
+def test_notify_message_arriving_trusted_wakes_what_the_checked_one_wakes(max_offset, now, tags_code, woken):
+    from rmqlib.broker.protocol import tags_code_of
+    code = tags_code_of("A") if tags_code is None and max_offset == 2 else tags_code
+    checked, trusted = _holding(store_with_one_message()), _holding(store_with_one_message())
+    woken_a = checked.hold_service.notify_message_arriving("T", 1, max_offset, now, code)
+    woken_b = trusted.hold_service._notify_message_arriving_trusted("T", 1, max_offset, now, code)
+    assert [w.client_id for w in woken_a] == [w.client_id for w in woken_b] and len(woken_a) == woken
+    assert checked.hold_service.held_count() == trusted.hold_service.held_count()
+    assert [(r.code, r.request.client_id) for r in checked.drain()] == \
+        [(r.code, r.request.client_id) for r in trusted.drain()]

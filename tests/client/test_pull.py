@@ -297,3 +297,37 @@ def test_pull_message_decides_as_the_gates_do(owned_with_config, case, expected)
         assert impl.pull_service.pending == ([] if expected[1] is None else [(600 + expected[1], req)])
         again = check_pull_gates(pq, impl.config, 600, orderly=orderly, paused=impl.paused)
         assert (again.allowed, again.delay_ms, again.reason) == expected
+
+
+def _pull_state(impl, req):
+    pq = req.process_queue
+    return (req.next_offset, pq.msg_count, pq.msg_size, pq.msg_tree.keys(), pq.last_pull_timestamp,
+            [(t, r.message_queue) for t, r in impl.pull_service.pending], list(impl.pull_service.queue))
+
+
+@pytest.mark.parametrize("status", list(PullStatus))
+def test_trusted_pull_path_does_what_the_checked_one_does(status):
+    """``_pull_message_trusted`` and ``_process_pull_result_trusted`` (for callers with checked arguments) leave
+    the same decision, outcome and consumer state as ``pull_message`` and ``process_pull_result``."""
+    from rmqlib.client import InMemoryClientBrokerAPI, RebalanceImpl
+    from rmqlib.strategies import AllocateMessageQueueAveragely
+
+    runs = []
+    for trusted in (False, True):
+        api = InMemoryClientBrokerAPI()  # each run its own broker: OFFSET_ILLEGAL persists an offset there
+        api.consumer_ids["G"] = ["c1"]
+        api.max_offsets[MQ] = 100
+        impl = RebalanceImpl("G", "c1", api, AllocateMessageQueueAveragely())
+        impl.subscribe("TopicA", "*", 0)
+        impl.update_topic_subscribe_info("TopicA", [MQ])
+        impl.do_rebalance(False, 0)
+        impl.pull_service.due(500)
+        req = impl.pull_service.take()
+        gate = (P._pull_message_trusted if trusted else pull_message)(req, impl, 600)
+        impl.pull_service.take()
+        result = PullResult(status, 103, 0, 103, msgs(100, 3) if status is PullStatus.FOUND else [])
+        outcome = (P._process_pull_result_trusted if trusted else process_pull_result)(req, result, impl, 700)
+        runs.append((gate, outcome.status, [m.queue_offset for m in outcome.msgs], outcome.dispatch_to_consume,
+                     outcome.rebalance_immediately, _pull_state(impl, req), req.process_queue.dropped))
+    assert runs[0] == runs[1]
+    assert runs[0][0].allowed and runs[0][0].command.queue_offset == 100
