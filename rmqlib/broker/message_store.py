@@ -189,18 +189,23 @@ class _ConsumeQueue:
     Mirrors: store/.../ConsumeQueue.java (one mapped file, entries as objects)
     """
 
-    __slots__ = ("topic", "queue_id", "min_offset", "entries", "next_put_offset")
+    __slots__ = ("topic", "queue_id", "min_offset", "max_offset", "entries", "next_put_offset")
 
     def __init__(self, topic: str, queue_id: int):
         self.topic = topic
         self.queue_id = queue_id
         self.min_offset = 0           # logical offset of entries[0]
+        self.max_offset = 0           # one past the last dispatched entry (min_offset + len(entries))
         self.entries: list[StoredMessage] = []
         self.next_put_offset = 0      # queue offset the next put gets (CommitLog topicQueueTable)
 
-    @property
-    def max_offset(self) -> int:
-        return self.min_offset + len(self.entries)
+    def put(self, msg: StoredMessage) -> None:
+        """Dispatch one message: it must carry the next offset (ConsumeQueue.java#putMessagePositionInfo)."""
+        if msg.queue_offset != self.max_offset:
+            raise AssertionError(f"consume queue {self.topic}@{self.queue_id} out of order: "
+                                 f"{msg.queue_offset} != {self.max_offset}")
+        self.entries.append(msg)
+        self.max_offset += 1
 
     def get(self, offset: int) -> StoredMessage | None:
         i = offset - self.min_offset
@@ -392,11 +397,7 @@ class MessageStore:
         while self.reput_from_index < len(commit_log):
             msg = commit_log[self.reput_from_index]
             self.reput_from_index += 1
-            cq = queues[(msg.topic, msg.queue_id)]
-            if msg.queue_offset != cq.max_offset:
-                raise AssertionError(f"consume queue {msg.topic}@{msg.queue_id} out of order: "
-                                     f"{msg.queue_offset} != {cq.max_offset}")
-            cq.entries.append(msg)
+            queues[(msg.topic, msg.queue_id)].put(msg)
             dispatched.append(msg)
             if self.broker_config.long_polling_enable and self.message_arriving_listener is not None:
                 self.message_arriving_listener(msg.topic, msg.queue_id, msg.queue_offset + 1,
@@ -537,6 +538,7 @@ class MessageStore:
         for (topic, qid), cq in self._queues.items():
             assert 0 <= qid < self.topic_queue_nums[topic]
             assert cq.min_offset <= cq.max_offset <= cq.next_put_offset
+            assert cq.max_offset == cq.min_offset + len(cq.entries), (topic, qid, cq.max_offset)
             for i, msg in enumerate(cq.entries):
                 assert msg.topic == topic and msg.queue_id == qid
                 assert msg.queue_offset == cq.min_offset + i, (msg, cq.min_offset, i)

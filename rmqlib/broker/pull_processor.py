@@ -201,7 +201,7 @@ class PullMessageProcessor:
         if hold_service is None:
             hold_service = PullRequestHoldService(store, self.broker_config)
         self.hold_service = hold_service
-        self.hold_service.wakeup_handler = self.execute_request_when_wakeup
+        self.hold_service.wakeup_handler = self._execute_request_when_wakeup_trusted
         if store.message_arriving_listener is None:
             # Wire reput → hold service, as BrokerController does at start-up.
             from rmqlib.broker.hold_service import NotifyMessageArrivingListener
@@ -261,7 +261,12 @@ class PullMessageProcessor:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
         check_instance(held, "held", PullRequest)
         check_instance(held.request_command, "held.request_command", PullMessageRequest)
-        response = self._process_request_trusted(held.request_command, check_time(now_ms), False)
+        return self._execute_request_when_wakeup_trusted(held, check_time(now_ms))
+
+    def _execute_request_when_wakeup_trusted(self, held: PullRequest, now_ms: int) -> PullResponse:
+        """:meth:`execute_request_when_wakeup` as the hold service calls it (the processor registers it as the
+        wake-up handler): a held pull this processor suspended, at the hold service's checked time."""
+        response = self._process_request_trusted(held.request_command, now_ms, False)
         self.outbox.append(response)
         return response
 

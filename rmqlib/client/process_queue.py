@@ -111,6 +111,11 @@ class _OffsetMap:
     def first_key(self) -> int:
         return self._keys[0]
 
+    def first_key_or(self, default: int) -> int:
+        """The first key, or ``default`` when the map is empty."""
+        keys = self._keys
+        return keys[0] if keys else default
+
     def last_key(self) -> int:
         return self._keys[-1]
 
@@ -283,7 +288,7 @@ class ProcessQueue:
         self.msg_count -= removed
         if self.msg_count == 0:
             self.msg_size = 0
-        return tree.first_key() if tree else self.queue_offset_max + 1
+        return tree.first_key_or(self.queue_offset_max + 1)
 
     def get_max_span(self) -> int:
         """Distance between the highest and the lowest cached offset (0 when empty)."""
