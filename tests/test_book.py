@@ -74,3 +74,18 @@ def test_book_without_a_checkout_exits_2_with_one_line(tmp_path, monkeypatch, ca
     monkeypatch.chdir(tmp_path)
     assert cli.main(["book", "--allow-root"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_chinese_readme_gives_the_readmes_two_commands_and_the_language_pack_extra():
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    chinese = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "](README.zh-CN.md)" in readme and "](README.md)" in chinese
+    commands = ["pip install -e . && rmqlib book", 'pip install -e ".[test]" && python -m pytest']
+    for command in commands:  # the same commands, word for word, as code blocks in both
+        assert f"```\n{command}\n```" in readme and f"```\n{command}\n```" in chinese, command
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert [req.split(">")[0] for req in extras["zh"]] == ["jupyterlab-language-pack-zh-CN"]
+    assert '```\npip install -e ".[zh]"\n```' in chinese and "Settings → Language" in chinese
+    assert (ROOT / "chapters" / "zh" / "00_preface.ipynb").is_file() and "chapters/zh/00_preface.ipynb" in chinese

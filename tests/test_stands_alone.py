@@ -64,3 +64,45 @@ def test_no_file_refers_outside_the_repository():
 @pytest.mark.parametrize("name", ["rocketmq_golden_public.json", "README.md"])
 def test_the_conformance_vectors_live_in_the_repository(name):
     assert (ROOT / "tests" / "data" / "conformance" / name).is_file()
+
+
+NOTEBOOK_DIRS = ("chapters", "chapters/zh", "exercises/source", "exercises/source/zh",
+                 "exercises/student", "exercises/student/zh")
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def broken_links(markdown: str, where: Path) -> list[str]:
+    """Relative links in ``markdown`` (of the notebook ``where``) to a file that is not there.
+
+    A Chinese notebook sits one folder deeper than its English twin, so a link copied from the
+    English unchanged would point at the wrong place.
+    """
+    found = []
+    for target in MARKDOWN_LINK.findall(markdown):
+        if re.match(r"[a-zA-Z][\w+.-]*:|#|/", target):  # a URL, an anchor on the page, an absolute path
+            continue
+        if not (where.parent / target.split("#")[0]).exists():
+            found.append(target)
+    return found
+
+
+def test_the_link_check_knows_where_a_chinese_notebook_is():
+    english, chinese = ROOT / "chapters" / "02_x.ipynb", ROOT / "chapters" / "zh" / "02_x.ipynb"
+    assert broken_links("[set](../exercises/source/02_sharing_evenly.ipynb)", english) == []
+    assert broken_links("[set](../exercises/source/02_sharing_evenly.ipynb)", chinese) == [
+        "../exercises/source/02_sharing_evenly.ipynb"]
+    up_two = "../" * 2  # written in pieces: this file is checked too
+    assert broken_links(f"[set]({up_two}exercises/source/zh/02_sharing_evenly.ipynb#q1) [Java](https://x/y.java)",
+                        chinese) == []
+
+
+def test_every_relative_link_in_a_notebook_of_either_edition_resolves():
+    import json
+
+    found = []
+    for folder in NOTEBOOK_DIRS:
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+            found += [f"{path.relative_to(ROOT)}: {link}" for link in broken_links(text, path)]
+    assert not found, "\n".join(found)
