@@ -394,3 +394,25 @@ def test_notify_message_arriving_trusted_wakes_what_the_checked_one_wakes(max_of
     assert checked.hold_service.held_count() == trusted.hold_service.held_count()
     assert [(r.code, r.request.client_id) for r in checked.drain()] == \
         [(r.code, r.request.client_id) for r in trusted.drain()]
+
+
+def test_a_woken_pull_is_answered_alike_by_the_handler_and_the_public_method():
+    answers = []
+    for public in (True, False):
+        store = store_with_one_message()
+        proc = PullMessageProcessor(store)
+        request = PullMessageRequest("G", "T", 1, 1, has_subscription_flag=True, client_id="c1", channel="c1")
+        assert proc.process_request(request, 0) is None
+        store.put_message("T", 1, now_ms=3)
+        if public:
+            [held] = proc.hold_service.pull_request_table["T@1"].clone_list_and_clear()
+            store.reput(5)  # nothing is held now, so nothing wakes
+            assert proc.drain() == []
+            proc.execute_request_when_wakeup(held, 5)
+        else:
+            store.reput(5)  # the listener wakes the held pull; the hold service calls the processor's handler
+        [response] = proc.drain()
+        answers.append((response.code, [m.queue_offset for m in response.messages], response.time_ms))
+    assert answers[0][:2] == answers[1][:2] == (ResponseCode.SUCCESS, [1])
+    with pytest.raises(TypeError, match="held must be a PullRequest"):
+        PullMessageProcessor(store_with_one_message()).execute_request_when_wakeup("held", 5)
