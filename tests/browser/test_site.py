@@ -4,6 +4,9 @@ The site is built once per session into a temporary directory and served from 12
 every request elsewhere is aborted. Each chapter page must render every plotly figure
 (an SVG ``.main-svg`` in every ``.js-plotly-plot``), and the plotly sliders that replace the
 ipywidgets panels must redraw their figure to what ``allocate_group`` computes.
+
+Both editions: the English at the root, the Chinese under ``zh/``; every page links to the same page in
+the other edition (or, where it has none, to the other edition's front page), and the link resolves.
 """
 
 from __future__ import annotations
@@ -28,21 +31,66 @@ ALL_FIGURES_RENDERED = """() => {
 }"""
 
 
-def chapter_pages(site):
-    return sorted(p.relative_to(site).as_posix() for p in (site / "chapters").glob("*.html"))
+EDITIONS = {"": "chapters", "zh/": "chapters/zh"}  # where each edition is on the site, and in the repository
 
 
-def test_site_has_every_chapter_with_a_table_of_contents_in_order(built_site):
+def chapter_pages(site, edition=""):
+    return sorted(p.relative_to(site).as_posix() for p in (site / edition / "chapters").glob("*.html"))
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_site_has_every_chapter_with_a_table_of_contents_in_order(built_site, edition):
     from rmqlib.site import ROOT
-    chapters = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
-    assert [p.split("/")[-1][:-5] for p in chapter_pages(built_site)] == chapters
-    index = (built_site / "index.html").read_text(encoding="utf-8")
+    chapters = sorted(p.stem for p in (ROOT / EDITIONS[edition]).glob("*.ipynb"))
+    assert len(chapters) >= 6
+    assert [p.split("/")[-1][:-5] for p in chapter_pages(built_site, edition)] == chapters
+    index = (built_site / edition / "index.html").read_text(encoding="utf-8")
     links = re.findall(r'href="chapters/([^"#]+)\.html"', index)
     assert list(dict.fromkeys(links)) == chapters, "the index lists the chapters in order"
     for before, after in zip(chapters, chapters[1:]):
-        page = (built_site / "chapters" / f"{before}.html").read_text(encoding="utf-8")
+        page = (built_site / edition / "chapters" / f"{before}.html").read_text(encoding="utf-8")
         assert 'rel="next" title=' in page and f'href="{after}.html"' in page
-    assert (built_site / "_static" / "plotly.min.js").is_file()
+    assert (built_site / edition / "_static" / "plotly.min.js").is_file()
+
+
+def twin_href(page: Path) -> str:
+    links = re.findall(r'<a class="rmqlib-twin-link" href="([^"]+)"', page.read_text(encoding="utf-8"))
+    assert len(links) == 1, f"{page}: {len(links)} links to the other edition"
+    return links[0]
+
+
+def test_every_page_links_to_its_twin_in_the_other_edition_and_the_link_resolves(built_site):
+    pages = [p for p in sorted(built_site.rglob("*.html")) if "_static" not in p.parts and "_sources" not in p.parts]
+    zh_root = built_site / "zh"
+    english = [p for p in pages if not p.is_relative_to(zh_root)]
+    chinese = [p for p in pages if p.is_relative_to(zh_root)]
+    assert len(english) > 20 and len(chinese) > 20
+    for page in pages:
+        other_root, this_root = (built_site, zh_root) if page in chinese else (zh_root, built_site)
+        target = (page.parent / twin_href(page)).resolve()
+        assert target.is_file(), f"{page.relative_to(built_site)} links to a missing {twin_href(page)}"
+        twin = other_root / page.relative_to(this_root)
+        if twin.is_file():  # the same page in the other edition, and it links back
+            assert target == twin.resolve(), f"{page.relative_to(built_site)} -> {target}"
+            assert (twin.parent / twin_href(twin)).resolve() == page.resolve()
+        else:  # no twin (the API reference is English only; a chapter not translated yet): the front page
+            assert target == (other_root / "index.html").resolve(), f"{page.relative_to(built_site)} -> {target}"
+    assert not (zh_root / "api.html").exists() and (built_site / "api.html").is_file()
+    # every Chinese chapter has its English twin (the Chinese is generated from it)
+    assert all((built_site / p.relative_to(zh_root)).is_file() for p in chinese if "chapters" in p.parts)
+
+
+def test_the_chinese_edition_speaks_chinese_and_reaches_the_english_api_reference(built_site):
+    index = (built_site / "zh" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="zh-CN"' in index or "<html lang='zh-CN'" in index
+    assert "章节" in index and "练习" in index and "RocketMQ 消费者负载均衡" in index
+    assert "搜索" in index, "Sphinx's own labels in Chinese (language = zh_CN)"
+    api = re.findall(r'<a class="rmqlib-api-link" href="([^"]+)"', index)
+    assert api == ["../api.html"] and (built_site / "api.html").is_file()
+    chapter = (built_site / "zh" / "chapters" / "02_sharing_evenly.html").read_text(encoding="utf-8")
+    assert "<title>02 · 平均分配" in chapter, "the chapter's own Chinese title"
+    english = (built_site / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="en"' in english and "Chapters" in english and "章节" not in english
 
 
 def test_no_page_loads_a_script_or_style_from_another_host(built_site):
@@ -66,7 +114,7 @@ def test_no_page_loads_a_script_or_style_from_another_host(built_site):
 def test_every_chapter_renders_its_plotly_figures_offline(built_site, site_url, local_page, artifacts):
     page = local_page.page
     total = 0
-    for rel in ["index.html"] + chapter_pages(built_site):
+    for rel in ["index.html"] + chapter_pages(built_site) + ["zh/index.html"] + chapter_pages(built_site, "zh/"):
         page.goto(f"{site_url}/{rel}")
         page.wait_for_load_state("load")
         page.wait_for_function(ALL_FIGURES_RENDERED, timeout=30_000)
@@ -106,9 +154,14 @@ def allocation_of(strategy, queues, cids):
     return {cid: [str(mq) for mq in mqs] for cid, mqs in allocate_group(strategy, queues, cids).items()}
 
 
-def test_chapter_02_consumers_slider_redraws_the_figure_without_a_kernel(site_url, local_page, artifacts):
+def _chinese(text):
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_chapter_02_consumers_slider_redraws_the_figure_without_a_kernel(site_url, local_page, artifacts, edition):
     page = local_page.page
-    page.goto(f"{site_url}/chapters/02_sharing_evenly.html")
+    page.goto(f"{site_url}/{edition}chapters/02_sharing_evenly.html")
     plot = slider_plot(page)
     queues = spread_queues(10, ("broker-a",))
     before = plot.evaluate(STATE_JS)
@@ -120,17 +173,19 @@ def test_chapter_02_consumers_slider_redraws_the_figure_without_a_kernel(site_ur
                                timeout=10_000)
         after = plot.evaluate(STATE_JS)
         assert after["meta"]["allocation"] == allocation_of(AllocateMessageQueueAveragely(), queues, make_cids(count))
-        assert f"over {count} consumer" in after["title"]
+        # the same numbers in both editions; the words in the edition's language
+        assert f"over {count} consumer" in after["title"] if not edition else _chinese(after["title"])
         assert after["names"] == list(after["meta"]["allocation"])
         if count == 12:
-            plot.screenshot(path=str(artifacts / "site-02-consumers-slider-12.png"))
+            plot.screenshot(path=str(artifacts / f"site-{edition.rstrip('/') or 'en'}-02-consumers-slider-12.png"))
     assert after["title"] != before["title"]
     assert not local_page.blocked and not local_page.errors
 
 
-def test_chapter_03_virtual_nodes_slider_redraws_the_ring_without_a_kernel(site_url, local_page, artifacts):
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_chapter_03_virtual_nodes_slider_redraws_the_ring_without_a_kernel(site_url, local_page, artifacts, edition):
     page = local_page.page
-    page.goto(f"{site_url}/chapters/03_consistent_hashing.html")
+    page.goto(f"{site_url}/{edition}chapters/03_consistent_hashing.html")
     plot = slider_plot(page)
     queues, cids = spread_queues(16, ("broker-a", "broker-b")), make_cids(4)
     before = plot.evaluate(STATE_JS)
@@ -141,9 +196,12 @@ def test_chapter_03_virtual_nodes_slider_redraws_the_ring_without_a_kernel(site_
                                timeout=10_000)
         after = plot.evaluate(STATE_JS)
         assert after["meta"]["allocation"] == allocation_of(AllocateMessageQueueConsistentHash(vnodes), queues, cids)
-        assert after["title"].startswith(f"{vnodes} virtual nodes" if vnodes == 0 else f"4 consumers x {vnodes} ")
+        if not edition:
+            assert after["title"].startswith(f"{vnodes} virtual nodes" if vnodes == 0 else f"4 consumers x {vnodes} ")
+        else:
+            assert _chinese(after["title"]) and str(vnodes) in after["title"]
         if vnodes == 50:
-            plot.screenshot(path=str(artifacts / "site-03-vnodes-slider-50.png"))
+            plot.screenshot(path=str(artifacts / f"site-{edition.rstrip('/') or 'en'}-03-vnodes-slider-50.png"))
     assert after["title"] != before["title"]
     assert not local_page.blocked and not local_page.errors
 
