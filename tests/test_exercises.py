@@ -1,6 +1,7 @@
 """Exercise notebooks: student versions hide every solution and fail only where a solution is missing.
 
-The tests run on student versions generated afresh from ``exercises/source`` (not on the files in
+The tests run on student versions generated afresh from ``exercises/source`` and, for the Chinese
+edition, ``exercises/source/zh`` (not on the files in
 ``exercises/student``, which a student fills in and saves). That the committed student files match
 their committed sources is checked on the commit by ``tools/check_committed_notebooks.py`` in CI.
 """
@@ -15,6 +16,13 @@ from rmqlib import exercises  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "exercises" / "source").glob("*.ipynb"))
+# The Chinese edition (python -m rmqlib.translations build); a set not translated yet is simply absent
+ZH_SOURCES = sorted((ROOT / "exercises" / "source" / "zh").glob("*.ipynb"))
+RUBRIC = {"en": "Rubric", "zh": "评分标准"}  # how an answer in words announces its rubric, per edition
+
+
+def _lang(path):
+    return "zh" if path.parent.name == "zh" else "en"
 CHAPTER_NUMBERS = ("02", "03", "04", "05")
 
 
@@ -29,7 +37,8 @@ def test_every_chapter_from_02_to_05_has_an_exercise_notebook_with_two_graded_pa
 
 
 def test_every_set_asks_at_least_one_question_answered_in_words_and_graded_by_hand():
-    for path in SOURCES:
+    assert ZH_SOURCES, "the Chinese exercise sets are generated into exercises/source/zh"
+    for path in SOURCES + ZH_SOURCES:
         nb = nbformat.read(path, as_version=4)
         manual = [c for c in nb.cells if c.cell_type == "markdown" and exercises.is_solution(c)
                   and c.metadata["nbgrader"].get("grade")]
@@ -37,7 +46,7 @@ def test_every_set_asks_at_least_one_question_answered_in_words_and_graded_by_ha
 
 
 def test_solution_cells_are_marked_like_nbgrader():
-    for path in SOURCES:
+    for path in SOURCES + ZH_SOURCES:
         nb = nbformat.read(path, as_version=4)
         ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
         assert len(ids) == len(set(ids)), f"{path.name}: duplicate grade_id"
@@ -48,7 +57,7 @@ def test_solution_cells_are_marked_like_nbgrader():
             assert nbg["schema_version"] == 3
             if nbg["solution"] and nbg["grade"]:  # an answer in words, graded by hand, with a rubric
                 assert cell.cell_type == "markdown" and nbg["points"] > 0 and not nbg["locked"], path.name
-                assert "Rubric" in cell.source and exercises.BEGIN in cell.source, path.name
+                assert RUBRIC[_lang(path)] in cell.source and exercises.BEGIN in cell.source, path.name
             elif nbg["solution"]:
                 assert nbg == {"solution": True, "grade": False, "grade_id": nbg["grade_id"], "locked": False,
                                "schema_version": 3}
@@ -64,6 +73,40 @@ def students(tmp_path_factory) -> dict[str, Path]:
     written = exercises.generate(ROOT / "exercises" / "source", tmp_path_factory.mktemp("student"))
     assert [p.name for p in written] == [p.name for p in SOURCES]
     return {p.name: p for p in written}
+
+
+@pytest.fixture(scope="module")
+def students_zh(tmp_path_factory) -> dict[str, Path]:
+    """Student versions of the Chinese sets generated now, by name."""
+    written = exercises.generate(ROOT / "exercises" / "source" / "zh", tmp_path_factory.mktemp("student_zh"))
+    assert [p.name for p in written] == [p.name for p in ZH_SOURCES]
+    return {p.name: p for p in written}
+
+
+def test_a_chinese_student_version_runs_the_english_ones_code_so_it_fails_where_the_english_fails(students,
+                                                                                                  students_zh):
+    """The English student versions are executed below; a Chinese one has the same code cells and nbgrader
+    marks (but for the language line), so an unanswered Chinese set fails exactly where the English does."""
+    from rmqlib import translations
+
+    line = translations.LANGUAGE_LINE.format(lang="zh")
+    for name, path in students_zh.items():
+        assert name in students, f"{name}: a Chinese set with no English set"
+        zh, en = nbformat.read(path, as_version=4), nbformat.read(students[name], as_version=4)
+        assert [c.cell_type for c in zh.cells] == [c.cell_type for c in en.cells], name
+        assert sum(line in c.source for c in zh.cells if c.cell_type == "code") == 1, name
+        for mine, theirs in zip(zh.cells, en.cells):
+            assert mine.metadata.get("nbgrader") == theirs.metadata.get("nbgrader"), name
+            if mine.cell_type == "code":
+                assert "\n".join(x for x in mine.source.split("\n") if x != line) == theirs.source, (name, mine.id)
+            elif exercises.is_solution(theirs):  # an answer in words: blank in both
+                assert mine.source == theirs.source == exercises.TEXT_STUB, name
+
+
+def test_student_versions_hide_every_solution_in_both_editions(students_zh):
+    for path in students_zh.values():
+        text = path.read_text(encoding="utf-8")
+        assert exercises.BEGIN not in text and exercises.END not in text and "参考答案" not in text, path.name
 
 
 def test_generating_student_versions_is_deterministic(students, tmp_path):
