@@ -187,6 +187,12 @@ ZH: dict[str, str] = {
     "pull held": "拉取挂起",
     "reput": "消息写入",
     "pull answered": "拉取返回",
+    "pull woken": "唤醒挂起的拉取",
+    "pop": "Pop 拉取",
+    "revive": "重新可见（revive）",
+    "balanced": "已均衡",
+    "unbalanced": "未均衡",
+    "{time} ms · {kind} · {who} {label}": "{time} 毫秒 · {kind} · {who} {label}",
     "{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>":
         "{kind}，%{{customdata[0]}} 毫秒<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>",
     "no owner (pause)": "无人持有（消费停顿）",
@@ -255,9 +261,144 @@ ZH: dict[str, str] = {
     "</summary><p>The model says <b>{answer}</b>. {why}</p></details></div>":
         "<div class='rmqlib-predict'><p><b>先预测：</b>{question}</p>{options}<details><summary>查看答案"
         "</summary><p>模型给出的是 <b>{answer}</b>。{why}</p></details></div>",
+    # ------------------------------------------------------------------ text the chapters pass in
+    # (titles, axis titles, sweep columns and variants, predictions): the Chinese notebook runs the same code
+    "variant": "变体",
+    "long": "长轮询",
+    "short": "短轮询",
+    "crash": "进程崩溃",
+    "host loss": "主机失联",
+    "client rebalance": "客户端重平衡",
+    "stopped": "正常停止",
+    "vanished": "主机失联",
+    "read count first": "先改读队列数",
+    "write count first": "先改写队列数",
+    "4 -> 8 queues on broker-a": "broker-a 从 4 个队列增加到 8 个",
+    "broker-c joins with 4 queues": "broker-c 带 4 个队列加入",
+    "concurrent (16 retries)": "并发消费（重试 16 次）",
+    "orderly, maxReconsumeTimes=5": "顺序消费，maxReconsumeTimes=5",
+    "AVG: 8 queues, 3 consumers. Each row is one consumer's own answer": "AVG：8 个队列，3 个消费者。每一行是一个消费者自己算出的结果",
+    "messages per second per queue": "每个队列每秒的消息数",
+    "p99 latency (ms)": "p99 延迟（毫秒）",
+    "pulls per message (log)": "每条消息的拉取次数（对数）",
+    "longest pause (ms)": "最长消费停顿（毫秒）",
+    "rebalance wait interval (ms)": "重平衡等待间隔（毫秒）",
+    "longest pause after a host loss (ms)": "主机失联后的最长消费停顿（毫秒）",
+    "queues handed over on scale-out": "扩容时交接的队列数",
+    "max - min messages per consumer": "各消费者消息数的最多减最少",
+    "notifications sent during start-up": "启动期间发出的通知数",
+    "topic_grows (seed 1): broker-a goes from 4 to 8 queues at 60 s": "topic_grows（随机种子 1）：broker-a 在 60 秒时从 4 个队列增加到 8 个",
+    "when the queues are added (s after 60 s)": "新增队列的时刻（60 秒之后的秒数）",
+    "longest wait for an owner (s)": "等待持有者的最长时间（秒）",
+    "New queues wait for a route poll and then a rebalance: from a few seconds to over 40": "新队列要先等一次路由轮询，再等一次重平衡：从几秒到 40 多秒",
+    "messages consumed twice": "重复消费的消息数",
+    "Duplicates while the members disagree about the queue list": "成员对队列列表看法不一致时的重复消费",
+    "messages never consumed": "从未被消费的消息数",
+    "Shrinking broker-a from 4 to 2 queues: the order decides what is stranded": "把 broker-a 从 4 个队列缩到 2 个：修改顺序决定哪些消息被滞留",
+    "sends that failed": "发送失败的次数",
+    "broker-b goes down at 70 s: sends to a stopped broker are retried, to a vanished one they fail": "broker-b 在 70 秒时下线：发往正常停止的 Broker 的消息会重试，发往失联 Broker 的则失败",
+    "broker_vanishes (seed 0): broker-b's host is lost at 70 s": "broker_vanishes（随机种子 0）：broker-b 的主机在 70 秒时失联",
+    "consumers that consumed nothing": "什么也没消费的消费者数",
+    "QUERY_ASSIGNMENT in POP mode, popShareQueueNum=1: six consumers share four queues": "POP 模式下的 QUERY_ASSIGNMENT，popShareQueueNum=1：六个消费者共享四个队列",
+    "Two subscribers and one assign-mode member in one group: queues nobody reads": "同一个组里有两个订阅者和一个 assign 模式的成员：有队列无人读取",
+    "Broadcasting: every consumer holds every queue of the topic": "广播消费：每个消费者都持有主题的全部队列",
+    # predictions: questions, choices and the reason shown with the verdict
+    "A topic has 10 queues and the group 4 consumers, allocated with AVG. How many queues does the first consumer in sort order get?":
+        "一个主题有 10 个队列，消费者组有 4 个消费者，用 AVG 分配。排序后的第一个消费者分到几个队列？",
+    "10 = 4 x 2 + 2: every consumer gets 2, and the first 10 % 4 = 2 consumers in sort order one more.":
+        "10 = 4 × 2 + 2：每个消费者先分到 2 个，排序靠前的 10 % 4 = 2 个消费者再各多分 1 个。",
+    "32 queues, 7 consumers on the ring (10 virtual nodes each); an 8th consumer joins. How many queues change owner?":
+        "32 个队列，哈希环上有 7 个消费者（各 10 个虚拟节点）；第 8 个消费者加入。有多少个队列换了持有者？",
+    "4 or fewer": "4 个或更少",
+    "5 to 16": "5 到 16 个",
+    "more than 16": "超过 16 个",
+    "Only the queues on the arcs just before the newcomer's virtual nodes move, about its fair share (32 / 8 = 4). AVG re-cuts every block: 22 of the 32 queues move.":
+        "只有落在新成员虚拟节点前面那几段弧上的队列会迁移，大约是它的平均份额（32 / 8 = 4）。AVG 会把每一段都重新切分：32 个队列中有 22 个迁移。",
+    "Three consumers, all in IDC1, where there is no broker. IDC2 and IDC3 each have one broker with four queues and no consumer. With MACHINE_ROOM_NEARBY-AVG, how many queues does each consumer get, in sort order?":
+        "三个消费者都在 IDC1，那里没有 Broker。IDC2 和 IDC3 各有一个带四个队列的 Broker，没有消费者。用 MACHINE_ROOM_NEARBY-AVG 时，按排序每个消费者各分到几个队列？",
+    "Each consumer-less room is shared by everyone, but each room on its own: 2 + 1 + 1 twice. The first consumer gets the remainder of both rooms.":
+        "没有消费者的机房由所有消费者共同分担，但每个机房单独分：两次都是 2 + 1 + 1。两个机房的余数都给了第一个消费者。",
+    "The late member keeps the bigger block it had with 3 members: the queues at its edges are also in its neighbours' new blocks, and the ones it should now hold are in nobody's.":
+        "还没收到通知的成员仍按 3 个成员时的大块来算：它边上的队列也在邻居的新块里，而它现在本该持有的队列却不在任何人的块里。",
+    "Four consumers share eight queues; at 60 s one of them crashes (its process dies, the machine stays up). How long do its queues go without an owner?":
+        "四个消费者共享八个队列；60 秒时其中一个崩溃（进程退出，机器还在）。它的队列会有多久无人持有？",
+    "under a second": "不到一秒",
+    "about 20 s": "约 20 秒",
+    "about 2 minutes": "约 2 分钟",
+    "The kernel closes the dead process's sockets, the brokers see the close, notify the survivors, and they rebalance at once. Only a host that vanishes silently makes the group wait for timers.":
+        "操作系统内核会关闭退出进程的连接，Broker 看到连接关闭后通知存活的消费者，它们立刻重平衡。只有悄无声息地失联的主机，才会让整个组去等定时器。",
+    "Messages at offsets 100 to 107 are being consumed on 20 threads. Offsets 102, 101 and 107 finish first. Which offset may the consumer commit now?":
+        "位点 100 到 107 的消息正在 20 个线程上消费。位点 102、101 和 107 先消费完。消费者现在可以提交哪个位点？",
+    "The committed offset is the lowest one not yet acknowledged: 100 is still running, so committing anything higher could skip it after a crash.":
+        "提交的位点是尚未确认的最小位点：100 还在消费，提交更大的位点可能让它在崩溃后被跳过。",
+    "The newcomer 10.0.0.3 runs its round first. How many messages of queue 4 will it consume again?":
+        "新成员 10.0.0.3 先执行重平衡。队列 4 中有多少条消息会被它重复消费？",
+    "It starts from the broker's committed offset, 105, while the old owner had reached 112: the 7 messages consumed since their offset last reached the broker are consumed again.":
+        "它从 Broker 上已提交的位点 105 开始，而原持有者已经消费到 112：位点上次同步到 Broker 之后消费的 7 条消息会被重复消费。",
+    "A concurrent consumer's listener fails on one message every time. How long after its first delivery does the message land in %DLQ%<group>?":
+        "一个并发消费者的监听器每次处理某条消息都失败。首次投递之后多久，这条消息会进入 %DLQ%<group>？",
+    "about 3 minutes": "约 3 分钟",
+    "about 4 h 45 min": "约 4 小时 45 分",
+    "a day or more": "一天或更久",
+    "16 retries at levels 3 to 18: 10 s + 30 s + 1 min + 2 min + ... + 30 min + 1 h + 2 h = 4 h 45 min 40 s.":
+        "16 次重试，延迟级别 3 到 18：10 秒 + 30 秒 + 1 分 + 2 分 + …… + 30 分 + 1 小时 + 2 小时 = 4 小时 45 分 40 秒。",
+    "A consumer pulls an empty queue at 2 000 ms and no message arrives. When does the broker answer the pull?":
+        "消费者在 2 000 毫秒时拉取一个空队列，之后一直没有消息到达。Broker 什么时候响应这次拉取？",
+    "It holds the pull for 15 s, but only the scan, every 5 s, looks at held pulls: the first scan after 17 000 ms is at 20 000 ms.":
+        "Broker 把拉取请求挂起 15 秒，但只有每 5 秒一次的扫描会检查挂起的请求：17 000 毫秒之后的第一次扫描在 20 000 毫秒。",
+    "Three orderly consumers share eight queues; at 60 s one of them crashes, and the brokers are told at once. How long do its queues wait for a new owner?":
+        "三个顺序消费的消费者共享八个队列；60 秒时其中一个崩溃，Broker 立刻得知。它的队列要等多久才有新的持有者？",
+    "20 to 60 s": "20 到 60 秒",
+    "more than a minute": "超过一分钟",
+    "The survivors are notified at once, but the broker keeps the dead consumer's locks until 60 s after its last renewal, and renewals come every 20 s: 40 to 60 s.":
+        "存活的消费者立刻收到通知，但 Broker 会把已退出消费者的锁保留到它最后一次续期后的 60 秒，而续期每 20 秒一次：所以是 40 到 60 秒。",
+    "A consumer's host vanishes from the network (no socket is closed). With the default timers, how long do its queues go without an owner?":
+        "一个消费者的主机从网络上消失（没有任何连接被关闭）。在默认定时器下，它的队列会有多久无人持有？",
+    "90 to 150 s": "90 到 150 秒",
+    "Nobody is told: a broker drops the channel only when its 10 s scan finds it silent for more than 120 s, and the survivors notice at their next 20 s round.":
+        "没有人收到通知：Broker 每 10 秒扫描一次，发现连接沉默超过 120 秒才会移除它，存活的消费者要到下一次 20 秒一轮的重平衡才会察觉。",
+    "An operator raises broker-a's queues of a topic from 4 to 8 while four consumers read it. However the moment of the change falls against the clients' timers, how long can a new queue wait for an owner?":
+        "运维把某主题在 broker-a 上的队列从 4 个增加到 8 个，此时有四个消费者在消费。无论这次变更落在客户端定时器的哪个时刻，新队列最长可能要等多久才有持有者？",
+    "about a second": "约一秒",
+    "up to about 50 s": "最长约 50 秒",
+    "minutes": "几分钟",
+    "A consumer sees the new route only at its next route poll (every 30 s) and takes a new queue only at its next rebalance after that (every 20 s). Depending on where the change falls, that is a few seconds or close to 50.":
+        "消费者要到下一次路由轮询（每 30 秒）才看到新路由，再到其后的下一次重平衡（每 20 秒）才接手新队列。取决于变更落在哪个时刻，可能只要几秒，也可能接近 50 秒。",
+    "Six Pop consumers share a topic of four queues. How many of them consume nothing?":
+        "六个 Pop 消费者共享一个有四个队列的主题。其中有几个什么也消费不到？",
+    "Pop hands out messages, not queues: every consumer pops from every queue. With client-side rebalance two of the six would sit idle.":
+        "Pop 分发的是消息而不是队列：每个消费者都从每个队列 Pop。如果用客户端重平衡，六个中会有两个空闲。",
+    "Three consumers broadcast a topic for 60 s; a fourth joins at 30 s with an empty offset file. Of the messages produced during the run, how many does the fourth consume?":
+        "三个消费者以广播方式消费一个主题 60 秒；第四个在 30 秒时加入，位点文件是空的。运行期间生产的消息中，第四个消费了多少？",
+    "all of them": "全部",
+    "about half": "大约一半",
+    "none": "一条也没有",
+    "With no offset of its own, CONSUME_FROM_LAST_OFFSET starts it at each queue's end: it sees only what is produced after it joined, about half of a run it joined halfway through.":
+        "它没有自己的位点，CONSUME_FROM_LAST_OFFSET 让它从每个队列的末尾开始：它只能看到加入之后生产的消息，而它在运行到一半时加入，所以大约一半。",
+    "Four consumers share 16 queues with the sticky strategy, each remembering its own last answer, and they agree. A fifth joins, remembering nothing. After three more rebalance rounds, how many queues have no owner?":
+        "四个消费者用粘性分配共享 16 个队列，各自记得自己上一次的结果，而且彼此一致。第五个加入，什么也不记得。再经过三轮重平衡后，有几个队列无人持有？",
+    "The old members keep their queues and leave the newcomer what they can spare; the newcomer, remembering nothing, takes AVG's block. Each answer is stable from its own memory, so the gap (and an overlap as large) never closes.":
+        "老成员保留自己的队列，只把能让出的留给新成员；新成员什么也不记得，就拿了 AVG 算出的那一块。每个结果从它自己的记忆看都是稳定的，所以这个空缺（以及同样大的重叠）一直不会消失。",
+    "How many of the eight queues end up owned more than once or by nobody?": "八个队列中，最后有几个被重复持有或无人持有？",
+    "Each consumer believes it is first in the list, so all three take the first block: 3 queues are owned three times, 5 by nobody. Sorting both lists is what makes the answers fit (question 1).":
+        "每个消费者都以为自己排在列表第一位，于是三个都拿了第一块：3 个队列被持有三次，5 个无人持有。正是对两个列表排序，才让各自的结果拼得起来（问题 1）。",
+    "In scenarios.host_loss() a host vanishes at 60 s. Its queues' pause starts then. When does it end?":
+        "在 scenarios.host_loss() 中，一台主机在 60 秒时失联，它的队列从此开始消费停顿。停顿什么时候结束？",
+    "about 80 s": "约 80 秒",
+    "between 150 and 200 s": "150 到 200 秒之间",
+    "never, in this run": "在这次运行中一直没有结束",
+    "The broker drops the silent channel at the first 10 s scan more than 120 s after the last heartbeat, and a survivor takes the queues at its next 20 s round.":
+        "在最后一次心跳 120 秒之后的第一次扫描（每 10 秒一次）时，Broker 移除这条沉默的连接；存活的消费者在下一次 20 秒一轮的重平衡时接手这些队列。",
 }
 
 PATTERNS: dict[str, dict[str, str]] = {"zh": {
+    # a run's label, and the titles chapters compute
+    "{name} (seed {seed})": "{name}（随机种子 {seed}）",
+    "RENDEZVOUS, {q} queues, {c} consumers (max - min = {d})": "RENDEZVOUS，{q} 个队列，{c} 个消费者（最多减最少 = {d}）",
+    "A 4th consumer has just joined a group sharing these {q} queues with AVG; one old member has not heard yet and "
+    "still computes for 3 members. How many queues end up owned twice or by nobody?":
+        "一个用 AVG 共享这 {q} 个队列的组刚加入了第 4 个消费者；有一个老成员还没收到通知，仍按 3 个成员计算。"
+        "最后有几个队列被重复持有或无人持有？",
     # details of rebalance steps (rmqlib.client.rebalance), with the numbers of the run
     "first pull from offset {offset}, {delay} ms later": "{delay} 毫秒后从位点 {offset} 开始第一次拉取",
     "first pop {delay} ms later": "{delay} 毫秒后第一次 Pop",

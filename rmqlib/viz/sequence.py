@@ -87,7 +87,8 @@ def _shown(kind: str, label: str) -> str:
                        if label == a or label.startswith(a + " ")), None)
         return label if action is None else text(action) + label[len(action):]
     if label == kind or label.startswith(kind + " "):  # lock, unlock, take, drop and the rest: "<kind> <detail>"
-        return kind_label(kind) + label[len(kind):]
+        rest = label[len(kind) + 1:]
+        return kind_label(kind) + (" " + phrase(rest) if rest else "")
     return label  # a Java name (NOTIFY_CONSUMER_IDS_CHANGED) or the log's own detail
 
 
@@ -158,8 +159,12 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
     lone: dict[str, list] = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}
     for y, (event, src, dst, label) in enumerate(shown):
         color = COLORS.get(event.kind, "#555")
-        hover = f"{event.time_ms} ms · {kind_label(event.kind)} · {event.who} {event.detail}"
-        label = _shown(event.kind, label)
+        if language() == "en":
+            hover = f"{event.time_ms} ms · {event.kind} · {event.who} {event.detail}"
+        else:  # the log's detail is English: the label, translated, says the same
+            label = _shown(event.kind, label)
+            hover = text("{time} ms · {kind} · {who} {label}", time=event.time_ms, kind=kind_label(event.kind),
+                         who=event.who, label=label)
         if dst is None or dst == src:
             lone["x"].append(column[src])
             lone["y"].append(y)

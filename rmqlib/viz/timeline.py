@@ -53,7 +53,7 @@ def kind_label(kind: str) -> str:
 
 
 _OTHER_KINDS = ("heartbeat", "find consumer ids", "step", "take", "drop", "lock", "unlock", "pull", "pull held",
-                "reput", "pull answered")
+                "reput", "pull answered", "pull woken", "pop", "revive")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -282,7 +282,7 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     title = _title(title)
     if not isinstance(results, Mapping):
         _result(results, "results")
-        results = {text("{name} (seed {seed})", name=results.scenario.name, seed=results.seed): results}
+        results = {f"{results.scenario.name} (seed {results.seed})": results}  # shown through phrase()
     for label, r in results.items():
         check_str(label, "results: a label", empty=True)
         _result(r, f"results[{label!r}]")

@@ -37,7 +37,7 @@ def figures() -> dict:
     crash, orderly = runs()
     odd, cids, queues = _odd_allocation()
     avg = allocate_group(AllocateMessageQueueAveragely(), queues, cids[:3])
-    rows = [{"seed": s, "variant": v, "group": g, "pause": s * 10 + len(v) + len(g)}
+    rows = [{"seed": s, "variant": v, "group": g, "longest_pause_ms": s * 10 + len(v) + len(g)}
             for s in (0, 1) for v in ("a1", "b2") for g in ("g1", "g2")]
     replay = replay_handover()
     orderly_replay = replay_handover(orderly=True, consuming=(0,))
@@ -66,8 +66,9 @@ def figures() -> dict:
         "load_figure": viz.load_figure(crash),
         "latency_figure": viz.latency_figure(crash),
         "latency_figure two": viz.latency_figure({"crash": crash, "orderly_crash": orderly}),
-        "sweep_figure box": viz.sweep_figure(rows, "variant", "pause", group="group"),
-        "sweep_figure range": viz.sweep_figure(rows, "variant", "pause", kind="range", log_y=True),
+        "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
+        "sweep_figure range": viz.sweep_figure(rows, "variant", "longest_pause_ms", kind="range", log_y=True,
+                                               x_title="variant", y_title="longest pause (ms)"),
         "retry_figure": viz.retry_figure({"CONCURRENTLY": concurrent_retry_timeline(),
                                           "ORDERLY": orderly_retry_timeline(max_reconsume_times=3)}),
         "sequence_figure": viz.sequence_figure(crash, 60_000, 62_000, max_events=60),
