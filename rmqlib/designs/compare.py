@@ -111,8 +111,8 @@ DESIGNS: dict[str, Design] = {d.name: d for d in (
            "org.apache.kafka.clients.consumer.CooperativeStickyAssignor (KIP-429)"),
     Design("KAFKA_UNIFORM", "Kafka uniform (KIP-848)", _KAFKA_848, "broker", False,
            "KIP-848 server-side UniformAssignor (group.consumer.assignors=uniform)"),
-    Design("KAFKA_SERVER_RANGE", "Kafka range (KIP-848)", _KAFKA_848, "broker", False,
-           "KIP-848 server-side RangeAssignor (group.consumer.assignors=range)"),
+    Design("KAFKA_SERVER_RANGE", "Kafka range (KIP-848)", _KAFKA_848, "broker", True,
+           "KIP-848 server-side RangeAssignor (group.consumer.assignors=range; ignores the previous assignment)"),
 )}
 
 MEASURED = tuple(name for name, d in DESIGNS.items() if d.measured)

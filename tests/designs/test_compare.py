@@ -199,3 +199,10 @@ def test_rocketmq_allocates_each_topic_alone_and_kafka_roundrobin_deals_them_tog
     assert sorted(map(len, owners("KAFKA_ROUNDROBIN", cids, mqs).values()), reverse=True) == [3, 3, 2]
     assert sorted(map(len, owners("KAFKA_RANGE", cids, mqs).values()), reverse=True) == [4, 2, 2]
     assert owners("BROKER_AVG", cids, mqs) == owners("AVG", cids, mqs)
+
+
+def test_kip848_range_ignores_the_previous_assignment_and_uniform_keeps_it():
+    mqs, cids = design_queues(24), make_cids(5)
+    before = owners("KAFKA_SERVER_RANGE", cids, mqs)
+    assert owners("KAFKA_SERVER_RANGE", make_cids(6), mqs, previous=before) == owners("KAFKA_SERVER_RANGE", make_cids(6), mqs)
+    assert DESIGNS["KAFKA_SERVER_RANGE"].stateless and not DESIGNS["KAFKA_UNIFORM"].stateless
