@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from rmqlib.checks import ArgumentTypeError, check_each, check_int
 from rmqlib.designs.compare import DESIGNS, MEASURED, _designs, changes_summary, measure
 from rmqlib.viz.colors import color_of
+from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.panels import Panel, _slider
 from rmqlib.viz.style import styled_figure
 
@@ -55,16 +56,17 @@ def designs_view(consumers: int = 8, queues: int = 32, seed: int = 0,
     if not names:
         raise ValueError("designs must name at least one design")
     rows = {name: measure(name, consumers, queues, seed) for name in names}
-    labels = [DESIGNS[name].label for name in names]
+    labels = [phrase(DESIGNS[name].label) for name in names]
     first = rows[names[0]]
-    data = [dict(type="bar", orientation="h", name=title, y=labels, x=[rows[n][key] for n in names],
-                 marker=dict(color=color_of(i)), hovertemplate="%{y}: %{x} queues<extra>" + title + "</extra>")
+    data = [dict(type="bar", orientation="h", name=text(title), y=labels, x=[rows[n][key] for n in names],
+                 marker=dict(color=color_of(i)),
+                 hovertemplate=text("%{{y}}: %{{x}} queues<extra>{metric}</extra>", metric=text(title)))
             for i, (key, title) in enumerate(METRICS)]
     layout = dict(
-        title=(f"{consumers} consumers, {queues} queues: fewest possible moves are {first['least_out']} on a join, "
-               f"{first['least_in']} on a leave"),
+        title=text("{c} consumers, {q} queues: fewest possible moves are {least_out} on a join, {least_in} on a leave",
+                   c=consumers, q=queues, least_out=first["least_out"], least_in=first["least_in"]),
         barmode="group", height=130 + 34 * len(names), bargap=0.25,
-        xaxis=dict(title="queues", rangemode="tozero"),
+        xaxis=dict(title=text("queues"), rangemode="tozero"),
         yaxis=dict(autorange="reversed", type="category", automargin=True),
         meta={"view": "designs", "consumers": consumers, "queues": queues, "seed": seed,
               "rows": {n: {k: rows[n][k] for k in ("imbalance", "moved_out", "moved_in", "least_out", "least_in")}
@@ -104,22 +106,23 @@ def tradeoff_figure(summary: Sequence[Mapping]) -> go.Figure:
     rows = _rows(summary, "summary")
     if not rows:
         raise ValueError("summary must hold at least one row")
-    labels = [row["design"] for row in rows]
+    labels = [phrase(row["design"]) for row in rows]
     deciders = list(dict.fromkeys(row["decides"] for row in rows))
     data = []
     for i, who in enumerate(deciders):
         mine = [row for row in rows if row["decides"] == who]
         for axis, key, unit in (("", "join: x fewest", "x the fewest moves"),
                                 ("2", "worst peak / fair share", "x the fair share")):
-            data.append(dict(type="bar", orientation="h", name=f"decided by {who}", legendgroup=who,
-                             showlegend=axis == "", y=[row["design"] for row in mine], x=[row[key] for row in mine],
+            data.append(dict(type="bar", orientation="h", name=text("decided by {who}", who=phrase(who)),
+                             legendgroup=who, showlegend=axis == "", y=[phrase(row["design"]) for row in mine],
+                             x=[row[key] for row in mine],
                              xaxis="x" + axis, yaxis="y", marker=dict(color=color_of(i)),
                              text=[str(row[key]) for row in mine], textposition="outside", cliponaxis=False,
-                             hovertemplate="%{y}: %{x} " + unit + "<extra></extra>"))
-    layout = dict(title="Stickiness against balance: each design over the whole grid",
+                             hovertemplate="%{y}: %{x} " + text(unit) + "<extra></extra>"))
+    layout = dict(title=text("Stickiness against balance: each design over the whole grid"),
                   height=150 + 30 * len(rows), barmode="overlay",
-                  xaxis=dict(domain=[0, 0.46], type="log", title="moved on a join (x the fewest, log)"),
-                  xaxis2=dict(domain=[0.54, 1], title="worst peak load (x the fair share)", rangemode="tozero"),
+                  xaxis=dict(domain=[0, 0.46], type="log", title=text("moved on a join (x the fewest, log)")),
+                  xaxis2=dict(domain=[0.54, 1], title=text("worst peak load (x the fair share)"), rangemode="tozero"),
                   yaxis=dict(type="category", categoryorder="array", categoryarray=labels, autorange="reversed",
                              automargin=True),
                   meta={"view": "tradeoff", "rows": [dict(row) for row in rows]})
@@ -140,15 +143,15 @@ def changes_figure(rows: Sequence[Mapping]) -> go.Figure:
         for axis, key in (("", "pause (queue-ms)"), ("2", "duplicates")):
             shown = [value.get((d, change), {}).get(key) for d in designs]
             drawn = [max(v, 1) if axis == "" and v is not None else v for v in shown]  # log axis: 0 drawn at 1
-            data.append(dict(type="bar", name=change.replace("_", "-"), legendgroup=change, showlegend=axis == "",
-                             x=designs, y=drawn, text=[str(v) for v in shown], textposition="outside",
+            data.append(dict(type="bar", name=phrase(change.replace("_", "-")), legendgroup=change,
+                             showlegend=axis == "", x=[phrase(d) for d in designs], y=drawn, text=[str(v) for v in shown], textposition="outside",
                              cliponaxis=False, xaxis="x" + axis, yaxis="y" + axis, marker=dict(color=color_of(i)),
-                             hovertemplate="%{x}: %{text}<extra>" + key + "</extra>"))
-    layout = dict(title="After a crash and a scale-out: pause and duplicates per design", barmode="group",
+                             hovertemplate="%{x}: %{text}<extra>" + text(key) + "</extra>"))
+    layout = dict(title=text("After a crash and a scale-out: pause and duplicates per design"), barmode="group",
                   height=620,
                   xaxis=dict(domain=[0, 1], anchor="y", showticklabels=False, type="category"),
-                  yaxis=dict(domain=[0.58, 1], type="log", title="pause (queue-ms, log; 0 at 1)"),
+                  yaxis=dict(domain=[0.58, 1], type="log", title=text("pause (queue-ms, log; 0 at 1)")),
                   xaxis2=dict(domain=[0, 1], anchor="y2", type="category", tickangle=-30),
-                  yaxis2=dict(domain=[0, 0.42], title="duplicates", rangemode="tozero"),
+                  yaxis2=dict(domain=[0, 0.42], title=text("duplicates"), rangemode="tozero"),
                   meta={"view": "changes", "rows": summary})
     return styled_figure(data, layout)

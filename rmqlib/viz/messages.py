@@ -261,6 +261,40 @@ ZH: dict[str, str] = {
     "</summary><p>The model says <b>{answer}</b>. {why}</p></details></div>":
         "<div class='rmqlib-predict'><p><b>先预测：</b>{question}</p>{options}<details><summary>查看答案"
         "</summary><p>模型给出的是 <b>{answer}</b>。{why}</p></details></div>",
+    # ------------------------------------------------------------------ designs.py (chapter 11c)
+    "imbalance (most - fewest)": "不均衡度（最多减最少）",
+    "moved when one joins": "加入一个时迁移的队列数",
+    "moved when one leaves": "离开一个时迁移的队列数",
+    "%{{y}}: %{{x}} queues<extra>{metric}</extra>": "%{{y}}：%{{x}} 个队列<extra>{metric}</extra>",
+    "{c} consumers, {q} queues: fewest possible moves are {least_out} on a join, {least_in} on a leave":
+        "{c} 个消费者，{q} 个队列：加入一个时至少迁移 {least_out} 个，离开一个时至少迁移 {least_in} 个",
+    "decided by {who}": "决策方：{who}",
+    "x the fewest moves": "倍于最少迁移数",
+    "x the fair share": "倍于平均份额",
+    "Stickiness against balance: each design over the whole grid": "粘性与均衡的取舍：每种设计在整个参数网格上的表现",
+    "moved on a join (x the fewest, log)": "加入一个时迁移的队列数（最少值的倍数，对数）",
+    "worst peak load (x the fair share)": "最坏峰值负载（平均份额的倍数）",
+    "After a crash and a scale-out: pause and duplicates per design": "进程崩溃和扩容之后：每种设计的消费停顿与重复消费",
+    "pause (queue-ms, log; 0 at 1)": "消费停顿（队列·毫秒，对数；0 画在 1 处）",
+    "pause (queue-ms)": "消费停顿（队列·毫秒）",
+    "duplicates": "重复消费",
+    # design names and who decides (rmqlib.designs.compare.DESIGNS)
+    "ours: sticky": "本书：粘性分配",
+    "ours: bounded hash": "本书：有界负载哈希",
+    "ours: sticky, own memory": "本书：粘性分配，各自记忆",
+    "ours: sticky, shared memory": "本书：粘性分配，共享记忆",
+    "RocketMQ broker AVG": "RocketMQ Broker 端 AVG",
+    "Kafka range": "Kafka RangeAssignor",
+    "Kafka roundrobin": "Kafka RoundRobinAssignor",
+    "Kafka sticky": "Kafka StickyAssignor",
+    "Kafka cooperative-sticky": "Kafka CooperativeStickyAssignor",
+    "Kafka uniform (KIP-848)": "Kafka UniformAssignor（KIP-848）",
+    "Kafka range (KIP-848)": "Kafka 服务端 RangeAssignor（KIP-848）",
+    "every client": "每个客户端",
+    "an operator": "运维人员",
+    "elected member": "选出的成员",
+    "scale-out": "扩容",
+
     # ------------------------------------------------------------------ text the chapters pass in
     # (titles, axis titles, sweep columns and variants, predictions): the Chinese notebook runs the same code
     "variant": "变体",

@@ -83,7 +83,21 @@ def figures() -> dict:
         for k in range(len(rep.frames)):
             out[f"{name} {k}"] = viz.handover_figure(rep, k)
     out["handover_frames_figure"] = viz.handover_frames_figure()
+    out.update(_designs())
     return out
+
+
+def _designs() -> dict:
+    """Chapter 11c's figures (rmqlib.viz.designs), on a few designs."""
+    from rmqlib.designs.compare import design_summary, measured_table, simulated_changes
+    from rmqlib.viz import designs
+
+    summary = design_summary(measured_table(["AVG", "STICKY", "BROKER_AVG", "KAFKA_UNIFORM", "KAFKA_RANGE"],
+                                            (4,), (16,)))
+    rows = simulated_changes(designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["crash", "scale_out"], kafka=False)
+    return {"designs_view": designs.designs_view(4, 16),
+            "designs_frames_figure": designs.designs_frames_figure(16, (2, 4), initial=4),
+            "tradeoff_figure": designs.tradeoff_figure(summary), "changes_figure": designs.changes_figure(rows)}
 
 
 def panels() -> dict:
@@ -95,4 +109,6 @@ def panels() -> dict:
         "machine_room_panel": viz.machine_room_panel(max_brokers=2, max_consumers=2),
         "process_queue_panel": viz.process_queue_panel(messages=4, max_messages=6),
         "handover_panel": viz.handover_panel(),
+        "designs_panel": __import__("rmqlib.viz.designs").viz.designs.designs_panel(4, 16, max_consumers=8,
+                                                                                      max_queues=32),
     }
