@@ -131,8 +131,8 @@ class PullRequestHoldService:
     early by ``wakeup()``, which nothing on the pull path calls.)
 
     Bad input and failures: :meth:`suspend_pull_request` refuses (ValueError/TypeError
-    naming the argument) a topic or queue id the store does not know and non-finite
-    times, so every parked pull can be scanned and times out. A store failure during a
+    naming the argument) a topic or queue id the store does not know and times that are
+    not int milliseconds, so every parked pull can be scanned and times out. A store failure during a
     scan is handled as Java handles it: recorded in :attr:`failure_log` (Java logs it)
     and the scan goes on with the other keys; a failed re-read in
     :meth:`notify_message_arriving` drops that one request, as Java's ``continue`` does.
@@ -167,7 +167,7 @@ class PullRequestHoldService:
         """Park ``pull_request`` under ``topic@queue_id``. Mirrors: #suspendPullRequest
 
         Checked here, not in Java: ``topic`` is a non-empty str, ``queue_id`` an int 0..2**31-1,
-        the request's times finite, and the store must know the queue (its
+        the request's times int milliseconds, and the store must know the queue (its
         ``get_max_offset(topic, queue_id)`` is asked once). So every held key can be scanned;
         a pull that could never be answered is refused instead of parked.
         """
