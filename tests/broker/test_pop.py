@@ -219,7 +219,7 @@ def test_retry_first_with_probability_20_percent():
     store, pop, revive = setup(0, queues=1, prob=20, seed=3)
     store.create_topic(RETRY, 1)
     rng = random.Random(3)
-    for i in range(40):
+    for _ in range(40):
         store.put_message("T", 0, now_ms=0)
         store.put_message(RETRY, 0, now_ms=0)
     store.reput(0)
@@ -231,7 +231,7 @@ def test_retry_first_with_probability_20_percent():
 
 def test_init_offset_max_pops_the_newest_when_queue_is_old():
     store, pop, _ = setup(0, queues=1, prob=0)
-    for i in range(5):
+    for _ in range(5):
         store.put_message("T", 0, now_ms=0)
     store.reput(0)
     store.delete_expired("T", 0, 2)

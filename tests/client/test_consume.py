@@ -181,7 +181,7 @@ def test_stress_concurrent_consume_random_seed():
         pq = ProcessQueue()
         nxt = 0
         inflight = []
-        for step in range(300):
+        for _ in range(300):
             if rng.random() < 0.4:
                 new = batch(rng.randint(1, 5), start=nxt)
                 nxt += len(new)
@@ -191,7 +191,7 @@ def test_stress_concurrent_consume_random_seed():
                 m = inflight.pop(rng.randrange(len(inflight)))
                 status = CS.CONSUME_SUCCESS if rng.random() < 0.8 else CS.RECONSUME_LATER
                 process_consume_result_concurrently(pq, MQ, [m], status, offset_store=store,
-                                                    send_back=lambda _m: rng.random() < 0.9)
+                                                    send_back=lambda _m, rng=rng: rng.random() < 0.9)
                 if pq.contains_message(m):
                     inflight.append(m)  # send-back failed: consumed again later
             pq._check()
