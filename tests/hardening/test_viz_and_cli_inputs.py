@@ -141,7 +141,22 @@ def small_result():
     return _RESULT[0]
 
 
+def use_language(lang):
+    """``viz.use_language(lang)``, then English again: a drawn language must not leak into the next example."""
+    try:
+        viz.use_language(lang)
+    finally:
+        viz.use_language("en")
+
+
+def has_entry(message, lang="zh"):
+    return viz.i18n.has_entry(message, lang)
+
+
 VIZ_SPECS = {
+    "use_language": (use_language, dict(lang="en"), dict(lang=st.one_of(scalars, st.sampled_from(["zh", "ZH", "fr"])))),
+    "has_entry": (has_entry, dict(message="consumers"), dict(message=st.one_of(scalars, st.just("queues")),
+                                                             lang=st.one_of(scalars, st.just("zh")))),
     "color_of": (viz.color_of, dict(index=0), dict(index=counts)),
     "consumer_colors": (viz.consumer_colors, dict(cids=["a"]), dict(cids=st.one_of(cid_lists, mixed_lists))),
     "queue_label": (viz.queue_label, dict(mq=QUEUES[0]), dict(mq=st.sampled_from(QUEUES), mq_all=mqs)),
