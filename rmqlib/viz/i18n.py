@@ -72,7 +72,7 @@ def language_of(lang: str) -> Iterator[None]:
         _current[0] = before
 
 
-def text(message: str, /, **fields) -> str:
+def text(message: str, /, **fields: object) -> str:
     """``message`` (an English message of the catalog) in the current language, with ``fields`` filled in.
 
     Without ``fields`` the message is not formatted (so plotly's ``%{y}`` needs no escaping); with
@@ -88,15 +88,15 @@ def text(message: str, /, **fields) -> str:
     return message.format(**fields) if fields else message
 
 
-def plural(one: str, many: str, n: int, /, **fields) -> str:
+def plural(one: str, many: str, n: int, /, **fields: object) -> str:
     """``text(one)`` when ``n == 1`` else ``text(many)``, formatted with ``n`` and ``fields``."""
     return text(one if n == 1 else many, n=n, **fields)
 
 
-_PATTERN_CACHE: dict[str, list[tuple[re.Pattern, str]]] = {}
+_PATTERN_CACHE: dict[str, list[tuple[re.Pattern[str], str]]] = {}
 
 
-def _patterns(lang: str) -> list[tuple[re.Pattern, str]]:
+def _patterns(lang: str) -> list[tuple[re.Pattern[str], str]]:
     """The catalog's patterns for ``lang``, compiled once: (regex of the English, its translation)."""
     compiled = _PATTERN_CACHE.get(lang)
     if compiled is None:

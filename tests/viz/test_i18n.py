@@ -137,8 +137,9 @@ def test_a_missing_entry_raises_in_strict_mode_and_falls_back_to_english_otherwi
         assert i18n.text("no such label") == "no such label"
         with i18n.strict(), pytest.raises(i18n.MissingTranslation, match="no such label"):
             i18n.text("no such label")
-        assert i18n.text("{n} consumers", n=3) == "{n} consumers".format(n=3)  # the key, not a catalog entry
-        assert i18n.text("{q} queues over {c} consumers: {counts}", q=8, c=3, counts="x") == "8 个队列分给 3 个消费者：x"
+        assert i18n.text("{n} consumers", n=3) == "3 consumers"  # not a catalog entry: the English, filled in
+        got = i18n.text("{q} queues over {c} consumers: {counts}", q=8, c=3, counts="x")
+        assert got == "8 个队列分给 3 个消费者：x"
 
 
 def test_the_catalog_keeps_every_field_of_the_english_in_the_chinese():

@@ -13,7 +13,7 @@ from rmqlib.allocation import allocate_group, make_cids, make_queues
 from rmqlib.strategies import AllocateMessageQueueAveragely
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runs():
     """Small simulated runs (cached: they take a few seconds): a traced crash and an orderly crash."""
     from rmqlib.sim import scenarios, simulate
@@ -94,7 +94,8 @@ def _designs() -> dict:
 
     summary = design_summary(measured_table(["AVG", "STICKY", "BROKER_AVG", "KAFKA_UNIFORM", "KAFKA_RANGE"],
                                             (4,), (16,)))
-    rows = simulated_changes(designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["crash", "scale_out"], kafka=False)
+    rows = simulated_changes(designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["crash", "scale_out"],
+                             kafka=False)
     return {"designs_view": designs.designs_view(4, 16),
             "designs_frames_figure": designs.designs_frames_figure(16, (2, 4), initial=4),
             "tradeoff_figure": designs.tradeoff_figure(summary), "changes_figure": designs.changes_figure(rows)}
