@@ -19,8 +19,16 @@ from collections.abc import Sequence
 from enum import Enum
 
 from rmqlib.allocation import (
-    MAX_CONSUMERS, MAX_NEARBY_DEPTH, MAX_QUEUES, MAX_RING_POINTS, MAX_VIRTUAL_NODES, allocate_group, idle_consumers,
-    imbalance, make_cids, make_queues,
+    MAX_CONSUMERS,
+    MAX_NEARBY_DEPTH,
+    MAX_QUEUES,
+    MAX_RING_POINTS,
+    MAX_VIRTUAL_NODES,
+    allocate_group,
+    idle_consumers,
+    imbalance,
+    make_cids,
+    make_queues,
 )
 from rmqlib.model import INT_MAX, INT_MIN, MessageQueue
 from rmqlib.strategies import STRATEGIES, PrefixMachineRoomResolver, strategy_from_name

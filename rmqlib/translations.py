@@ -80,13 +80,15 @@ def english_notebooks(root: Path = ROOT) -> list[Path]:
 
 
 def catalog_path(notebook: Path, lang: str = "zh", root: Path = ROOT) -> Path:
-    """``chapters/X.ipynb`` -> ``i18n/<lang>/chapters/X.yml``; ``exercises/source/X.ipynb`` -> ``.../exercises/X.yml``."""
+    """``chapters/X.ipynb`` -> ``i18n/<lang>/chapters/X.yml``;
+    ``exercises/source/X.ipynb`` -> ``.../exercises/X.yml``."""
     part = "exercises" if notebook.parent.name == "source" else "chapters"
     return root / "i18n" / _lang(lang) / part / f"{notebook.stem}.yml"
 
 
 def translated_path(notebook: Path, lang: str = "zh") -> Path:
-    """``chapters/X.ipynb`` -> ``chapters/zh/X.ipynb``; ``exercises/source/X.ipynb`` -> ``exercises/source/zh/X.ipynb``."""
+    """``chapters/X.ipynb`` -> ``chapters/zh/X.ipynb``;
+    ``exercises/source/X.ipynb`` -> ``exercises/source/zh/X.ipynb``."""
     return notebook.parent / _lang(lang) / notebook.name
 
 
@@ -328,7 +330,8 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
             out.append(f"{rel}: no catalog ({path.relative_to(root).as_posix()})")
             continue
         out += [f"{item}" for item in todo(notebook, lang, root)]
-        out += [f"{rel} {cid}: the catalog translates a cell the English no longer has" for cid in orphans(notebook, lang, root)]
+        out += [f"{rel} {cid}: the catalog translates a cell the English no longer has"
+                for cid in orphans(notebook, lang, root)]
         target = translated_path(notebook, lang)
         if not any(str(t).startswith(rel) for t in todo(notebook, lang, root)):
             expected = translate(json.loads(notebook.read_text(encoding="utf-8")), load_catalog(path, lang), lang)

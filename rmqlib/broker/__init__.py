@@ -47,17 +47,12 @@ from rmqlib.broker.pop import (
     AckHandle,
     ConsumeInitMode,
     PopCheckPoint,
-    PoppedMessage,
     PopMessageProcessor,
+    PoppedMessage,
     PopResult,
     PopReviveService,
 )
 from rmqlib.broker.pop_long_polling import PopLongPollingService
-from rmqlib.broker.query_assignment import (
-    SERVER_SIDE_STRATEGIES,
-    MessageQueueAssignment,
-    QueryAssignmentProcessor,
-)
 from rmqlib.broker.protocol import (
     ConsumeFromWhere,
     ConsumeType,
@@ -74,6 +69,11 @@ from rmqlib.broker.pull_processor import (
     PullMessageProcessor,
     PullMessageRequest,
     PullResponse,
+)
+from rmqlib.broker.query_assignment import (
+    SERVER_SIDE_STRATEGIES,
+    MessageQueueAssignment,
+    QueryAssignmentProcessor,
 )
 
 __all__ = [

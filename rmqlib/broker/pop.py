@@ -321,7 +321,8 @@ class PopMessageProcessor:
 
     def get_pop_offset(self, topic: str, group: str, queue_id: int, init_mode: int, init: bool) -> int:
         """Stored offset, else the init offset (committed when ``init``). Mirrors: #getPopOffset"""
-        if type(init_mode) is not int or (init_mode != 0 and init_mode != 1) or (init is not True and init is not False):
+        if (type(init_mode) is not int or (init_mode != 0 and init_mode != 1)
+                or (init is not True and init is not False)):
             _check_init_mode(init_mode)
             check_bool(init, "init")
         offset = self.store.query_offset(group, topic, queue_id)

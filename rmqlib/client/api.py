@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from rmqlib.checks import ArgumentTypeError, check_int, check_str
-from rmqlib.client.config import ConsumeFromWhere, _coerce_enum, ConsumeType, MessageModel
+from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, _coerce_enum
 from rmqlib.model import MessageQueue
 from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, SubscriptionData, retry_topic  # noqa: F401
-
 
 # Response codes the pull path reacts to (remoting/.../protocol/ResponseCode.java).
 FLOW_CONTROL = 207  # ResponseCode.FLOW_CONTROL (RemotingSysResponseCode)

@@ -21,7 +21,8 @@ def _coerce_enum(name: str, enum_cls, value):
         return value
     if isinstance(value, str) and value in enum_cls.__members__:
         return enum_cls[value]
-    raise (ValueError if isinstance(value, str) else ArgumentTypeError)(f"{name} must be one of {list(enum_cls.__members__)}, got {value!r}")
+    error = ValueError if isinstance(value, str) else ArgumentTypeError
+    raise error(f"{name} must be one of {list(enum_cls.__members__)}, got {value!r}")
 
 
 # (field, low, high) ranges of DefaultMQPushConsumerImpl.java#checkConfig; None = unbounded.

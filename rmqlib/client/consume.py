@@ -27,9 +27,11 @@ from rmqlib.model import INT_MAX, MessageQueue
 
 #: ConsumeMessageOrderlyService.java; rocketmq.client.maxTimeConsumeContinuously
 MAX_TIME_CONSUME_CONTINUOUSLY = 60_000
-#: Delay before re-submitting messages whose send-back failed (ConsumeMessageConcurrentlyService#submitConsumeRequestLater).
+#: Delay before re-submitting messages whose send-back failed
+#: (ConsumeMessageConcurrentlyService#submitConsumeRequestLater).
 SUBMIT_CONSUME_REQUEST_LATER_MILLS = 5000
-#: Default ``maxReconsumeTimes`` when the setting is -1 (ConsumeMessageConcurrentlyService / DefaultMQPushConsumerImpl#getMaxReconsumeTimes).
+#: Default ``maxReconsumeTimes`` when the setting is -1
+#: (ConsumeMessageConcurrentlyService / DefaultMQPushConsumerImpl#getMaxReconsumeTimes).
 DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY = 16
 #: Suspend time clamp of the orderly service (ConsumeMessageOrderlyService#submitConsumeRequestLater).
 MIN_SUSPEND_MILLIS, MAX_SUSPEND_MILLIS = 10, 30_000

@@ -29,7 +29,12 @@ from rmqlib.client.pull import PullRequest
 from rmqlib.client.rebalance import DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS, RebalanceImpl
 from rmqlib.model import MessageQueue
 from rmqlib.protocol import (
-    RETRY_GROUP_TOPIC_PREFIX, ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData, retry_topic,
+    RETRY_GROUP_TOPIC_PREFIX,
+    ConsumeFromWhere,
+    ConsumeType,
+    MessageModel,
+    SubscriptionData,
+    retry_topic,
 )
 from rmqlib.strategies import AllocateMessageQueueAveragely
 

@@ -488,7 +488,8 @@ class RebalanceImpl:
         return changed
 
     def remove_unnecessary_pop_message_queue(self, mq: MessageQueue, pq: PopProcessQueue) -> bool:
-        """A POP assignment is given up at once: no offset, no lock (RebalanceImpl.java#removeUnnecessaryPopMessageQueue)."""
+        """A POP assignment is given up at once: no offset, no lock
+        (RebalanceImpl.java#removeUnnecessaryPopMessageQueue)."""
         return True
 
     def get_consume_init_mode(self) -> int:
@@ -501,7 +502,8 @@ class RebalanceImpl:
         return CONSUME_INIT_MODE_MAX
 
     def dispatch_pop_pull_request(self, pop_requests: list[PopRequest], delay_ms: int, now_ms: int) -> None:
-        """Hand new PopRequests to the pop service, ``delay_ms`` from now (RebalancePushImpl.java#dispatchPopPullRequest)."""
+        """Hand new PopRequests to the pop service, ``delay_ms`` from now
+        (RebalancePushImpl.java#dispatchPopPullRequest)."""
         check_int(delay_ms, "delay_ms")
         check_time(now_ms)
         for request in pop_requests:

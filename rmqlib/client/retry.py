@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from rmqlib.broker.send_back import Attempt, dlq_topic, retry_timeline
 from rmqlib.client.consume import (
-    DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY, ConsumeOrderlyStatus, process_consume_result_orderly,
+    DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY,
+    ConsumeOrderlyStatus,
+    process_consume_result_orderly,
 )
 from rmqlib.client.message import Message
 from rmqlib.client.offset_store import LocalFileOffsetStore

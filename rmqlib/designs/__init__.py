@@ -20,7 +20,10 @@ imported here, so the strategies stay in the core.
 """
 
 from rmqlib.designs.bounded import (
-    MAX_EPSILON, AllocateMessageQueueConsistentHashBoundedLoad, bounded_assign, load_bound,
+    MAX_EPSILON,
+    AllocateMessageQueueConsistentHashBoundedLoad,
+    bounded_assign,
+    load_bound,
 )
 from rmqlib.designs.sticky import MEMORY_MODES, AllocateMessageQueueSticky, sticky_assign
 

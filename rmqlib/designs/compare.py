@@ -30,7 +30,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rmqlib.allocation import (
-    allocate_group, imbalance, moved_queues, owners as queue_owners, random_cids, spread_queues,
+    allocate_group,
+    imbalance,
+    moved_queues,
+    random_cids,
+    spread_queues,
+)
+from rmqlib.allocation import (
+    owners as queue_owners,
 )
 from rmqlib.broker import BrokerConfig, ClientChannelInfo, ConsumerManager, QueryAssignmentProcessor, SubscriptionData
 from rmqlib.checks import ArgumentTypeError, check_each, check_int, check_str
@@ -38,9 +45,14 @@ from rmqlib.designs.bounded import AllocateMessageQueueConsistentHashBoundedLoad
 from rmqlib.designs.sticky import AllocateMessageQueueSticky, sticky_assign
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
-    AllocateMachineRoomNearby, AllocateMessageQueueAveragely, AllocateMessageQueueAveragelyByCircle,
-    AllocateMessageQueueByConfig, AllocateMessageQueueByMachineRoom, AllocateMessageQueueConsistentHash,
-    Allocation, MappingMachineRoomResolver,
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueByMachineRoom,
+    AllocateMessageQueueConsistentHash,
+    Allocation,
+    MappingMachineRoomResolver,
 )
 
 GROUP = "GID_designs"
@@ -320,7 +332,8 @@ def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
         topics.setdefault(mq.topic, []).append(mq)
     for topic_mqs in topics.values():
         if design == "STICKY":
-            kept = {cid: [mq for mq in held if mq.topic == topic_mqs[0].topic] for cid, held in (previous or {}).items()}
+            kept = {cid: [mq for mq in held if mq.topic == topic_mqs[0].topic]
+                    for cid, held in (previous or {}).items()}
             part = sticky_assign(topic_mqs, members, kept)
         else:
             part = _rocketmq(design, cids, topic_mqs)
@@ -394,8 +407,8 @@ def measured_table(designs: Sequence[str] = MEASURED, consumers: Sequence[int] =
 
 
 def design_summary(rows: Sequence[Mapping]) -> list[dict]:
-    """Per design (in row order): worst imbalance, worst peak load over the average, and queues moved on join and leave as a share of all
-    queues (mean over rows) and as a multiple of the fewest possible (sum moved / sum least)."""
+    """Per design (in row order): worst imbalance, worst peak load over the average, and queues moved on join and
+    leave as a share of all queues (mean over rows) and as a multiple of the fewest possible (sum moved / sum least)."""
     rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
                       (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
     out: dict[str, dict] = {}
@@ -622,7 +635,8 @@ def _kafka_changes(change: str, scenario, seeds: Sequence[int]) -> list[dict]:
 
 
 def changes_summary(rows: Sequence[Mapping]) -> list[dict]:
-    """Mean pause (queue-milliseconds without an owner), duplicates, unconsumed messages and moved queues per design and change, from :func:`simulated_changes` rows."""
+    """Mean pause (queue-milliseconds without an owner), duplicates, unconsumed messages and moved queues per design
+    and change, from :func:`simulated_changes` rows."""
     rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
                       (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
     grouped: dict[tuple, list[Mapping]] = {}

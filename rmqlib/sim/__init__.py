@@ -8,10 +8,24 @@
 from rmqlib.sim import scenarios
 from rmqlib.sim.engine import simulate
 from rmqlib.sim.result import ConsumeBatch, Event, Interval, SimResult
+from rmqlib.sim.scenario import (
+    BROADCASTING,
+    CLUSTERING,
+    CONCURRENT,
+    CRASH,
+    HOST_LOSS,
+    ORDERLY,
+    POP,
+    SHUTDOWN,
+    BrokerOutage,
+    ConsumeMode,
+    ConsumerSpec,
+    LeaveKind,
+    MessageModel,
+    Scenario,
+    TopicChange,
+)
 from rmqlib.sim.sweep import run_one, run_variants, sweep, sweep_stats, sweep_values
-from rmqlib.sim.scenario import (BROADCASTING, CLUSTERING, CONCURRENT, CRASH, HOST_LOSS, ORDERLY, POP, SHUTDOWN,
-                                 BrokerOutage, ConsumeMode, ConsumerSpec, LeaveKind, MessageModel, Scenario,
-                                 TopicChange)
 
 __all__ = ["BROADCASTING", "CLUSTERING", "CONCURRENT", "CRASH", "HOST_LOSS", "ORDERLY", "POP", "SHUTDOWN",
            "BrokerOutage", "ConsumeBatch", "ConsumeMode", "ConsumerSpec", "Event", "Interval", "LeaveKind",

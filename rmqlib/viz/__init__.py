@@ -7,10 +7,20 @@ them and update one ``FigureWidget`` in place.
 
 from rmqlib.viz.colors import PALETTE, UNASSIGNED_COLOR, color_of, consumer_colors
 from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, ROOMS, allocation_figure, allocation_view,
-    imbalance_vs_vnodes_figure, machine_room_figure, machine_room_layout, machine_room_view,
-    moved_queues_figure, multi_topic_figure, queue_label, queues_per_consumer_figure,
-    ring_figure, ring_view,
+    MACHINE_ROOM_STRATEGIES,
+    ROOMS,
+    allocation_figure,
+    allocation_view,
+    imbalance_vs_vnodes_figure,
+    machine_room_figure,
+    machine_room_layout,
+    machine_room_view,
+    moved_queues_figure,
+    multi_topic_figure,
+    queue_label,
+    queues_per_consumer_figure,
+    ring_figure,
+    ring_view,
 )
 from rmqlib.viz.panels import Panel, allocation_panel, machine_room_panel, ring_panel, update_in_place
 
@@ -24,12 +34,22 @@ __all__ = [
 ]
 
 # Simulation timelines and sweeps (chapters 06-11), and the ProcessQueue step-through.
-from rmqlib.viz.timeline import (  # noqa: E402
-    TIMELINE_EVENTS, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure, retry_figure,
-    short_queue, sweep_figure,
-)
 from rmqlib.viz.process_queue import (  # noqa: E402
-    Step, ack_order, process_queue_panel, process_queue_steps, process_queue_view,
+    Step,
+    ack_order,
+    process_queue_panel,
+    process_queue_steps,
+    process_queue_view,
+)
+from rmqlib.viz.timeline import (  # noqa: E402
+    TIMELINE_EVENTS,
+    latency_figure,
+    load_figure,
+    lock_timeline_figure,
+    ownership_timeline_figure,
+    retry_figure,
+    short_queue,
+    sweep_figure,
 )
 
 __all__ += [
@@ -41,7 +61,11 @@ __all__ += [
 
 # The hand-over: one rebalance round step by step, and one queue changing owner in a run.
 from rmqlib.viz.handover import (  # noqa: E402
-    handover_figure, handover_panel, handover_view, moved_queues, queue_handover_figure,
+    handover_figure,
+    handover_panel,
+    handover_view,
+    moved_queues,
+    queue_handover_figure,
 )
 
 __all__ += ["handover_figure", "handover_panel", "handover_view", "moved_queues", "queue_handover_figure"]
@@ -59,8 +83,15 @@ __all__ += ["Prediction"]
 # Kernel-free slider figures for the static site. Importing this package changes no plotly setting: the site
 # build (python -m rmqlib.site build) sets RMQLIB_STATIC=1 and runs use_static_renderer() in each kernel itself.
 from rmqlib.viz.static import (  # noqa: E402
-    allocation_frames_figure, frames_figure, handover_frames_figure, is_static, machine_room_frames_figure,
-    process_queue_frames_figure, ring_frames_figure, show_panel, use_static_renderer,
+    allocation_frames_figure,
+    frames_figure,
+    handover_frames_figure,
+    is_static,
+    machine_room_frames_figure,
+    process_queue_frames_figure,
+    ring_frames_figure,
+    show_panel,
+    use_static_renderer,
 )
 
 __all__ += [

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_int
@@ -144,8 +143,9 @@ def changes_figure(rows: Sequence[Mapping]) -> go.Figure:
             shown = [value.get((d, change), {}).get(key) for d in designs]
             drawn = [max(v, 1) if axis == "" and v is not None else v for v in shown]  # log axis: 0 drawn at 1
             data.append(dict(type="bar", name=phrase(change.replace("_", "-")), legendgroup=change,
-                             showlegend=axis == "", x=[phrase(d) for d in designs], y=drawn, text=[str(v) for v in shown], textposition="outside",
-                             cliponaxis=False, xaxis="x" + axis, yaxis="y" + axis, marker=dict(color=color_of(i)),
+                             showlegend=axis == "", x=[phrase(d) for d in designs], y=drawn,
+                             text=[str(v) for v in shown], textposition="outside", cliponaxis=False,
+                             xaxis="x" + axis, yaxis="y" + axis, marker=dict(color=color_of(i)),
                              hovertemplate="%{x}: %{text}<extra>" + text(key) + "</extra>"))
     layout = dict(title=text("After a crash and a scale-out: pause and duplicates per design"), barmode="group",
                   height=620,

@@ -22,16 +22,29 @@ from collections.abc import Iterable, Mapping, Sequence
 import plotly.graph_objects as go
 
 from rmqlib.allocation import (
-    allocate_group, allocate_topics, imbalance_spread, make_cids, make_queues, moved_on_scale_out, multi_topic_totals,
-    overlapping_queues, queues_per_consumer, random_assignment_imbalance, random_cids, spread_queues,
+    allocate_group,
+    allocate_topics,
+    imbalance_spread,
+    make_cids,
+    make_queues,
+    moved_on_scale_out,
+    multi_topic_totals,
+    overlapping_queues,
+    queues_per_consumer,
+    random_assignment_imbalance,
+    random_cids,
+    spread_queues,
     unassigned_queues,
 )
 from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_int, check_items, check_str
 from rmqlib.hashring import HashRing, md5_hash
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 from rmqlib.strategies import (
-    AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash, AllocateMessageQueueStrategy,
-    MappingMachineRoomResolver, strategy_from_name,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueConsistentHash,
+    AllocateMessageQueueStrategy,
+    MappingMachineRoomResolver,
+    strategy_from_name,
 )
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.i18n import phrase, plural, text
@@ -614,8 +627,8 @@ def machine_room_figure(allocation: Mapping[str, Sequence[MessageQueue]], mq_all
     for mq, cid in cross:
         lx += [qpos[mq][0], cpos[cid][0], None]
         ly += [qpos[mq][1], cpos[cid][1], None]
-    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name=text("cross-room"), line=dict(dash="dash", color="#999", width=1),
-                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name=text("cross-room"),
+                             line=dict(dash="dash", color="#999", width=1), hoverinfo="skip"))
     fig.add_trace(go.Scatter(
         x=[qpos[mq][0] for mq in queues], y=[qpos[mq][1] for mq in queues], mode="markers", name=text("queues"),
         marker=dict(symbol="square", size=16,

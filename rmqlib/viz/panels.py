@@ -31,13 +31,25 @@ from plotly.utils import PlotlyJSONEncoder
 
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
+from rmqlib.viz.figures import (
+    MACHINE_ROOM_STRATEGIES,
+    MAX_VIEW_CONSUMERS,
+    MAX_VIEW_QUEUES,
+    MAX_VIEW_QUEUES_PER_BROKER,
+    MAX_VIEW_ROOM_BROKERS,
+    MAX_VIEW_ROOM_CONSUMERS,
+    MAX_VIEW_VIRTUAL_NODES,
+    ROOMS,
+    _room_counts,
+    _str_list,
+    _strategy,
+    allocation_view,
+    check_ring_points,
+    machine_room_view,
+    ring_view,
+)
 from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.style import without_validation
-from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_QUEUES, MAX_VIEW_QUEUES_PER_BROKER, MAX_VIEW_ROOM_BROKERS,
-    MAX_VIEW_ROOM_CONSUMERS, MAX_VIEW_VIRTUAL_NODES, ROOMS, _room_counts, _str_list, _strategy,
-    allocation_view, check_ring_points, machine_room_view, ring_view,
-)
 
 View = Callable[..., go.Figure]
 

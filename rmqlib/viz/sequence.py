@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 
 from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_number, check_str
-from rmqlib.sim.result import SimResult
 from rmqlib.client.rebalance import STEP_ACTIONS
+from rmqlib.sim.result import SimResult
 from rmqlib.viz.i18n import language, phrase, text
 from rmqlib.viz.style import house_style
 from rmqlib.viz.timeline import kind_label
@@ -153,7 +153,7 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
         rows.append((event, src, dst, label))
     shown = rows[:max_events]
     fig = go.Figure()
-    for x, name in enumerate(lifelines):  # the lifelines
+    for x in range(len(lifelines)):  # the lifelines
         fig.add_trace(go.Scatter(x=[x, x], y=[-0.8, max(len(shown), 1) - 0.2], mode="lines", showlegend=False,
                                  line=dict(color="#BBBBBB", width=1, dash="dot"), hoverinfo="skip"))
     lone: dict[str, list] = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}

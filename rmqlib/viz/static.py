@@ -39,8 +39,16 @@ from rmqlib.checks import ArgumentTypeError, check_each, check_instance, check_i
 from rmqlib.client.handover import replay_handover
 from rmqlib.strategies import PrefixMachineRoomResolver
 from rmqlib.viz.figures import (
-    MACHINE_ROOM_STRATEGIES, MAX_VIEW_CONSUMERS, MAX_VIEW_RING_POINTS, MAX_VIEW_SCALE_OUT_POINTS,
-    MAX_VIEW_VIRTUAL_NODES, _str_list, _strategy, allocation_view, machine_room_view, ring_view,
+    MACHINE_ROOM_STRATEGIES,
+    MAX_VIEW_CONSUMERS,
+    MAX_VIEW_RING_POINTS,
+    MAX_VIEW_SCALE_OUT_POINTS,
+    MAX_VIEW_VIRTUAL_NODES,
+    _str_list,
+    _strategy,
+    allocation_view,
+    machine_room_view,
+    ring_view,
 )
 from rmqlib.viz.handover import handover_steps
 from rmqlib.viz.i18n import phrase, text

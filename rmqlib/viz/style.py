@@ -110,7 +110,8 @@ def _text(title) -> str:
 
 
 def _detail(layout: dict):
-    """The annotation (plotly JSON) that holds the title's detail, or None (its name ends with the joiner it replaced)."""
+    """The annotation (plotly JSON) that holds the title's detail, or None
+    (its name ends with the joiner it replaced)."""
     return next((a for a in layout.get("annotations", ()) if (a.get("name") or "").startswith(DETAIL_NAME)), None)
 
 

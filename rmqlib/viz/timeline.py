@@ -88,7 +88,7 @@ def _interval_traces(intervals_by_queue: Mapping[str, Sequence], labels: Mapping
                      legendgroup_prefix: str = "") -> list[go.Bar]:
     """One horizontal Bar trace per holder: a bar per interval, at its queue's row."""
     by_holder: dict[str, list] = {}
-    for queue, intervals in intervals_by_queue.items():
+    for intervals in intervals_by_queue.values():
         for iv in intervals:
             by_holder.setdefault(iv.holder, []).append(iv)
     traces = []
@@ -100,7 +100,8 @@ def _interval_traces(intervals_by_queue: Mapping[str, Sequence], labels: Mapping
             x=[_s(i.end_ms - i.start_ms) for i in ivs],
             marker=dict(color=colors.get(holder, UNASSIGNED_COLOR), line=dict(width=0)), opacity=opacity,
             customdata=[[i.queue, i.start_ms, i.end_ms] for i in ivs],
-            hovertemplate=f"{holder}<br>%{{customdata[0]}}<br>%{{customdata[1]}} .. %{{customdata[2]}} ms<extra></extra>"))
+            hovertemplate=(f"{holder}<br>%{{customdata[0]}}<br>%{{customdata[1]}} .. %{{customdata[2]}} ms"
+                           "<extra></extra>")))
     return traces
 
 
@@ -116,8 +117,9 @@ def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
             marker=dict(symbol=TIMELINE_EVENTS.get(kind, "circle"), size=9, color="#444",
                         line=dict(width=1, color="#fff")),
             customdata=[[e.time_ms, e.who, e.detail] for e in events],
-            hovertemplate=text("{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>",
-                               kind=kind_label(kind))))
+            hovertemplate=text(
+                "{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>",
+                kind=kind_label(kind))))
     return traces
 
 
@@ -401,7 +403,7 @@ def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) ->
         raise ValueError("timelines must hold at least one named timeline")
     fig = go.Figure()
     dead_x, dead_y, dead_text = [], [], []
-    for k, (name, attempts) in enumerate(timelines.items()):
+    for name, attempts in timelines.items():
         live = [a for a in attempts if not a.topic.startswith("%DLQ%")]
         fig.add_trace(go.Scatter(
             x=[max(a.at_ms, 500) / 1000 for a in live], y=[phrase(name)] * len(live), mode="markers", name=phrase(name),
