@@ -244,7 +244,8 @@ def test_phrase_translates_a_known_title_exactly_or_by_pattern_and_leaves_other_
 
 
 def _chapter_strings():
-    """(notebook, text) for every literal a chapter passes to rmqlib.viz as a title, an axis title or a prediction."""
+    """(notebook, text) for every literal a chapter passes to rmqlib.viz as a title, an axis title or a prediction,
+    and the run names it gives ``run_variants``, ``latency_figure`` and ``retry_figure`` (drawn as labels)."""
     keywords = {"title", "x_title", "y_title", "why", "label"}
     found = []
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
@@ -262,6 +263,10 @@ def _chapter_strings():
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                if name in ("run_variants", "latency_figure", "retry_figure") and node.args and isinstance(
+                        node.args[0], ast.Dict):
+                    found += [(path.name, key.value) for key in node.args[0].keys
+                              if isinstance(key, ast.Constant) and isinstance(key.value, str)]
                 if not (name == "Prediction" or name.endswith(("_figure", "_view"))):
                     continue
                 values = [kw.value for kw in node.keywords if kw.arg in keywords or (name == "Prediction"
