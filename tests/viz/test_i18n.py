@@ -320,3 +320,20 @@ def test_a_long_chinese_title_is_cut_at_its_full_width_colon_and_wrapped_between
     assert head == "一致性哈希的不均衡度" and joiner == "：" and lines >= 2 and "\u200b<br>" in detail
     assert plain_title({"title": {"text": head}, "annotations": [{"name": "title detail" + joiner,
                                                                    "text": detail}]}) == title
+
+
+def test_the_catalog_uses_the_glossary_terms():
+    """A label that says consumer, queue, virtual node, offset, seed, pause... says it with the word of
+    i18n/zh/terms.yml (the chapters' glossary), never a synonym."""
+    import yaml
+
+    terms = {t["en"]: re.sub(r"（.*?）", "", t["zh"]) for t in
+             yaml.safe_load((ROOT / "i18n" / "zh" / "terms.yml").read_text(encoding="utf-8"))["terms"]}
+    checked = ["consumer", "queue", "virtual node", "offset", "seed", "rebalance", "pause", "dead-letter queue",
+               "pull", "heartbeat", "imbalance", "topic"]
+    wrong = []
+    for english, chinese in list(ZH.items()) + list(PATTERNS["zh"].items()):
+        words = re.sub(r"\{[^}]*\}", " ", english).lower()  # fields are not words
+        wrong += [f"{english!r} -> {chinese!r}: no {terms[term]}" for term in checked
+                  if re.search(rf"\b{term}s?\b", words) and terms[term] not in chinese]
+    assert not wrong, "\n".join(wrong)
