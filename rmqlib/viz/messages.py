@@ -239,6 +239,7 @@ ZH: dict[str, str] = {
     "membership": "成员变化",
     "pulling": "拉取",
     "part of the loop": "所属环节",
+    "{t} ms": "{t} 毫秒",
     "; first {n} of {total} events": "；只显示 {total} 个事件中的前 {n} 个",
     "The run's own log, {start}-{end} ms ({name}, seed {seed}{left_out})":
         "这次运行自己的日志，{start}-{end} 毫秒（{name}，随机种子 {seed}{left_out}）",

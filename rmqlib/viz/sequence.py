@@ -196,8 +196,8 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
         title=title, height=170 + 26 * max(len(shown), 4),
         xaxis=dict(tickvals=list(range(len(lifelines))), ticktext=lifelines, side="top", showgrid=False,
                    zeroline=False, range=[-0.5, len(lifelines) - 0.2]),
-        yaxis=dict(autorange="reversed", tickvals=ticks, ticktext=[f"{times[y]} ms" for y in ticks], showgrid=False,
-                   zeroline=False, title=None),
+        yaxis=dict(autorange="reversed", tickvals=ticks, ticktext=[text("{t} ms", t=times[y]) for y in ticks],
+                   showgrid=False, zeroline=False, title=None),
         legend=dict(title=text("part of the loop")),
         meta={"view": "sequence", "lifelines": lifelines, "events": [[e.time_ms, e.kind, src, dst, label]
                                                                      for e, src, dst, label in shown],
