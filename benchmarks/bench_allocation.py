@@ -16,12 +16,16 @@ import argparse
 import hashlib
 import platform
 import time
+from functools import partial
 
 from rmqlib.allocation import allocate_group, make_cids, make_queues
 from rmqlib.hashring import clear_hash_cache
 from rmqlib.model import java_sorted_cids, java_sorted_mqs
-from rmqlib.strategies import (AllocateMessageQueueAveragely, AllocateMessageQueueAveragelyByCircle,
-                               AllocateMessageQueueConsistentHash)
+from rmqlib.strategies import (
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueConsistentHash,
+)
 
 
 def best_of(repeat: int, run) -> float:
@@ -58,22 +62,23 @@ def main() -> None:
 
     mqs = queues(1024)
     print(f"Python {platform.python_version()} on {platform.machine()}; 1024 queues; best of {args.repeat} cold runs\n")
-    print("| strategy | consumers | vnodes | allocate_group ms | per-consumer loop ms | loop / group | bare MD5 ms | group / MD5 |")
+    print("| strategy | consumers | vnodes | allocate_group ms | per-consumer loop ms | loop / group | bare MD5 ms "
+          "| group / MD5 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for consumers in (16, 64) if args.quick else (16, 64, 256):
         cids = make_cids(consumers)
         for vnodes in (10, 100, 1000):
             strategy = AllocateMessageQueueConsistentHash(vnodes)
-            group = best_of(args.repeat, lambda: allocate_group(strategy, mqs, cids))
+            group = best_of(args.repeat, partial(allocate_group, strategy, mqs, cids))
             loop = best_of(1 if consumers * vnodes >= 25_600 else args.repeat,
-                           lambda: per_consumer_loop(strategy, mqs, cids))
+                           partial(per_consumer_loop, strategy, mqs, cids))
             keys = [f"{cid}-{i}" for cid in cids for i in range(vnodes)] + [str(mq) for mq in mqs]
-            md5 = best_of(args.repeat, lambda: bare_md5(keys))
+            md5 = best_of(args.repeat, partial(bare_md5, keys))
             print(f"| CONSISTENT_HASH | {consumers} | {vnodes} | {group * 1e3:.1f} | {loop * 1e3:.1f} | "
                   f"{loop / group:.0f}x | {md5 * 1e3:.1f} | {group / md5:.2f}x |")
         for strategy in (AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle()):
-            group = best_of(args.repeat, lambda: allocate_group(strategy, mqs, cids))
-            loop = best_of(args.repeat, lambda: per_consumer_loop(strategy, mqs, cids))
+            group = best_of(args.repeat, partial(allocate_group, strategy, mqs, cids))
+            loop = best_of(args.repeat, partial(per_consumer_loop, strategy, mqs, cids))
             print(f"| {strategy.name} | {consumers} | - | {group * 1e3:.1f} | {loop * 1e3:.1f} | "
                   f"{loop / group:.0f}x | - | - |")
 
@@ -83,7 +88,7 @@ def main() -> None:
     small = queues(256)
     for strategy in (AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(),
                      AllocateMessageQueueConsistentHash(200)):
-        took = best_of(args.repeat, lambda: allocate_group(strategy, small, make_cids(64)))
+        took = best_of(args.repeat, partial(allocate_group, strategy, small, make_cids(64)))
         vnodes = getattr(strategy, "virtual_node_cnt", "-")
         print(f"| {strategy.name} | 256 | 64 | {vnodes} | {took * 1e3:.1f} |")
 

@@ -229,7 +229,8 @@ def test_the_check_fails_a_section_without_the_link():
 
 
 def test_a_link_counts_only_in_its_own_section_and_restating_sections_are_exempt():
-    text = ("## One\n\n" + _link("ProcessQueue") + "\n\n## Two\n\nAgain `ProcessQueue` and `client/.../PullRequest.java`."
+    text = ("## One\n\n" + _link("ProcessQueue")
+            + "\n\n## Two\n\nAgain `ProcessQueue` and `client/.../PullRequest.java`."
             "\n\n### A subsection\n\n`MQClientInstance#rebalanceLater`\n\n## Summary\n\n`RebalanceService`\n")
     assert unlinked_mentions(text) == [("## Two", "`ProcessQueue`"), ("## Two", "`client/.../PullRequest.java`"),
                                        ("## Two", "`MQClientInstance#rebalanceLater`")]

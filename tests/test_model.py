@@ -4,7 +4,8 @@ import functools
 import pickle
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs, java_split, java_string_compare
 

@@ -5,7 +5,13 @@ import pytest
 from rmqlib.client.route import topic_route_data_to_publish_info, topic_route_data_to_subscribe_info
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import (
-    BROKER_CHANNEL_EXPIRED_MS, PERM_READ, PERM_WRITE, BrokerData, QueueData, RouteInfoManager, TopicRouteData,
+    BROKER_CHANNEL_EXPIRED_MS,
+    PERM_READ,
+    PERM_WRITE,
+    BrokerData,
+    QueueData,
+    RouteInfoManager,
+    TopicRouteData,
 )
 
 

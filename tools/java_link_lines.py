@@ -13,7 +13,7 @@ import argparse
 import json
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ def main() -> int:
     parser.add_argument("--repo", required=True, help="a git repository of apache/rocketmq (bare or not)")
     repo = Path(parser.parse_args().repo)
 
-    @lru_cache(maxsize=None)
+    @cache
     def lines(path: str) -> list[str]:
         return subprocess.run(["git", "-C", str(repo), "show", f"{links.JAVA_COMMIT}:{path}"], check=True,
                               capture_output=True, text=True).stdout.splitlines()

@@ -156,6 +156,7 @@ def test_seeded_stress_store_invariants(seed):
         else:
             off = rng.randrange(0, s.get_max_offset("T", q) + 3)
             r = s.get_message("G", "T", q, off, rng.randrange(1, 40), rng.choice([None, SubscriptionData("T", "A")]))
-            assert r.min_offset <= r.next_begin_offset <= r.max_offset or r.status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
+            assert (r.min_offset <= r.next_begin_offset <= r.max_offset
+                    or r.status is GetMessageStatus.NO_MESSAGE_IN_QUEUE)
             assert all(off <= m.queue_offset < r.next_begin_offset for m in r.messages)
         s._check()

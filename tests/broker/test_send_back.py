@@ -3,7 +3,11 @@
 import pytest
 
 from rmqlib.broker.send_back import (
-    DELAY_LEVEL_MILLIS, MAX_DELAY_LEVEL, consumer_send_msg_back, delay_level_millis, retry_timeline,
+    DELAY_LEVEL_MILLIS,
+    MAX_DELAY_LEVEL,
+    consumer_send_msg_back,
+    delay_level_millis,
+    retry_timeline,
 )
 
 

@@ -3,8 +3,9 @@
 * Opening any notebook (chapters and exercises) does not mark it dirty, and no news pop-up covers it.
 * Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
   the cell that drew it, and after the last cell every figure must still be what it was (a check cell
-  must use its own panel, never the displayed one); no figure's title is wider than its plot or runs off its top; no legend
-  hides entries; every figure has a caption cell right after it. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
+  must use its own panel, never the displayed one); no figure's title is wider than its plot or runs off its
+  top; no legend hides entries; every figure has a caption cell right after it. A screenshot of every figure,
+  and of the window, goes to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ FIGURES_JS = """() => {
     cells.forEach((cell, i) => {
         cell.querySelectorAll('.js-plotly-plot').forEach((gd, n) => {
             if (!gd.data || !gd.layout) return;
-            const title = gd.layout.title && (gd.layout.title.text !== undefined ? gd.layout.title.text : gd.layout.title);
+            const title = gd.layout.title
+                && (gd.layout.title.text !== undefined ? gd.layout.title.text : gd.layout.title);
             out[`${i}.${n}`] = JSON.stringify({
                 title: title || '', meta: gd.layout.meta || null,
                 data: gd.data.map(t => [t.type || '', t.name || '', t.x || null, t.y || null, t.customdata || null,
@@ -53,7 +55,8 @@ LAYOUT_PROBLEMS_JS = """() => {
             gd.querySelectorAll('.gtitle, .annotation').forEach(t => {
                 const r = t.getBoundingClientRect();
                 if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
-                    problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." is ${Math.round(r.width)} px`
+                    problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..."`
+                                  + ` is ${Math.round(r.width)} px`
                                   + ` wide in a ${Math.round(box.width)} px plot`);
                 if (r.height > 0 && r.top < box.top - 1)
                     problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." runs off the top edge`);
@@ -78,7 +81,8 @@ LAYOUT_PROBLEMS_JS = """() => {
 
 ERROR_OUTPUTS_JS = """() => [...document.querySelectorAll(
         '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"],'
-        + '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]')]
+        + '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output '
+        + '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]')]
     .map(e => e.textContent.slice(0, 400))"""
 
 RUN_CELL_JS = """async (index) => {

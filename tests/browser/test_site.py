@@ -134,7 +134,8 @@ def test_every_chapter_renders_its_plotly_figures_offline(built_site, site_url, 
 def click_slider_step(page, plot, label: str):
     """Click the plotly slider rail above the tick labelled ``label`` (plotly picks the nearest step)."""
     plot.scroll_into_view_if_needed()
-    ticks = [t for t in plot.locator("g.slider-label-group text.slider-label").all() if t.text_content().strip() == label]
+    ticks = [t for t in plot.locator("g.slider-label-group text.slider-label").all()
+             if t.text_content().strip() == label]
     assert ticks, f"no slider step labelled {label!r}"
     tick = ticks[0].bounding_box()
     rail = plot.locator("rect.slider-rail-touch-rect").first.bounding_box()

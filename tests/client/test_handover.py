@@ -4,11 +4,26 @@ import pytest
 
 from rmqlib.client import InMemoryClientBrokerAPI, RebalanceImpl
 from rmqlib.client.handover import (
-    DROPPED, NEWCOMERS_FIRST, OLD_OWNERS_FIRST, WORKING, replay_handover,
+    DROPPED,
+    NEWCOMERS_FIRST,
+    OLD_OWNERS_FIRST,
+    WORKING,
+    replay_handover,
 )
 from rmqlib.client.rebalance import (
-    DROP, KEEP_DROPPED, LOCK_REFUSED, NEW_PULL_REQUEST, PERSIST_OFFSET, REBALANCE_LATER, REMOVE_DIRTY_OFFSET,
-    REMOVE_FROM_TABLE, REMOVE_OFFSET, START_OFFSET, STEP_ACTIONS, UNLOCK, UNLOCK_DELAY_TIME_MILLS,
+    DROP,
+    KEEP_DROPPED,
+    LOCK_REFUSED,
+    NEW_PULL_REQUEST,
+    PERSIST_OFFSET,
+    REBALANCE_LATER,
+    REMOVE_DIRTY_OFFSET,
+    REMOVE_FROM_TABLE,
+    REMOVE_OFFSET,
+    START_OFFSET,
+    STEP_ACTIONS,
+    UNLOCK,
+    UNLOCK_DELAY_TIME_MILLS,
 )
 from rmqlib.model import MessageQueue
 from rmqlib.strategies import AllocateMessageQueueAveragely

@@ -55,7 +55,7 @@ def run(seed, avg, orderly):
             assert impl.get_working_message_queue("TopicA") <= set(mqs)
         if orderly:  # broker locks are exclusive
             owners = {}
-            for (g, mq), (cid, _) in api.locks.items():
+            for (_group, mq), (cid, _) in api.locks.items():
                 assert owners.setdefault(mq, cid) == cid
 
     # settle: release listener locks, then let everyone rebalance for a while

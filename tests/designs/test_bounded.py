@@ -3,11 +3,15 @@
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rmqlib.allocation import allocate_group, make_cids, moved_queues, random_cids, spread_queues
 from rmqlib.designs import (
-    MAX_EPSILON, AllocateMessageQueueConsistentHashBoundedLoad, bounded_assign, load_bound,
+    MAX_EPSILON,
+    AllocateMessageQueueConsistentHashBoundedLoad,
+    bounded_assign,
+    load_bound,
 )
 from rmqlib.model import java_sorted_cids
 from rmqlib.strategies import AllocateMessageQueueConsistentHash, AllocateMessageQueueStrategy

@@ -2,11 +2,24 @@
 
 import pytest
 
-from rmqlib.allocation import allocate_group, imbalance, make_cids, moved_queues, owners as queue_owners
+from rmqlib.allocation import allocate_group, imbalance, make_cids, moved_queues
+from rmqlib.allocation import owners as queue_owners
 from rmqlib.designs import compare
 from rmqlib.designs.compare import (
-    DESIGNS, MEASURED, broker_assignment_cost, broker_side, changes_summary, design_queues, design_summary,
-    format_table, measure, measured_table, memory_disagreement, owners, simulated_changes, view_disagreement,
+    DESIGNS,
+    MEASURED,
+    broker_assignment_cost,
+    broker_side,
+    changes_summary,
+    design_queues,
+    design_summary,
+    format_table,
+    measure,
+    measured_table,
+    memory_disagreement,
+    owners,
+    simulated_changes,
+    view_disagreement,
 )
 from rmqlib.model import MessageQueue
 from rmqlib.strategies import AllocateMessageQueueAveragely
@@ -204,5 +217,6 @@ def test_rocketmq_allocates_each_topic_alone_and_kafka_roundrobin_deals_them_tog
 def test_kip848_range_ignores_the_previous_assignment_and_uniform_keeps_it():
     mqs, cids = design_queues(24), make_cids(5)
     before = owners("KAFKA_SERVER_RANGE", cids, mqs)
-    assert owners("KAFKA_SERVER_RANGE", make_cids(6), mqs, previous=before) == owners("KAFKA_SERVER_RANGE", make_cids(6), mqs)
+    after = make_cids(6)
+    assert owners("KAFKA_SERVER_RANGE", after, mqs, previous=before) == owners("KAFKA_SERVER_RANGE", after, mqs)
     assert DESIGNS["KAFKA_SERVER_RANGE"].stateless and not DESIGNS["KAFKA_UNIFORM"].stateless

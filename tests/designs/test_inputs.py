@@ -3,10 +3,13 @@
 import pytest
 
 from rmqlib.designs import (
-    AllocateMessageQueueConsistentHashBoundedLoad, AllocateMessageQueueSticky, bounded_assign, load_bound,
+    AllocateMessageQueueConsistentHashBoundedLoad,
+    AllocateMessageQueueSticky,
+    bounded_assign,
+    compare,
+    load_bound,
     sticky_assign,
 )
-from rmqlib.designs import compare
 from rmqlib.model import MessageQueue
 
 JUNK = [None, "", "x", -1, 0, 1.5, float("nan"), True, [], [None], ["a", 3], {}, {"a": 1}, object(),

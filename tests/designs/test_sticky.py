@@ -1,7 +1,8 @@
 """Our sticky strategy: a partition, balanced, moving only what balance needs; and what memory costs."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rmqlib.allocation import allocate_group, imbalance, make_cids, moved_queues, owners, spread_queues
 from rmqlib.designs import AllocateMessageQueueSticky, sticky_assign

@@ -4,7 +4,11 @@ import pytest
 
 from rmqlib.designs.compare import DESIGNS, MEASURED, design_summary, measured_table, simulated_changes
 from rmqlib.viz.designs import (
-    changes_figure, designs_frames_figure, designs_panel, designs_view, tradeoff_figure,
+    changes_figure,
+    designs_frames_figure,
+    designs_panel,
+    designs_view,
+    tradeoff_figure,
 )
 from rmqlib.viz.style import TEMPLATE_NAME, plain_title
 

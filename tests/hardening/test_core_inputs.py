@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import TooSlow, time_limit
+
 from rmqlib import hashring, model, protocol, strategies
 from rmqlib.broker import (
     AckHandle,
@@ -39,10 +41,10 @@ from rmqlib.broker import (
     QueryAssignmentProcessor,
     RebalanceLockManager,
     SubscriptionData,
+    send_back,
 )
 from rmqlib.broker import hold_service as broker_hold
 from rmqlib.broker import protocol as broker_protocol
-from rmqlib.broker import send_back
 from rmqlib.checks import MAX_TIME_MS
 from rmqlib.client import (
     BrokerError,
@@ -68,7 +70,6 @@ from rmqlib.client import (
 )
 from rmqlib.client.pop import PopProcessQueue
 from rmqlib.model import MessageQueue
-from support import TooSlow, time_limit
 
 ALARM_S = 10.0  # catches a hang; a slow or busy machine stays well inside it
 #: Examples per entry point; raise it for a deeper local run (RMQLIB_HARDENING_EXAMPLES=500 pytest ...).
@@ -463,7 +464,8 @@ ENTRIES = [
          topic, group, mode, pop_share_queue_num), dict(topic="T", group="G", mode="POP", pop_share_queue_num=1)),
     ("QueryAssignmentProcessor.do_load_balance",
      lambda topic, group, client_id, message_model, strategy_name, mode, pop_share_queue_num:
-     query_assignment().do_load_balance(topic, group, client_id, message_model, strategy_name, mode, pop_share_queue_num),
+     query_assignment().do_load_balance(topic, group, client_id, message_model, strategy_name, mode,
+                                        pop_share_queue_num),
      dict(topic="T", group="G", client_id="c1", message_model="CLUSTERING", strategy_name="AVG", mode="POP",
           pop_share_queue_num=1)),
     ("QueryAssignmentProcessor.query_assignment",

@@ -26,11 +26,14 @@ from support import time_limit
 from rmqlib import allocation as alloc
 from rmqlib import viz
 from rmqlib.cli import main
-from rmqlib.viz import style
 from rmqlib.strategies import (
-    AllocateMachineRoomNearby, AllocateMessageQueueAveragely, AllocateMessageQueueByConfig,
-    AllocateMessageQueueConsistentHash, PrefixMachineRoomResolver,
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueConsistentHash,
+    PrefixMachineRoomResolver,
 )
+from rmqlib.viz import style
 
 SECONDS = 20.0  # catches a hang; the limits keep every call here to about a second on the development machine
 CLI_MEMORY = 1536 * 2**20  # address space for a command-line subprocess

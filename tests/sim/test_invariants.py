@@ -1,6 +1,6 @@
 """Invariants every ready-made scenario must keep, over several seeds, and bounds derived from the timers."""
 
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -10,7 +10,7 @@ SEEDS = (1, 2, 3)
 NAMES = sorted(scenarios.ALL)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(name, seed):
     return simulate(scenarios.ALL[name](), seed=seed)
 

@@ -2,12 +2,25 @@
 
 import pytest
 
-from rmqlib.allocation import (allocate_group, allocate_topics, idle_consumers, imbalance, make_cids, make_queues,
-                               moved_queues, multi_topic_totals, overlapping_queues, queues_per_consumer,
-                               unassigned_queues)
+from rmqlib.allocation import (
+    allocate_group,
+    allocate_topics,
+    idle_consumers,
+    imbalance,
+    make_cids,
+    make_queues,
+    moved_queues,
+    multi_topic_totals,
+    overlapping_queues,
+    queues_per_consumer,
+    unassigned_queues,
+)
 from rmqlib.model import MessageQueue
-from rmqlib.strategies import (AllocateMessageQueueAveragely, AllocateMessageQueueByConfig,
-                               AllocateMessageQueueConsistentHash)
+from rmqlib.strategies import (
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueConsistentHash,
+)
 
 AVG = AllocateMessageQueueAveragely()
 

@@ -9,12 +9,16 @@ import json
 import pytest
 
 from support import conformance_dir
-from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
-from rmqlib.strategies import (AllocateMachineRoomNearby, AllocateMessageQueueByConfig,
-                               AllocateMessageQueueByMachineRoom, AllocateMessageQueueConsistentHash,
-                               STRATEGIES)
+
 from rmqlib.hashring import md5_hash
-from rmqlib.model import java_split
+from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs, java_split
+from rmqlib.strategies import (
+    STRATEGIES,
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueByMachineRoom,
+    AllocateMessageQueueConsistentHash,
+)
 
 VECTOR_FILE = conformance_dir() / "rocketmq_golden_public.json"
 

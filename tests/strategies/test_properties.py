@@ -1,13 +1,19 @@
 """Properties over random groups: partitions, group view == per-consumer loop, minimal movement."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rmqlib.allocation import allocate_group, moved_queues, owners
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
-from rmqlib.strategies import (AllocateMachineRoomNearby, AllocateMessageQueueAveragely,
-                               AllocateMessageQueueAveragelyByCircle, AllocateMessageQueueByConfig,
-                               AllocateMessageQueueByMachineRoom, AllocateMessageQueueConsistentHash,
-                               PrefixMachineRoomResolver)
+from rmqlib.strategies import (
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueByMachineRoom,
+    AllocateMessageQueueConsistentHash,
+    PrefixMachineRoomResolver,
+)
 
 names = st.text(alphabet="ab-@\u00e9\uff5e\U0001F600", min_size=1, max_size=5)
 queues = st.lists(st.builds(MessageQueue, names, names, st.integers(-3, 40)), min_size=1, max_size=40, unique=True)
@@ -45,7 +51,7 @@ def test_allocate_group_equals_calling_allocate_per_consumer(strategy, mq_all, c
         except ValueError as per_consumer_error:
             assert str(per_consumer_error) == str(error)
             return
-        raise AssertionError(f"only allocate_group raised {error!r}")
+        raise AssertionError(f"only allocate_group raised {error!r}") from error
     sorted_mqs, sorted_cids = java_sorted_mqs(mq_all), java_sorted_cids(cid_all)
     assert list(group) == list(dict.fromkeys(sorted_cids))
     for cid in sorted_cids:

@@ -4,10 +4,18 @@ import pytest
 
 from rmqlib.allocation import make_cids, make_queues
 from rmqlib.model import MessageQueue
-from rmqlib.strategies import (STRATEGIES, AllocateMachineRoomNearby, AllocateMessageQueueAveragely,
-                               AllocateMessageQueueAveragelyByCircle, AllocateMessageQueueByConfig,
-                               AllocateMessageQueueByMachineRoom, AllocateMessageQueueConsistentHash,
-                               MappingMachineRoomResolver, PrefixMachineRoomResolver, strategy_from_name)
+from rmqlib.strategies import (
+    STRATEGIES,
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueByMachineRoom,
+    AllocateMessageQueueConsistentHash,
+    MappingMachineRoomResolver,
+    PrefixMachineRoomResolver,
+    strategy_from_name,
+)
 
 GROUP = "GID_test"
 CHECKED = [AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(),

@@ -6,23 +6,45 @@ import plotly.graph_objects as go
 import pytest
 
 from rmqlib.allocation import (
-    allocate_group, imbalance, make_cids, make_queues, moved_queues, multi_topic_totals, queues_per_consumer,
+    allocate_group,
+    imbalance,
+    imbalance_spread,
+    make_cids,
+    make_queues,
+    moved_queues,
+    multi_topic_totals,
+    queues_per_consumer,
+    random_cids,
+    spread_queues,
 )
 from rmqlib.hashring import HashRing
 from rmqlib.model import java_sorted_cids
 from rmqlib.strategies import (
-    AllocateMessageQueueAveragely, AllocateMessageQueueByConfig, AllocateMessageQueueConsistentHash,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueConsistentHash,
     strategy_from_name,
 )
-from rmqlib.allocation import imbalance_spread, random_cids, spread_queues
-from rmqlib.viz import (
-    PALETTE, allocation_figure, allocation_panel, allocation_view, color_of, consumer_colors,
-    imbalance_vs_vnodes_figure, machine_room_layout, machine_room_panel, machine_room_view,
-    moved_queues_figure, multi_topic_figure, queues_per_consumer_figure, ring_figure, ring_panel,
-    ring_view, update_in_place,
-)
 from rmqlib.viz import (  # noqa: E402
-    allocation_frames_figure, process_queue_view,
+    PALETTE,
+    allocation_figure,
+    allocation_frames_figure,
+    allocation_panel,
+    allocation_view,
+    color_of,
+    consumer_colors,
+    imbalance_vs_vnodes_figure,
+    machine_room_layout,
+    machine_room_panel,
+    machine_room_view,
+    moved_queues_figure,
+    multi_topic_figure,
+    process_queue_view,
+    queues_per_consumer_figure,
+    ring_figure,
+    ring_panel,
+    ring_view,
+    update_in_place,
 )
 
 
@@ -287,8 +309,9 @@ def test_machine_room_panel_every_slider_extreme_works():
 
 
 def test_panel_reports_errors_instead_of_raising():
-    from rmqlib.viz import Panel
     import ipywidgets as widgets
+
+    from rmqlib.viz import Panel
 
     def broken(n):
         if n > 1:

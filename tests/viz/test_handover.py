@@ -5,7 +5,11 @@ import pytest
 from rmqlib.client.handover import NEWCOMERS_FIRST, replay_handover
 from rmqlib.sim import scenarios, simulate
 from rmqlib.viz import (
-    handover_figure, handover_frames_figure, handover_panel, moved_queues, queue_handover_figure,
+    handover_figure,
+    handover_frames_figure,
+    handover_panel,
+    moved_queues,
+    queue_handover_figure,
 )
 from rmqlib.viz.style import plain_title
 

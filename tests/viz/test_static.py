@@ -7,7 +7,12 @@ from rmqlib.allocation import allocate_group, make_cids, spread_queues
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueConsistentHash
 from rmqlib.viz import allocation_panel
 from rmqlib.viz.static import (
-    StaticHtmlRenderer, allocation_frames_figure, frames_figure, is_static, ring_frames_figure, show_panel,
+    StaticHtmlRenderer,
+    allocation_frames_figure,
+    frames_figure,
+    is_static,
+    ring_frames_figure,
+    show_panel,
 )
 
 
@@ -123,9 +128,11 @@ def test_static_renderer_emits_html_without_plotlyjs_requirejs_mathjax_or_any_ur
 def test_machine_room_frames_figure_has_one_step_per_strategy_matching_the_view():
     from rmqlib.viz import MACHINE_ROOM_STRATEGIES, machine_room_frames_figure, machine_room_view
     fig = machine_room_frames_figure(brokers=(1, 1, 1), consumers=(2, 1, 0))
-    assert [f.name for f in fig.frames] == [s.replace("MACHINE_ROOM_NEARBY-", "NEARBY-") for s in MACHINE_ROOM_STRATEGIES]
+    assert [f.name for f in fig.frames] == [s.replace("MACHINE_ROOM_NEARBY-", "NEARBY-")
+                                            for s in MACHINE_ROOM_STRATEGIES]
     for name, frame in zip(MACHINE_ROOM_STRATEGIES, fig.frames):
-        assert frame.layout.meta["allocation"] == machine_room_view(name, (1, 1, 1), (2, 1, 0)).layout.meta["allocation"]
+        view = machine_room_view(name, (1, 1, 1), (2, 1, 0))
+        assert frame.layout.meta["allocation"] == view.layout.meta["allocation"]
     assert fig.layout.sliders[0].currentvalue.prefix == "strategy: "
     with pytest.raises(ValueError, match="strategies"):
         machine_room_frames_figure(strategies=[])

@@ -3,7 +3,13 @@
 import plotly.graph_objects as go
 
 from rmqlib.viz.style import (
-    PLOT_WIDTH_PX, TEMPLATE_NAME, fit_title, house_style, legend_rows, plain_title, styled_figure,
+    PLOT_WIDTH_PX,
+    TEMPLATE_NAME,
+    fit_title,
+    house_style,
+    legend_rows,
+    plain_title,
+    styled_figure,
 )
 
 
@@ -68,7 +74,8 @@ def test_a_builder_that_retitles_a_styled_figure_keeps_each_word_once():
 def test_styled_figure_is_house_style_of_the_same_figure():
     """The one-pass builder the sliders use gives exactly the figure house_style gives."""
     data = [dict(type="scatter", x=[0, 1], y=[0, 1], name=f"consumer-{i}") for i in range(12)]
-    layout = dict(title=dict(text="12 queues over 12 consumers: 12 hold 1; every consumer holds exactly one queue in this made-up group"),
+    layout = dict(title=dict(text="12 queues over 12 consumers: 12 hold 1; "
+                                  "every consumer holds exactly one queue in this made-up group"),
                   height=300, xaxis=dict(title=dict(text="queues")), legend=dict(title=dict(text="consumer")),
                   meta={"view": "test"})
     one_pass = styled_figure(data, layout)

@@ -4,7 +4,12 @@ import pytest
 
 from rmqlib.sim import run_variants, scenarios, simulate, sweep, sweep_stats
 from rmqlib.viz import (
-    PALETTE, latency_figure, load_figure, lock_timeline_figure, ownership_timeline_figure, short_queue,
+    PALETTE,
+    latency_figure,
+    load_figure,
+    lock_timeline_figure,
+    ownership_timeline_figure,
+    short_queue,
     sweep_figure,
 )
 from rmqlib.viz.style import plain_title
