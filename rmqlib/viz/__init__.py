@@ -99,6 +99,6 @@ __all__ += [
     "process_queue_frames_figure", "ring_frames_figure", "show_panel", "use_static_renderer",
 ]
 
-from rmqlib.viz.i18n import language, use_language  # noqa: E402
+from rmqlib.viz.i18n import language, language_of, use_language  # noqa: E402
 
-__all__ += ["language", "use_language"]
+__all__ += ["language", "language_of", "use_language"]
