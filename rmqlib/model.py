@@ -69,8 +69,14 @@ class MessageQueue:
     """
 
     __slots__ = ("_topic", "_broker_name", "_queue_id", "_hash", "_names_key")
+    # the slots' types (set once in __init__, through object.__setattr__: the instance is immutable)
+    _topic: str
+    _broker_name: str
+    _queue_id: int
+    _hash: int
+    _names_key: tuple[bytes, bytes]  # utf16_key(topic), utf16_key(broker_name)
 
-    def __init__(self, topic: str, broker_name: str, queue_id: int):
+    def __init__(self, topic: str, broker_name: str, queue_id: int) -> None:
         if not isinstance(topic, str):
             raise ArgumentTypeError(f"topic must be str, got {type(topic).__name__}")
         if not isinstance(broker_name, str):
@@ -85,20 +91,28 @@ class MessageQueue:
         object.__setattr__(self, "_hash", hash((topic, broker_name, queue_id)))
         object.__setattr__(self, "_names_key", (utf16_key(topic), utf16_key(broker_name)))
 
-    topic = property(lambda self: self._topic)
-    broker_name = property(lambda self: self._broker_name)
-    queue_id = property(lambda self: self._queue_id)
+    @property
+    def topic(self) -> str:
+        return self._topic
 
-    def __setattr__(self, name, value):
+    @property
+    def broker_name(self) -> str:
+        return self._broker_name
+
+    @property
+    def queue_id(self) -> int:
+        return self._queue_id
+
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("MessageQueue is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[MessageQueue], tuple[str, str, int]]:
         return (MessageQueue, (self._topic, self._broker_name, self._queue_id))
 
     def __hash__(self) -> int:
         return self._hash
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, MessageQueue):
             return NotImplemented
         return (self._queue_id == other._queue_id and self._topic == other._topic
@@ -113,7 +127,7 @@ class MessageQueue:
             return -1 if a < b else 1
         return _int32(self._queue_id - other._queue_id)
 
-    def __lt__(self, other) -> bool:
+    def __lt__(self, other: object) -> bool:
         if not isinstance(other, MessageQueue):
             return NotImplemented
         a, b = self._names_key, other._names_key

@@ -84,10 +84,10 @@ class SubscriptionData:
     topic: str
     sub_string: str = SUB_ALL
     sub_version: int = 0
-    tags_set: frozenset = field(default=frozenset(), compare=False)
-    code_set: frozenset = field(default=frozenset(), compare=False)
+    tags_set: frozenset[str] = field(default=frozenset(), compare=False)
+    code_set: frozenset[int] = field(default=frozenset(), compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.topic, str) or not self.topic:
             raise (ValueError if isinstance(self.topic, str) else ArgumentTypeError)(
                 f"topic must be a non-empty str, got {self.topic!r}")

@@ -20,7 +20,10 @@ from typing import Protocol, runtime_checkable
 from rmqlib.checks import ArgumentTypeError, check_int, check_str
 from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, _coerce_enum
 from rmqlib.model import MessageQueue
-from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX, SUB_ALL, SubscriptionData, retry_topic  # noqa: F401
+from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX as RETRY_GROUP_TOPIC_PREFIX  # "X as X": re-exported
+from rmqlib.protocol import SUB_ALL as SUB_ALL
+from rmqlib.protocol import SubscriptionData as SubscriptionData
+from rmqlib.protocol import retry_topic as retry_topic
 
 # Response codes the pull path reacts to (remoting/.../protocol/ResponseCode.java).
 FLOW_CONTROL = 207  # ResponseCode.FLOW_CONTROL (RemotingSysResponseCode)

@@ -8,15 +8,21 @@ enforces at start, raised here as ValueError naming the field.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from enum import Enum
+from typing import TypeVar
 
 from rmqlib.checks import ArgumentTypeError
-from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel  # noqa: F401 (ConsumeType re-exported)
+from rmqlib.protocol import ConsumeFromWhere as ConsumeFromWhere  # "X as X": re-exported, the settings name them
+from rmqlib.protocol import ConsumeType as ConsumeType
+from rmqlib.protocol import MessageModel as MessageModel
 
 MIN_POP_INVISIBLE_TIME = 5000  # DefaultMQPushConsumerImpl.java
 MAX_POP_INVISIBLE_TIME = 300000  # DefaultMQPushConsumerImpl.java
 
+E = TypeVar("E", bound=Enum)
 
-def _coerce_enum(name: str, enum_cls, value):
+
+def _coerce_enum(name: str, enum_cls: type[E], value: object) -> E:
     if isinstance(value, enum_cls):
         return value
     if isinstance(value, str) and value in enum_cls.__members__:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from rmqlib.checks import (
     check_bool,
@@ -20,10 +20,13 @@ from rmqlib.checks import (
     check_methods,
 )
 from rmqlib.client.config import MessageModel
-from rmqlib.client.message import _FACTORY, Message
+from rmqlib.client.message import _FACTORY, Message, _DefaultFactory
 from rmqlib.client.offset_store import LocalFileOffsetStore, OffsetStore
 from rmqlib.client.process_queue import ProcessQueue, _require_messages, check_time
 from rmqlib.model import INT_MAX, MessageQueue
+
+if TYPE_CHECKING:
+    from rmqlib.client.rebalance import RebalanceImpl
 
 #: ConsumeMessageOrderlyService.java; rocketmq.client.maxTimeConsumeContinuously
 MAX_TIME_CONSUME_CONTINUOUSLY = 60_000
@@ -62,9 +65,10 @@ _BROADCASTING = MessageModel.BROADCASTING
 
 
 _KNOWN_STORES = (OffsetStore, LocalFileOffsetStore)
+S = TypeVar("S", "ConsumeConcurrentlyStatus", "ConsumeOrderlyStatus")
 
 
-def _coerce_status(status, enum_cls):
+def _coerce_status(status: object, enum_cls: type[S]) -> S:
     try:
         return enum_cls(status)
     except (ValueError, TypeError):
@@ -72,7 +76,7 @@ def _coerce_status(status, enum_cls):
         raise ValueError(f"status: {status!r} is not a valid {enum_cls.__name__} (one of {names})") from None
 
 
-def _check_common(pq, mq, msgs, offset_store, send_back) -> list[Message]:
+def _check_common(pq: object, mq: object, msgs: object, offset_store: object, send_back: object) -> list[Message]:
     """The argument checks both settle functions share; returns ``msgs`` as a list of Message."""
     if type(pq) is not ProcessQueue:
         check_instance(pq, "pq", ProcessQueue)
@@ -96,20 +100,20 @@ class ConcurrentConsumeOutcome:
     resubmit: list[Message] = field(default_factory=list)
     resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS
 
-    def __init__(self, processed: bool, offset: int = -1, sent_back: list[Message] = _FACTORY,
-                 resubmit: list[Message] = _FACTORY,
+    def __init__(self, processed: bool, offset: int = -1, sent_back: list[Message] | _DefaultFactory = _FACTORY,
+                 resubmit: list[Message] | _DefaultFactory = _FACTORY,
                  resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS) -> None:
         # The generated __init__, written out (one outcome per consumed batch; no default_factory calls).
         self.processed = processed
         self.offset = offset
-        self.sent_back = [] if sent_back is _FACTORY else sent_back
-        self.resubmit = [] if resubmit is _FACTORY else resubmit
+        self.sent_back = [] if isinstance(sent_back, _DefaultFactory) else sent_back
+        self.resubmit = [] if isinstance(resubmit, _DefaultFactory) else resubmit
         self.resubmit_delay_ms = resubmit_delay_ms
 
 
 def process_consume_result_concurrently(
         pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeConcurrentlyStatus, *,
-        offset_store, message_model: MessageModel = MessageModel.CLUSTERING,
+        offset_store: OffsetStore | LocalFileOffsetStore, message_model: MessageModel = MessageModel.CLUSTERING,
         send_back: SendBack | None = None, ack_index: int = INT_MAX,
         now_ms: int | None = None) -> ConcurrentConsumeOutcome:
     """Settle one concurrent consume request.
@@ -198,7 +202,7 @@ class OrderlyConsumeOutcome:
 
 def process_consume_result_orderly(
         pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeOrderlyStatus, *,
-        offset_store, auto_commit: bool = True, max_reconsume_times: int = -1,
+        offset_store: OffsetStore | LocalFileOffsetStore, auto_commit: bool = True, max_reconsume_times: int = -1,
         suspend_current_queue_time_millis: int = 1000,
         send_back: SendBack | None = None) -> OrderlyConsumeOutcome:
     """Settle one orderly batch taken with ``pq.take_messages``.
@@ -280,7 +284,7 @@ class OrderlyStep(NamedTuple):
     """
 
     action: str
-    msgs: list | tuple = ()
+    msgs: list[Message] | tuple[Message, ...] = ()
     delay_ms: int = 0
 
 
@@ -306,7 +310,8 @@ class ConsumeMessageOrderlyService:
     continuous-consume limit and the listener's SUSPEND status are not exercised by the driver.
     """
 
-    def __init__(self, rebalance, *, consume_batch_size: int, lock_max_live_time_ms: int = 30_000):
+    def __init__(self, rebalance: RebalanceImpl, *, consume_batch_size: int,
+                 lock_max_live_time_ms: int = 30_000) -> None:
         check_methods(rebalance, "rebalance", "lock")
         self.rebalance = rebalance
         self.consume_batch_size = check_int(consume_batch_size, "consume_batch_size", 1)
@@ -345,6 +350,6 @@ class ConsumeMessageOrderlyService:
         pq.release_consume_lock()
 
     def process_consume_result(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[Message],
-                               status=ConsumeOrderlyStatus.SUCCESS) -> OrderlyConsumeOutcome:
+                               status: ConsumeOrderlyStatus = ConsumeOrderlyStatus.SUCCESS) -> OrderlyConsumeOutcome:
         """Settle the batch (auto-commit): :func:`process_consume_result_orderly` with this consumer's offset store."""
         return process_consume_result_orderly(pq, mq, msgs, status, offset_store=self.rebalance.offset_store)

@@ -6,20 +6,23 @@ concern, no routing, no latency. Failures can be injected per method.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rmqlib.checks import ArgumentTypeError, check_int, check_items, check_str
 from rmqlib.client.api import BrokerError, ConsumerData, OffsetNotFoundError
 from rmqlib.client.process_queue import check_time
 from rmqlib.model import MessageQueue
 
 
-def _mq(mq) -> MessageQueue:
+def _mq(mq: object) -> MessageQueue:
     if not isinstance(mq, MessageQueue):
         raise ArgumentTypeError(f"mq must be a MessageQueue, got {type(mq).__name__}")
     return mq
 
 
-def _mqs(mqs) -> frozenset:
-    return check_items(mqs, "mqs", MessageQueue, into=frozenset)
+def _mqs(mqs: Iterable[MessageQueue]) -> frozenset[MessageQueue]:
+    checked: frozenset[MessageQueue] = check_items(mqs, "mqs", MessageQueue, into=frozenset)
+    return checked
 
 #: Broker-side lock expiry (broker/.../client/rebalance/RebalanceLockManager.java;
 #: rocketmq.broker.rebalance.lockMaxLiveTime).
@@ -43,12 +46,12 @@ class InMemoryClientBrokerAPI:
         self.max_offsets: dict[MessageQueue, int] = {}
         self.timestamp_offsets: dict[tuple[MessageQueue, int], int] = {}
         self.heartbeats: list[tuple[int, str, list[ConsumerData]]] = []
-        self.unlock_calls: list[tuple[str, str, frozenset]] = []
-        self.lock_calls: list[tuple[str, str, frozenset]] = []
+        self.unlock_calls: list[tuple[str, str, frozenset[MessageQueue]]] = []
+        self.lock_calls: list[tuple[str, str, frozenset[MessageQueue]]] = []
         self.fail: set[str] = set()
 
     @staticmethod
-    def _check_call(broker_name, group, client_id, now_ms) -> None:
+    def _check_call(broker_name: str, group: str, client_id: str, now_ms: int) -> None:
         check_str(broker_name, "broker_name", empty=True)
         check_str(group, "group")
         check_str(client_id, "client_id")
@@ -58,7 +61,7 @@ class InMemoryClientBrokerAPI:
         if name in self.fail:
             raise BrokerError(f"injected failure of {name}")
 
-    def find_consumer_id_list(self, topic, group):
+    def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
         check_str(topic, "topic")
         check_str(group, "group")
         if "find_consumer_id_list" in self.fail:
@@ -66,13 +69,14 @@ class InMemoryClientBrokerAPI:
         ids = self.consumer_ids.get(group)
         return None if ids is None else list(ids)
 
-    def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+    def lock_batch_mq(self, broker_name: str, group: str, client_id: str, mqs: Iterable[MessageQueue],
+                      now_ms: int) -> set[MessageQueue]:
         self._check_call(broker_name, group, client_id, now_ms)
-        mqs = _mqs(mqs)
+        checked = _mqs(mqs)
         self._maybe_fail("lock_batch_mq")
-        self.lock_calls.append((broker_name, client_id, mqs))
+        self.lock_calls.append((broker_name, client_id, checked))
         granted = set()
-        for mq in mqs:
+        for mq in checked:
             held = self.locks.get((group, mq))
             if (held is None or held[0] == client_id
                     or now_ms - held[1] > BROKER_REBALANCE_LOCK_MAX_LIVE_TIME):
@@ -80,17 +84,18 @@ class InMemoryClientBrokerAPI:
                 granted.add(mq)
         return granted
 
-    def unlock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
+    def unlock_batch_mq(self, broker_name: str, group: str, client_id: str, mqs: Iterable[MessageQueue],
+                        now_ms: int) -> None:
         self._check_call(broker_name, group, client_id, now_ms)
-        mqs = _mqs(mqs)
+        checked = _mqs(mqs)
         self._maybe_fail("unlock_batch_mq")
-        self.unlock_calls.append((broker_name, client_id, mqs))
-        for mq in mqs:
+        self.unlock_calls.append((broker_name, client_id, checked))
+        for mq in checked:
             held = self.locks.get((group, mq))
             if held is not None and held[0] == client_id:
                 del self.locks[(group, mq)]
 
-    def query_consumer_offset(self, group, mq):
+    def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
         check_str(group, "group")
         _mq(mq)
         self._maybe_fail("query_consumer_offset")
@@ -99,25 +104,25 @@ class InMemoryClientBrokerAPI:
         except KeyError:
             raise OffsetNotFoundError(f"no offset for {group} {mq}") from None
 
-    def update_consumer_offset(self, group, mq, offset):
+    def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
         check_str(group, "group")
         _mq(mq)
         check_int(offset, "offset", 0)
         self._maybe_fail("update_consumer_offset")
         self.offsets[(group, mq)] = offset
 
-    def get_max_offset(self, mq):
+    def get_max_offset(self, mq: MessageQueue) -> int:
         _mq(mq)
         self._maybe_fail("get_max_offset")
         return self.max_offsets.get(mq, 0)
 
-    def search_offset(self, mq, timestamp_ms):
+    def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
         _mq(mq)
         check_time(timestamp_ms, "timestamp_ms")
         self._maybe_fail("search_offset")
         return self.timestamp_offsets.get((mq, timestamp_ms), 0)
 
-    def send_heartbeat(self, client_id, consumers, now_ms):
+    def send_heartbeat(self, client_id: str, consumers: list[ConsumerData], now_ms: int) -> None:
         check_str(client_id, "client_id")
         if not isinstance(consumers, list) or not all(isinstance(c, ConsumerData) for c in consumers):
             raise ArgumentTypeError(f"consumers must be a list of ConsumerData, got {consumers!r:.80}")

@@ -55,7 +55,7 @@ class HandoverReplay(NamedTuple):
     order: list[str]                                     # the members in the order they ran their round
 
 
-def _check_int(name: str, value, least: int) -> None:
+def _check_int(name: str, value: object, least: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < least:

@@ -19,6 +19,8 @@ it a share of the queues, which it never reads.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from typing import Any
 
 from rmqlib.checks import check_items, check_str, check_time_ms
 from rmqlib.client.api import ClientBrokerAPI, ConsumerData, MQClientError
@@ -26,7 +28,7 @@ from rmqlib.client.config import PushConsumerConfig
 from rmqlib.client.offset_store import ReadOffsetType
 from rmqlib.client.process_queue import ProcessQueue
 from rmqlib.client.pull import PullRequest
-from rmqlib.client.rebalance import DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS, RebalanceImpl
+from rmqlib.client.rebalance import DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS, AllocateStrategy, RebalanceImpl
 from rmqlib.model import MessageQueue
 from rmqlib.protocol import (
     RETRY_GROUP_TOPIC_PREFIX,
@@ -45,7 +47,7 @@ SUBSCRIPTION_CONFLICT = "Subscribe and assign are mutually exclusive."  # Java's
 class RebalanceLitePullImpl(RebalanceImpl):
     """A lite pull consumer's rebalance. Mirrors: RebalanceLitePullImpl.java"""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # RebalanceImpl's arguments, passed on as they are
         super().__init__(*args, **kwargs)
         # DefaultLitePullConsumerImpl copies no %RETRY% subscription (it never sends a message back)
         self.subscription_inner.pop(retry_topic(self.consumer_group), None)
@@ -85,8 +87,8 @@ class RebalanceLitePullImpl(RebalanceImpl):
     def dispatch_pull_request(self, pull_requests: list[PullRequest], delay_ms: int, now_ms: int) -> None:
         """Nothing to dispatch: the lite pull consumer's pull tasks follow its assigned queues."""
 
-    def message_queue_changed(self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue],
-                              now_ms: int) -> None:
+    def message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
+                              mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
         """Only tell the listener (the consumer's own, which updates the assigned queues)."""
         if self.message_queue_listener is not None:
             self.message_queue_listener(topic, set(mq_all), set(mq_divided))
@@ -99,8 +101,9 @@ class DefaultLitePullConsumer:
     ``updateAssignQueueAndStartPullTask``, ``subscriptions``, ``doRebalance``).
     """
 
-    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy=None, *,
-                 config: PushConsumerConfig | None = None, now_ms: int = 0):
+    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI,
+                 strategy: AllocateStrategy | None = None, *,
+                 config: PushConsumerConfig | None = None, now_ms: int = 0) -> None:
         self.subscription_type = NONE
         self.assigned: dict[str, set[MessageQueue]] = {}  # topic -> queues (AssignedMessageQueue)
         self.rebalance_impl = RebalanceLitePullImpl(

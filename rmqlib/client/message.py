@@ -33,7 +33,7 @@ class _DefaultFactory:
 _FACTORY = _DefaultFactory()
 
 
-def _require_int(name: str, value, minimum: int | None = None, maximum: int | None = None) -> None:
+def _require_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(f"{name} must be int, got {type(value).__name__}")
     if minimum is not None and value < minimum:

@@ -11,6 +11,7 @@ next owner re-reads the older durable offset and consumes some messages again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 
 from rmqlib.checks import ArgumentTypeError, check_bool, check_items, check_mapping, check_methods, check_str_or_none
@@ -64,20 +65,21 @@ class ControllableOffset:
         return f"ControllableOffset({self.offset}{'' if self.allow_to_update else ', frozen'})"
 
 
-def _check_mq(mq) -> None:
+def _check_mq(mq: object) -> None:
     if not isinstance(mq, MessageQueue):
         raise ArgumentTypeError(f"mq must be MessageQueue, got {type(mq).__name__}")
 
 
-def _check_offset(offset, name: str = "offset") -> None:
+def _check_offset(offset: object, name: str = "offset") -> None:
     if isinstance(offset, bool) or not isinstance(offset, int):
         raise ArgumentTypeError(f"{name} must be int, got {type(offset).__name__}")
     if offset < 0:
         raise ValueError(f"{name} must be >= 0, got {offset}")
 
 
-def _check_mqs(mqs) -> set:
-    return check_items(mqs, "mqs", MessageQueue, into=set)
+def _check_mqs(mqs: Iterable[MessageQueue]) -> set[MessageQueue]:
+    checked: set[MessageQueue] = check_items(mqs, "mqs", MessageQueue, into=set)
+    return checked
 
 
 class _OffsetStoreBase:
@@ -148,7 +150,7 @@ class _OffsetStoreBase:
     def _read_store(self, mq: MessageQueue) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def persist_all(self, mqs) -> None:  # pragma: no cover - abstract
+    def persist_all(self, mqs: Iterable[MessageQueue]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def persist(self, mq: MessageQueue) -> None:  # pragma: no cover - abstract
@@ -195,7 +197,7 @@ class OffsetStore(_OffsetStoreBase):
         if cur is not None:
             self._send(mq, cur.offset)
 
-    def persist_all(self, mqs) -> None:
+    def persist_all(self, mqs: Iterable[MessageQueue]) -> None:
         """Persist the offsets of ``mqs`` and forget every other in-memory offset.
 
         Mirrors: RemoteBrokerOffsetStore.java#persistAll (called every 5 s with the
@@ -252,7 +254,7 @@ class LocalFileOffsetStore(_OffsetStoreBase):
         if cur is not None:
             self.file[mq] = cur.offset
 
-    def persist_all(self, mqs) -> None:
+    def persist_all(self, mqs: Iterable[MessageQueue]) -> None:
         mqs = _check_mqs(mqs)
         if not mqs:
             return

@@ -27,7 +27,7 @@ class PopProcessQueue:
     Mirrors: client/.../impl/consumer/PopProcessQueue.java
     """
 
-    def __init__(self, now_ms=0):
+    def __init__(self, now_ms: int = 0) -> None:
         self.last_pop_timestamp = check_time(now_ms)
         self.wait_ack_counter = 0
         self.dropped = False
@@ -50,7 +50,7 @@ class PopProcessQueue:
     def get_wai_ack_msg_count(self) -> int:
         return self.wait_ack_counter
 
-    def is_pull_expired(self, now_ms) -> bool:
+    def is_pull_expired(self, now_ms: int) -> bool:
         """Idle for strictly more than PULL_MAX_IDLE_TIME (120 s)."""
         return (check_time(now_ms) - self.last_pop_timestamp) > PULL_MAX_IDLE_TIME
 
@@ -84,10 +84,10 @@ class PopRequest:
         self.pop_process_queue, self.init_mode = pop_process_queue, init_mode
         self.locked_first = False
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[str, str, MessageQueue]:
         return self.topic, self.consumer_group, self.message_queue
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, PopRequest) and self._key() == other._key()
 
     def __hash__(self) -> int:

@@ -144,9 +144,10 @@ class _OffsetMap:
             assert self._d[k].queue_offset == k, f"{name}: key {k} holds another offset"
 
 
-def _require_messages(msgs: Iterable[Message], arg: str = "msgs") -> list[Message]:
+def _require_messages(msgs: object, arg: str = "msgs") -> list[Message]:
     """``msgs`` as a list of Message (a list is checked and returned as is: callers only read it)."""
-    return check_items(msgs, arg, Message)
+    checked: list[Message] = check_items(msgs, arg, Message)
+    return checked
 
 
 class ProcessQueue:
@@ -402,6 +403,7 @@ class ProcessQueue:
             if not len(self.msg_tree):
                 break
             head = self.msg_tree.get(self.msg_tree.first_key())
+            assert head is not None  # the tree holds its first key
             start = head.consume_start_timestamp
             if start is None or now_ms - start <= consume_timeout * 60 * 1000:
                 break

@@ -68,7 +68,7 @@ class PullRequest:
         self.next_offset = next_offset
         self.previously_locked = previously_locked
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, PullRequest):
             return NotImplemented
         return (self.consumer_group == other.consumer_group
@@ -264,7 +264,7 @@ _HOLD_MAX_SPAN = PullDecision(False, PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTR
 _RebalanceImpl: type | None = None
 
 
-def _check_req_impl(req, impl) -> None:
+def _check_req_impl(req: object, impl: object) -> None:
     """``req`` is a :class:`PullRequest` and ``impl`` a RebalanceImpl."""
     if not isinstance(req, PullRequest):
         raise ArgumentTypeError(f"req must be a PullRequest, got {type(req).__name__}")
@@ -341,7 +341,7 @@ class PullStatus(str, Enum):
     OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
 
 
-def _coerce_pull_status(value) -> PullStatus:
+def _coerce_pull_status(value: object) -> PullStatus:
     try:
         return PullStatus(value)
     except (ValueError, TypeError):

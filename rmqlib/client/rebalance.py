@@ -12,9 +12,10 @@ consumers are fenced, by broker locks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from operator import attrgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from rmqlib.broker.protocol import build_pop_retry_topic
 from rmqlib.checks import (
@@ -53,6 +54,9 @@ from rmqlib.client.process_queue import ProcessQueue, check_time
 from rmqlib.client.pull import PullMessageService, PullRequest
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs
 
+if TYPE_CHECKING:
+    from rmqlib.broker.query_assignment import MessageQueueAssignment
+
 #: Push consumers wait this long after the last lock before force-unlocking a dropped orderly
 #: queue (RebalancePushImpl.java; rocketmq.client.unlockDelayTimeMills).
 UNLOCK_DELAY_TIME_MILLS = 20_000
@@ -68,7 +72,55 @@ DISPATCH_POP_REQUEST_DELAY_MILLS = 500
 #: How far back CONSUME_FROM_TIMESTAMP starts by default (DefaultMQPushConsumer#consumeTimestamp).
 DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS = 30 * 60 * 1000
 
-MessageQueueListener = Callable[[str, set, set], None]
+MessageQueueListener = Callable[[str, set[MessageQueue], set[MessageQueue]], None]
+
+
+class AllocateStrategy(Protocol):
+    """What a rebalance asks of its strategy (:class:`~rmqlib.strategies.AllocateMessageQueueStrategy` or any
+    object with these two); a None answer is an empty assignment."""
+
+    @property
+    def name(self) -> str: ...
+
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue] | None: ...
+
+
+class RebalanceScheduler(Protocol):
+    """The ``rebalance_service`` a RebalanceImpl asks for a later or an immediate round
+    (:class:`~rmqlib.client.rebalance_service.RebalanceService`)."""
+
+    def rebalance_later(self, delay_ms: int, now_ms: int) -> None: ...
+
+    def wakeup(self, now_ms: int) -> None: ...
+
+
+class PopService(Protocol):
+    """The ``pop_service`` that runs PopRequests (PullMessageService#executePopPullRequestLater / Immediately)."""
+
+    def execute_pop_pull_request_later(self, request: PopRequest, delay_ms: int, now_ms: int) -> None: ...
+
+    def execute_pop_pull_request_immediately(self, request: PopRequest) -> None: ...
+
+
+class AllocationCache(Protocol):
+    """The ``allocation_cache`` (not Java's): answers exactly what java_sorted_mqs, java_sorted_cids and
+    ``strategy.allocate`` answer, shared between clients that see the same view."""
+
+    def sorted_mqs(self, mq_set: Iterable[MessageQueue]) -> list[MessageQueue]: ...
+
+    def sorted_cids(self, cid_all: Iterable[str]) -> list[str]: ...
+
+    def allocate(self, strategy: AllocateStrategy, consumer_group: str, current_cid: str,
+                 mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> list[MessageQueue] | None: ...
+
+
+class AssignmentQueryAPI(Protocol):
+    """A broker API that also answers QUERY_ASSIGNMENT (MQClientInstance#queryAssignment); only
+    :meth:`RebalanceImpl.get_rebalance_result_from_broker` asks it."""
+
+    def query_assignment(self, topic: str, group: str, client_id: str, strategy_name: str,
+                         message_model: MessageModel) -> set[MessageQueueAssignment] | None: ...
 
 #: The broker RPCs a RebalanceImpl may make (:class:`~rmqlib.client.api.ClientBrokerAPI`), checked at construction.
 _API_METHODS = ("find_consumer_id_list", "lock_batch_mq", "unlock_batch_mq", "query_consumer_offset",
@@ -79,12 +131,12 @@ _ONLY_MQ = {MessageQueue}
 _TOPIC_OF = attrgetter("_topic")  # MessageQueue.topic without a Python-level property call
 
 
-def _check_mq(mq) -> None:
+def _check_mq(mq: object) -> None:
     if type(mq) is not MessageQueue:
         check_instance(mq, "mq", MessageQueue)
 
 
-def _check_mq_set(mqs, name: str):
+def _check_mq_set(mqs: object, name: str) -> AbstractSet[MessageQueue]:
     """A collection of MessageQueue (returned as it is when it is already a set or a frozenset)."""
     if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
         raise ArgumentTypeError(f"{name} must be a set of MessageQueue, got {type(mqs).__name__}")
@@ -155,11 +207,11 @@ class RebalanceImpl:
     can share one computation; the lists it returns are read, never changed.
     """
 
-    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy, *,
+    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy: AllocateStrategy, *,
                  config: PushConsumerConfig | None = None, consume_orderly: bool = False,
                  offset_store: OffsetStore | LocalFileOffsetStore | None = None,
-                 pull_service: PullMessageService | None = None, rebalance_service=None, pop_service=None,
-                 allocation_cache=None,
+                 pull_service: PullMessageService | None = None, rebalance_service: RebalanceScheduler | None = None,
+                 pop_service: PopService | None = None, allocation_cache: AllocationCache | None = None,
                  message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0,
                  step_listener: Callable[[RebalanceStep], None] | None = None):
         check_str(consumer_group, "consumer_group")
@@ -369,8 +421,9 @@ class RebalanceImpl:
         check_time(now_ms)
         strategy_name = self.allocate_message_queue_strategy.name
         try:
-            assignments = self.api.query_assignment(topic, self.consumer_group, self.client_id, strategy_name,
-                                                    self.message_model)
+            api = cast(AssignmentQueryAPI, self.api)  # the broker-side rebalance needs the one RPC more
+            assignments = api.query_assignment(topic, self.consumer_group, self.client_id, strategy_name,
+                                               self.message_model)
         except Exception:
             return False
         if assignments is None:
@@ -380,7 +433,8 @@ class RebalanceImpl:
             self.message_queue_changed(topic, set(), mq_set, now_ms)
         return mq_set == self.get_working_message_queue(topic)
 
-    def update_message_queue_assignment(self, topic: str, assignments, is_order: bool, now_ms: int) -> bool:
+    def update_message_queue_assignment(self, topic: str, assignments: Iterable[MessageQueueAssignment], is_order: bool,
+                                        now_ms: int) -> bool:
         """Reconcile both tables for one topic with a broker's assignments; return "changed".
 
         Mirrors: RebalanceImpl.java#updateMessageQueueAssignment
@@ -537,7 +591,7 @@ class RebalanceImpl:
             if mq.topic not in self.subscription_inner:
                 self.pop_process_queue_table.pop(mq).dropped = True
 
-    def update_process_queue_table_in_rebalance(self, topic: str, mq_set: set[MessageQueue],
+    def update_process_queue_table_in_rebalance(self, topic: str, mq_set: AbstractSet[MessageQueue],
                                                 need_lock: bool, now_ms: int) -> bool:
         """Reconcile the table for one topic with its target queue set; return "changed".
 
@@ -756,8 +810,8 @@ class RebalanceImpl:
             return -1
 
     # --------------------------------------------------------- change hooks
-    def message_queue_changed(self, topic: str, mq_all: set[MessageQueue],
-                              mq_divided: set[MessageQueue], now_ms: int) -> None:
+    def message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
+                              mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
         """React to a changed assignment: new subVersion, per-queue thresholds, heartbeat, listener.
 
         Mirrors: RebalancePushImpl.java#messageQueueChanged

@@ -11,12 +11,19 @@ driver steps: ask :attr:`RebalanceService.next_run_ms`, call
 from __future__ import annotations
 
 import heapq
+from typing import Protocol
 
 from rmqlib.checks import ArgumentTypeError, check_int
 from rmqlib.client.process_queue import check_time
 
 WAIT_INTERVAL = 20_000  # rocketmq.client.rebalance.waitInterval (RebalanceService.java)
 MIN_INTERVAL = 1_000  # rocketmq.client.rebalance.minInterval (RebalanceService.java, 5.2+)
+
+
+class RebalanceConsumer(Protocol):
+    """What the service asks of a consumer: one rebalance round, True when it came out balanced."""
+
+    def try_rebalance(self, now_ms: int) -> bool: ...
 
 
 class RebalanceService:
@@ -39,7 +46,7 @@ class RebalanceService:
             check_int(v, name, 0)
         self.wait_interval = wait_interval
         self.min_interval = min_interval
-        self.consumers: list = []
+        self.consumers: list[RebalanceConsumer] = []
         self.last_rebalance_timestamp = now_ms
         self._wait_from = now_ms
         self._wait_ms = wait_interval
@@ -48,7 +55,7 @@ class RebalanceService:
         self.last_balanced: bool | None = None
         self.runs: list[tuple[int, bool]] = []  # (time, balanced) of every round that rebalanced
 
-    def register(self, consumer) -> None:
+    def register(self, consumer: RebalanceConsumer) -> None:
         """Add a consumer (MQClientInstance#registerConsumer); it gets this service as its
         ``rebalance_service`` if it has none."""
         if not callable(getattr(consumer, "try_rebalance", None)):
@@ -57,9 +64,9 @@ class RebalanceService:
             raise ValueError("consumer is already registered")
         self.consumers.append(consumer)
         if getattr(consumer, "rebalance_service", False) is None:
-            consumer.rebalance_service = self
+            setattr(consumer, "rebalance_service", self)  # noqa: B010 (an optional attribute the protocol does not name)
 
-    def unregister(self, consumer) -> None:
+    def unregister(self, consumer: RebalanceConsumer) -> None:
         if consumer not in self.consumers:
             raise ValueError("consumer is not registered")
         self.consumers.remove(consumer)
