@@ -48,7 +48,12 @@ CONF_DIR = ROOT / "site-src"
 DEFAULT_OUT = ROOT / "site" / "_build" / "html"
 DEFAULT_STAGE = ROOT / "site" / "_build" / "src"
 
-_SETUP_SOURCE = "import rmqlib.viz.static as _rmqlib_static\n_rmqlib_static.use_static_renderer()\ndel _rmqlib_static"
+# The first cell of every kernel. Plotly's renderers import nbformat, which imports jsonschema, whose optional
+# IRI checker rfc3987_syntax (1.1.0) builds its lark parsers on import: 2 to 5 s in every kernel, for a format
+# check nothing in a chapter's kernel ever makes. Marking it absent (sys.modules[name] = None makes the import
+# raise ImportError, which jsonschema expects of an optional checker) saves that in each of the site's kernels.
+_SETUP_SOURCE = ("import sys as _sys\n_sys.modules.setdefault('rfc3987_syntax', None)\ndel _sys\n"
+                 "import rmqlib.viz.static as _rmqlib_static\n_rmqlib_static.use_static_renderer()\ndel _rmqlib_static")
 _MEMO_SOURCE = "\nimport rmqlib.site as _rmqlib_site\n_rmqlib_site.memoize_simulations({path!r})\ndel _rmqlib_site"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_NOTES = {
