@@ -131,7 +131,7 @@ class BrokerNode:
                 self.register(int(clock.now))
 
     def _on_arrival(self, topic, queue_id, max_offset, tags_code, store_time, properties, now_ms):
-        self.hold.notify_message_arriving(topic, queue_id, max_offset, now_ms, tags_code, store_time)
+        self.hold._notify_message_arriving_trusted(topic, queue_id, max_offset, now_ms, tags_code)
         if self.pop_polling.held:
             for waiter in self.pop_polling.notify_message_arriving(topic, queue_id):
                 if not waiter.triggered:  # a pop whose poll time ran out has gone on without it
@@ -269,7 +269,8 @@ class BrokerNode:
         for _ in range(count):
             mq = self.routes.next_send_queue(live)
             broker = self.cluster[mq.broker_name]
-            broker.store.put_message(topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()))
+            broker.store._put_message_trusted(topic, mq.queue_id, now_ms, BODY_SIZE, None,
+                                              str(self.recorder.new_message_id()), now_ms, 0, ())
             touched.add(broker)
         counters["sent_elsewhere"] += count
         for broker in sorted(touched, key=lambda b: b.name):

@@ -38,9 +38,8 @@ from rmqlib.client import (
     RebalanceService,
     process_consume_result_concurrently,
     process_pull_exception,
-    process_pull_result,
-    pull_message,
 )
+from rmqlib.client.pull import _process_pull_result_trusted, _pull_message_trusted
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import TopicRouteData
 from rmqlib.sim.clock import Clock
@@ -358,7 +357,7 @@ class ConsumerNode:
             request = service.take()
             if request is None:
                 break
-            decision = pull_message(request, self.impl, now)
+            decision = _pull_message_trusted(request, self.impl, now)
             if decision.allowed:
                 self.wire.send_pull(self, request, decision.command, now)
         due = service.next_due_ms()
@@ -391,11 +390,11 @@ class ConsumerNode:
             broker_name = request.message_queue.broker_name
             # What MessageDecoder builds; positional (topic, queue_id, queue_offset, body_size, tags,
             # store_timestamp, broker_name, msg_id): keywords cost more than the rest of the call.
-            msgs = [Message(m.topic, m.queue_id, m.queue_offset, m.body_size, m.tags, int(m.store_timestamp),
+            msgs = [Message._trusted(m.topic, m.queue_id, m.queue_offset, m.body_size, m.tags, m.store_timestamp,
                             broker_name, m.uniq_key) for m in response.messages]
-            result = PullResult(_PULL_STATUS[status], response.next_begin_offset, response.min_offset,
+            result = PullResult._trusted(_PULL_STATUS[status], response.next_begin_offset, response.min_offset,
                                 response.max_offset, msgs)
-            outcome = process_pull_result(request, result, self.impl, now)
+            outcome = _process_pull_result_trusted(request, result, self.impl, now)
             if outcome.rebalance_immediately:
                 self.sync_ownership(now)
                 self.kick_rebalance()

@@ -165,9 +165,9 @@ class Recorder:
             if owner is not None:
                 if current is None:
                     self.log(now_ms, "lock", owner, str(mq))
-                    self.lock_state[mq] = (owner, now_ms, int(entry.last_update_timestamp))
+                    self.lock_state[mq] = (owner, now_ms, entry.last_update_timestamp)
                 else:
-                    self.lock_state[mq] = (owner, current[1], int(entry.last_update_timestamp))
+                    self.lock_state[mq] = (owner, current[1], entry.last_update_timestamp)
 
     def close_locks(self, broker_name: str, now_ms: int) -> None:
         """A broker's lock table is gone with it: close the lock intervals it held."""

@@ -53,7 +53,7 @@ class Wire:
         mq, sc, recorder = command.message_queue, self.scenario, self.recorder
         self.next_opaque = opaque = self.next_opaque + 1
         commit_offset = command.commit_offset if command.commit_offset > 0 else 0
-        header = PullMessageRequest(sc.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
+        header = PullMessageRequest._trusted(sc.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
                                     command.max_msg_nums, command.commit_offset_enable, commit_offset,
                                     True, sc.suspend_timeout_ms, False, "*", command.sub_version,
                                     consumer.cid, consumer.channel_names[mq.broker_name], opaque)
@@ -69,7 +69,7 @@ class Wire:
         if not broker.up:
             self._fail_pull(broker, header.opaque)
             return
-        response = broker.processor.process_request(header, now)
+        response = broker.processor._process_request_trusted(header, now, True)
         if response is None:
             self.recorder.held += 1
             self.recorder.log(now, "pull held", broker.name,
