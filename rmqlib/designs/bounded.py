@@ -103,12 +103,14 @@ class AllocateMessageQueueConsistentHashBoundedLoad(AbstractAllocateMessageQueue
         self.epsilon = check_number(epsilon, "epsilon", 0.0, MAX_EPSILON)
         self.virtual_node_cnt = check_int(virtual_node_cnt, "virtual_node_cnt", 1, MAX_RING_POINTS)
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         return bounded_assign(mq_all, cid_all, self.epsilon, self.virtual_node_cnt)[current_cid]
 
-    def allocate_all(self, consumer_group, mq_all, cid_all):
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
+                     cid_all: Sequence[str]) -> Allocation:
         self._check_group(mq_all, cid_all, consumer_group)
         return bounded_assign(mq_all, cid_all, self.epsilon, self.virtual_node_cnt)
 

@@ -35,9 +35,11 @@ from rmqlib.model import MessageQueue
 from rmqlib.strategies import AbstractAllocateMessageQueueStrategy, Allocation, _check_types
 
 MEMORY_MODES = ("own", "shared")
+#: (group, topics) with shared memory, (group, client id, topics) with each member's own
+_MemoryKey = tuple[str, tuple[str, ...]] | tuple[str, str, tuple[str, ...]]
 
 
-def _previous(previous, name: str = "previous") -> Mapping[str, Sequence[MessageQueue]]:
+def _previous(previous: object, name: str = "previous") -> Mapping[str, Sequence[MessageQueue]]:
     if previous is None:
         return {}
     if not isinstance(previous, Mapping):
@@ -117,12 +119,12 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
         if memory not in MEMORY_MODES:
             raise ValueError(f"memory must be one of {', '.join(MEMORY_MODES)}, got {memory!r}")
         self.memory = memory
-        self._memory: dict[tuple, Allocation] = {}
+        self._memory: dict[_MemoryKey, Allocation] = {}
         # members that agree hold one shared answer object, so a group of c members over n queues keeps about
         # c + n entries, not c x (c + n); answers no memory refers to any more are dropped now and then
-        self._answers: dict[tuple, Allocation] = {}
+        self._answers: dict[tuple[tuple[str, tuple[MessageQueue, ...]], ...], Allocation] = {}
 
-    def _key(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue]) -> tuple:
+    def _key(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue]) -> _MemoryKey:
         topics = tuple(sorted({mq.topic for mq in mq_all}))
         return (consumer_group, topics) if self.memory == "shared" else (consumer_group, current_cid, topics)
 
@@ -145,7 +147,8 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
             self._answers = {k: a for k, a in self._answers.items() if id(a) in alive}
         return found
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         key = self._key(consumer_group, current_cid, mq_all)
@@ -153,7 +156,8 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
         self._memory[key] = whole
         return list(whole[current_cid])
 
-    def allocate_all(self, consumer_group, mq_all, cid_all):
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
+                     cid_all: Sequence[str]) -> Allocation:
         """Every member's own ``allocate`` answer, in ``cid_all`` order (each reads and updates its memory)."""
         self._check_group(mq_all, cid_all, consumer_group)
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all)}
