@@ -12,7 +12,7 @@ consumers are fenced, by broker locks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
@@ -464,26 +464,7 @@ class RebalanceImpl:
                 self.subscription_inner[pop_retry] = SubscriptionData.build(pop_retry, SUB_ALL, now_ms)
             elif pop and not push:  # push to Pop: the broker serves the retry messages with the pops
                 self.subscription_inner.pop(pop_retry, None)
-        changed = False
-        removed: list[tuple[MessageQueue, ProcessQueue]] = []
-        for mq, pq in self.process_queue_table.items():
-            if mq.topic != topic:
-                continue
-            if mq not in push:
-                pq.dropped = True
-                removed.append((mq, pq))
-                self._step(DROP, mq, "not in the broker's assignment")
-            elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
-                pq.dropped = True
-                removed.append((mq, pq))
-                self._step(DROP, mq, "pull expired (no pull for more than 120 s)")
-        for mq, pq in removed:
-            if self.remove_unnecessary_message_queue(mq, pq, now_ms):
-                del self.process_queue_table[mq]
-                changed = True
-                self._step(REMOVE_FROM_TABLE, mq)
-            else:
-                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
+        changed = self._drop_process_queues(topic, push, now_ms, "not in the broker's assignment")
         pop_removed: list[tuple[MessageQueue, PopProcessQueue]] = []
         for mq, ppq in self.pop_process_queue_table.items():
             if mq.topic != topic:
@@ -591,6 +572,32 @@ class RebalanceImpl:
             if mq.topic not in self.subscription_inner:
                 self.pop_process_queue_table.pop(mq).dropped = True
 
+    def _drop_process_queues(self, topic: str, keep: Container[MessageQueue], now_ms: int, why: str) -> bool:
+        """The first half of Java's updateProcessQueueTableInRebalance and updateMessageQueueAssignment (the
+        same loop in both): drop ``topic``'s ProcessQueues not in ``keep`` (``why``) or whose pulls expired
+        (push consumers only), and remove those the listener is not using. True if the table changed."""
+        removed: list[tuple[MessageQueue, ProcessQueue]] = []
+        for mq, pq in self.process_queue_table.items():
+            if mq.topic != topic:
+                continue
+            if mq not in keep:
+                pq.dropped = True
+                removed.append((mq, pq))
+                self._step(DROP, mq, why)
+            elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
+                pq.dropped = True
+                removed.append((mq, pq))
+                self._step(DROP, mq, "pull expired (no pull for more than 120 s)")
+        changed = False
+        for mq, pq in removed:
+            if self.remove_unnecessary_message_queue(mq, pq, now_ms):
+                del self.process_queue_table[mq]
+                changed = True
+                self._step(REMOVE_FROM_TABLE, mq)
+            else:
+                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
+        return changed
+
     def update_process_queue_table_in_rebalance(self, topic: str, mq_set: AbstractSet[MessageQueue],
                                                 need_lock: bool, now_ms: int) -> bool:
         """Reconcile the table for one topic with its target queue set; return "changed".
@@ -611,26 +618,7 @@ class RebalanceImpl:
         mq_set = _check_mq_set(mq_set, "mq_set")
         check_bool(need_lock, "need_lock")
         check_time(now_ms)
-        changed = False
-        to_remove: list[tuple[MessageQueue, ProcessQueue]] = []
-        for mq, pq in self.process_queue_table.items():
-            if mq.topic != topic:
-                continue
-            if mq not in mq_set:
-                pq.dropped = True
-                to_remove.append((mq, pq))
-                self._step(DROP, mq, "not in the new allocation")
-            elif pq.is_pull_expired(now_ms) and self.consume_type() is ConsumeType.CONSUME_PASSIVELY:
-                pq.dropped = True
-                to_remove.append((mq, pq))
-                self._step(DROP, mq, "pull expired (no pull for more than 120 s)")
-        for mq, pq in to_remove:
-            if self.remove_unnecessary_message_queue(mq, pq, now_ms):
-                del self.process_queue_table[mq]
-                changed = True
-                self._step(REMOVE_FROM_TABLE, mq)
-            else:
-                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
+        changed = self._drop_process_queues(topic, mq_set, now_ms, "not in the new allocation")
 
         all_locked = True
         pull_requests: list[PullRequest] = []
