@@ -230,6 +230,19 @@ def _owner_map(assignment: Mapping[str, Sequence[TopicPartition]]) -> dict[Topic
     return {tp: m for m, tps in assignment.items() for tp in tps}
 
 
+
+def _protocol_of(protocol: RebalanceProtocol | str) -> RebalanceProtocol:
+    """``protocol`` as a RebalanceProtocol, from a member or its name; a clear error otherwise."""
+    if isinstance(protocol, str) and not isinstance(protocol, RebalanceProtocol):
+        try:
+            return RebalanceProtocol(protocol)
+        except ValueError:
+            raise ValueError(f"protocol must be one of {[p.value for p in RebalanceProtocol]}, got {protocol!r}") \
+                from None
+    if not isinstance(protocol, RebalanceProtocol):
+        raise ArgumentTypeError(f"protocol must be a RebalanceProtocol, got {protocol!r}")
+    return protocol
+
 def membership_change(protocol, assignor, partitions_per_topic: Mapping[str, int], before_members, after_members, *,
                       timings: ProtocolTimings | None = None, departure: str = "graceful") -> ChangeOutcome:
     """Play one membership change through ``protocol`` with ``assignor`` and report what each partition paid.
@@ -250,14 +263,7 @@ def membership_change(protocol, assignor, partitions_per_topic: Mapping[str, int
     >>> len(coop.moved), coop.paused, coop.rounds
     (3, 3, 2)
     """
-    if isinstance(protocol, str):
-        try:
-            protocol = RebalanceProtocol(protocol)
-        except ValueError:
-            raise ValueError(f"protocol must be one of {[p.value for p in RebalanceProtocol]}, got {protocol!r}") \
-                from None
-    if not isinstance(protocol, RebalanceProtocol):
-        raise ArgumentTypeError(f"protocol must be a RebalanceProtocol, got {protocol!r}")
+    protocol = _protocol_of(protocol)
     assignor = _resolve_assignor(assignor)
     supported = tuple(getattr(assignor, "supported_protocols", ()))
     if protocol.value not in supported:
@@ -343,14 +349,8 @@ def settled_assignment(assignor, partitions_per_topic: Mapping[str, int], member
     supported = tuple(getattr(assignor, "supported_protocols", ()))
     if protocol is None:
         protocol = RebalanceProtocol(supported[0]) if supported else RebalanceProtocol.EAGER
-    elif isinstance(protocol, str):
-        try:
-            protocol = RebalanceProtocol(protocol)
-        except ValueError:
-            raise ValueError(f"protocol must be one of {[p.value for p in RebalanceProtocol]}, got {protocol!r}") \
-                from None
-    if not isinstance(protocol, RebalanceProtocol):
-        raise ArgumentTypeError(f"protocol must be a RebalanceProtocol, got {protocol!r}")
+    else:
+        protocol = _protocol_of(protocol)
     if protocol.value not in supported:
         raise ValueError(f"assignor {assignor.name!r} does not support the {protocol.value} protocol "
                          f"(it supports {list(supported)})")
