@@ -64,7 +64,7 @@ class BrokerConfig:
     default_pop_share_queue_num: int = DEFAULT_POP_SHARE_QUEUE_NUM
     broker_name: str = "broker-a"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("long_polling_enable", "notify_consumer_ids_changed_enable", "real_time_notify_consumer_change",
                      "enable_retry_topic_v2", "init_pop_offset_by_check_msg_in_mem", "server_load_balancer_enable"):
             check_bool(getattr(self, name), name)

@@ -24,10 +24,10 @@ class PopLongPollingService:
     """The pops a broker holds until a message arrives. Mirrors: PopLongPollingService.java"""
 
     def __init__(self) -> None:
-        self.held: list = []
+        self.held: list[object] = []  # the held requests, whatever the driver holds
         self.total_polling_num = 0  # every pop held so far (Java's totalPollingNum counts the ones held now)
 
-    def polling(self, request, poll_time_ms: int = POP_POLL_TIME_MILLIS) -> bool:
+    def polling(self, request: object, poll_time_ms: int = POP_POLL_TIME_MILLIS) -> bool:
         """Hold ``request`` (an empty pop); False, held nothing, when ``poll_time_ms`` <= 0 (NOT_POLLING).
 
         Mirrors: PopLongPollingService.java#polling
@@ -39,7 +39,7 @@ class PopLongPollingService:
         self.total_polling_num += 1
         return True
 
-    def notify_message_arriving(self, topic: str = "", queue_id: int = -1) -> list:
+    def notify_message_arriving(self, topic: str = "", queue_id: int = -1) -> list[object]:
         """A message arrived: every held request, in the order held, for the driver to run again.
 
         Mirrors: PopLongPollingService.java#notifyMessageArriving (simplified: see the module)

@@ -9,19 +9,22 @@ coerced with ``MessageModel(x)``.
 from __future__ import annotations
 
 import enum
+from typing import TypeVar
 
-# check_time is imported from here by the broker modules (noqa: a re-export)
-from rmqlib.checks import ArgumentTypeError, check_time, check_time_ms  # noqa: F401
-from rmqlib.protocol import (  # noqa: F401
-    RETRY_GROUP_TOPIC_PREFIX,
-    SUB_ALL,
-    ConsumeFromWhere,
-    ConsumeType,
-    MessageModel,
-    SubscriptionData,
-    java_string_hash,
-    retry_topic,
-)
+# re-exported ("X as X"): the broker modules import these from here
+from rmqlib.checks import ArgumentTypeError as ArgumentTypeError
+from rmqlib.checks import check_time as check_time
+from rmqlib.checks import check_time_ms as check_time_ms
+from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX as RETRY_GROUP_TOPIC_PREFIX
+from rmqlib.protocol import SUB_ALL as SUB_ALL
+from rmqlib.protocol import ConsumeFromWhere as ConsumeFromWhere
+from rmqlib.protocol import ConsumeType as ConsumeType
+from rmqlib.protocol import MessageModel as MessageModel
+from rmqlib.protocol import SubscriptionData as SubscriptionData
+from rmqlib.protocol import java_string_hash as java_string_hash
+from rmqlib.protocol import retry_topic as retry_topic
+
+E = TypeVar("E", bound=enum.Enum)
 
 POP_RETRY_SEPARATOR_V1 = "_"  # KeyBuilder.POP_RETRY_SEPARATOR_V1
 POP_RETRY_SEPARATOR_V2 = "+"  # KeyBuilder.POP_RETRY_SEPARATOR_V2
@@ -87,7 +90,7 @@ def build_pop_retry_topic(topic: str, group: str, enable_retry_v2: bool = False)
 build_retry_topic = retry_topic  # MixAll.java#getRetryTopic
 
 
-def coerce_enum(enum_cls, value, argname: str):
+def coerce_enum(enum_cls: type[E], value: object, argname: str) -> E:
     """Accept an enum member or its Java name; anything else is a ValueError."""
     if not (isinstance(enum_cls, type) and issubclass(enum_cls, enum.Enum)):
         raise ArgumentTypeError(f"enum_cls must be an Enum class, got {enum_cls!r}")
@@ -100,7 +103,7 @@ def coerce_enum(enum_cls, value, argname: str):
         raise ValueError(f"{argname} must be one of {names}, got {value!r}") from None
 
 
-def check_non_negative_int(value, argname: str) -> int:
+def check_non_negative_int(value: object, argname: str) -> int:
     if type(value) is int and value >= 0:  # the common case, without the full checks below
         return value
     if isinstance(value, bool) or not isinstance(value, int):
@@ -110,7 +113,7 @@ def check_non_negative_int(value, argname: str) -> int:
     return value
 
 
-def check_schedule_time(now_ms, argname: str = "now_ms") -> int:
+def check_schedule_time(now_ms: object, argname: str = "now_ms") -> int:
     """:func:`~rmqlib.checks.check_time` for the periodic services (``run_due``), which also refuse
     ``|now_ms| > MAX_TIME_MS`` (2**53 ms, some 285,000 years): their schedules add periods to it."""
     return check_time_ms(now_ms, argname)
