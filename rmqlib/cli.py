@@ -15,8 +15,9 @@ import json
 import re
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
+from typing import Any
 
 from rmqlib.allocation import (
     MAX_CONSUMERS,
@@ -60,7 +61,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> typing.NoReturn:
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -109,7 +110,7 @@ def _distinct_csv(text: str) -> list[str]:
     return items
 
 
-def _int_in(minimum: int, maximum: int | None = None):
+def _int_in(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: a decimal integer (ASCII digits) in ``minimum..maximum``."""
     def parse(text: str) -> int:
         if not _INT.fullmatch(text.strip()) or len(text) > 40:
@@ -229,7 +230,7 @@ def format_queues(mqs: Sequence[MessageQueue]) -> str:
     return " ".join(f"{broker}:{_ranges(ids)}" for broker, ids in by_broker.items()) or "-"
 
 
-def _allocate(args) -> str:
+def _allocate(args: argparse.Namespace) -> str:
     if args.strategy.startswith("MACHINE_ROOM_NEARBY") and "-" not in args.strategy:
         raise UsageError("rmqlib allocate: --strategy MACHINE_ROOM_NEARBY needs an inner strategy, "
                          "e.g. MACHINE_ROOM_NEARBY-AVG")
@@ -322,7 +323,7 @@ def _parse_override(item: str, kinds: dict[str, str]) -> tuple[str, object]:
     raise UsageError(f"{where}: this field ({kind}) cannot be set from the command line")
 
 
-def _field_kinds(scenario_class) -> dict[str, str]:
+def _field_kinds(scenario_class: type[Any]) -> dict[str, str]:
     """Scenario field -> ``bool``, ``int``, ``float``, ``str``, ``enum``, ``strategy`` or the name of another type."""
     hints = typing.get_type_hints(scenario_class)
     kinds = {}
@@ -339,7 +340,7 @@ def _field_kinds(scenario_class) -> dict[str, str]:
     return kinds
 
 
-def _simulate(args) -> str:
+def _simulate(args: argparse.Namespace) -> str:
     # here, not at the top: the command line belongs to the core, which never loads the simulator (or simpy)
     from rmqlib.sim import Scenario, scenarios, simulate
 
