@@ -11,7 +11,8 @@ in a table of 64 or more buckets; below that Java doubles the table, which is mo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Generic, TypeVar
 
 from rmqlib.model import utf16_key
 
@@ -55,7 +56,10 @@ def table_size_for(capacity: int) -> int:
     return n
 
 
-class JavaHashSet:
+K = TypeVar("K", bound=Hashable)
+
+
+class JavaHashSet(Generic[K]):
     """A set that iterates in ``java.util.HashSet`` order (growing table, insertion order within a bin).
 
     Supports what the sticky assignor's ``PartitionMovements`` does with its sets: add, remove, membership, first.
@@ -63,16 +67,16 @@ class JavaHashSet:
 
     __slots__ = ("_hash", "_cap", "_bins", "_size")
 
-    def __init__(self, hash_fn: Callable[[Hashable], int], capacity: int = DEFAULT_CAPACITY):
+    def __init__(self, hash_fn: Callable[[K], int], capacity: int = DEFAULT_CAPACITY) -> None:
         self._hash = hash_fn
         self._cap = table_size_for(capacity)
-        self._bins: dict[int, list] = {}
+        self._bins: dict[int, list[K]] = {}
         self._size = 0
 
     def __len__(self) -> int:
         return self._size
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: K) -> bool:
         return item in self._bins.get(_spread(self._hash(item)) & (self._cap - 1), ())
 
     def _resize(self) -> None:
@@ -83,7 +87,7 @@ class JavaHashSet:
             for item in old[index]:
                 self._bins.setdefault(_spread(self._hash(item)) & (self._cap - 1), []).append(item)
 
-    def add(self, item) -> bool:
+    def add(self, item: K) -> bool:
         index = _spread(self._hash(item)) & (self._cap - 1)
         chain = self._bins.setdefault(index, [])
         if item in chain:
@@ -96,7 +100,7 @@ class JavaHashSet:
             self._resize()
         return True
 
-    def remove(self, item) -> None:
+    def remove(self, item: K) -> None:
         index = _spread(self._hash(item)) & (self._cap - 1)
         chain = self._bins[index]
         chain.remove(item)
@@ -104,16 +108,16 @@ class JavaHashSet:
             del self._bins[index]
         self._size -= 1
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[K]:
         for index in sorted(self._bins):
             yield from self._bins[index]
 
-    def first(self):
+    def first(self) -> K:
         """``set.iterator().next()``."""
         return next(iter(self))
 
 
-def hash_order(keys: Iterable, hash_fn: Callable[[Hashable], int], capacity: int = DEFAULT_CAPACITY) -> list:
+def hash_order(keys: Iterable[K], hash_fn: Callable[[K], int], capacity: int = DEFAULT_CAPACITY) -> list[K]:
     """The order a ``HashMap``/``HashSet`` that received ``keys`` (in this order, duplicates ignored) iterates them."""
     table = JavaHashSet(hash_fn, capacity)
     for key in keys:
