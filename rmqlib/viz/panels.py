@@ -49,7 +49,7 @@ from rmqlib.viz.figures import (
     ring_view,
 )
 from rmqlib.viz.i18n import phrase, text
-from rmqlib.viz.style import without_validation
+from rmqlib.viz.style import resolved_template, without_validation
 
 View = Callable[..., go.Figure]
 
@@ -72,6 +72,23 @@ def _changes(old: dict, new: dict) -> dict:
                if k not in fixed and (k not in old or _canonical(old[k]) != _canonical(v))}
     changes.update({k: None for k in old if k not in new and k not in fixed})
     return changes
+
+
+def _layout_changes(old: dict, new: dict) -> dict:
+    """:func:`_changes` for a layout whose template may be a name (an unchecked figure's) or the template.
+
+    A name equal to what is shown costs nothing to compare; a changed one is sent resolved, since the
+    browser knows no template names.
+    """
+    old_t, new_t = old.get("template"), new.get("template")
+    if isinstance(new_t, str):
+        same = old_t == new_t or (isinstance(old_t, dict) and old_t == resolved_template(new_t))
+        changes = _changes({k: v for k, v in old.items() if k != "template"},
+                           {k: v for k, v in new.items() if k != "template"})
+        if not same:
+            changes["template"] = resolved_template(new_t)
+        return changes
+    return _changes(old, new)
 
 
 def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None = None) -> dict:
@@ -113,7 +130,7 @@ def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None 
     indexes = sorted(edits)
     restyle = {prop: [edits[i].get(prop, Undefined) for i in indexes]
                for prop in sorted({prop for changes in edits.values() for prop in changes})}
-    relayout = _changes(shown["layout"], new_layout)
+    relayout = _layout_changes(shown["layout"], new_layout)
     if restyle or relayout:
         target.plotly_update(restyle_data=restyle, relayout_data=relayout, trace_indexes=indexes)
     return {"data": wanted, "layout": new_layout}

@@ -284,26 +284,25 @@ def styled_figure(data: list[dict], layout: dict, width_px: int = PLOT_WIDTH_PX)
 
     The same figure as ``house_style(go.Figure(data, layout))``, for builders a slider calls on every
     move: the style is worked out on the plain JSON, so plotly checks the figure once, not three times
-    (and not at all inside :func:`without_validation`).
+    (and not at all inside :func:`without_validation`, where the template is left as its name).
     """
     data = check_each(data, "data", lambda trace, label: check_instance(trace, label, dict))
     check_instance(layout, "layout", dict)
     width_px = _width(width_px)
     layout = _merged(layout, _style_update(layout, data, width_px))
-    if _VALIDATE.get():
-        return go.Figure(data=data, layout=layout)
-    if isinstance(layout.get("template"), str):  # checking is what turns a template's name into the template
-        layout = {**layout, "template": _template_json(layout["template"])}
-    return go.Figure(data=data, layout=layout, _validate=False)
+    # unchecked, the template stays a name (checking is what replaces a name by the template itself):
+    # update_in_place sends the template, resolved, only if the name changes
+    return go.Figure(data=data, layout=layout, _validate=_VALIDATE.get())
 
 
-_TEMPLATE_JSON: dict[str, tuple[object, dict]] = {}
+_RESOLVED: dict[str, tuple[object, dict]] = {}
 
 
-def _template_json(name: str) -> dict:
+def resolved_template(name: str) -> dict:
     """The registered template ``name`` as plotly JSON, worked out once per registered template."""
+    check_str(name, "name")
     template = pio.templates[name]
-    cached = _TEMPLATE_JSON.get(name)
+    cached = _RESOLVED.get(name)
     if cached is None or cached[0] is not template:
-        cached = _TEMPLATE_JSON[name] = (template, template.to_plotly_json())
+        cached = _RESOLVED[name] = (template, template.to_plotly_json())
     return cached[1]
