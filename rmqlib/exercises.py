@@ -22,9 +22,14 @@ imported lazily.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = ROOT / "exercises" / "source"
@@ -35,7 +40,7 @@ CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
 
 
-def _nbformat():
+def _nbformat() -> ModuleType:
     try:
         import nbformat
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -45,7 +50,7 @@ def _nbformat():
 
 # --------------------------------------------------------------------------- checks used by exercise cells
 
-def check(answer, expected, what: str, hint: str = "", none_is_answer: bool = False) -> None:
+def check(answer: object, expected: object, what: str, hint: str = "", none_is_answer: bool = False) -> None:
     """Print "Correct" if ``answer == expected``; print a helpful message and fail otherwise.
 
     ``answer is None`` means "not answered yet" and raises NotImplementedError,
@@ -64,11 +69,11 @@ def check(answer, expected, what: str, hint: str = "", none_is_answer: bool = Fa
 
 # --------------------------------------------------------------------------- student versions
 
-def is_solution(cell) -> bool:
+def is_solution(cell: Mapping[str, Any]) -> bool:
     return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution", False))
 
 
-def is_test(cell) -> bool:
+def is_test(cell: Mapping[str, Any]) -> bool:
     nbg = cell.get("metadata", {}).get("nbgrader", {})
     return bool(nbg.get("grade", False)) and not nbg.get("solution", False)
 
@@ -86,7 +91,7 @@ def clear_solution_source(source: str) -> str:
             if inside:
                 raise ValueError(f"line {number}: nested {BEGIN}")
             inside = True
-            indent = re.match(r"\s*", line).group(0)
+            indent = line[:len(line) - len(line.lstrip())]
             out += [indent + stub for stub in CODE_STUB.splitlines()]
         elif stripped == END:
             if not inside:
@@ -99,12 +104,12 @@ def clear_solution_source(source: str) -> str:
     return "\n".join(out)
 
 
-def student_version(nb):
+def student_version(nb: Mapping[str, Any]) -> NotebookNode:
     """A copy of the instructor notebook with solutions stubbed and outputs cleared."""
     nbformat = _nbformat()
-    nb = nbformat.from_dict(nb)
-    nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
+    node: NotebookNode = nbformat.from_dict(nb)
+    node.metadata.pop("widgets", None)
+    for cell in node.cells:
         if cell.cell_type == "code":
             if is_solution(cell):
                 cell.source = clear_solution_source(cell.source)
@@ -113,7 +118,7 @@ def student_version(nb):
         elif cell.cell_type == "markdown" and is_solution(cell):
             cell.source = TEXT_STUB
         cell.metadata.pop("execution", None)
-    return nb
+    return node
 
 
 def generate(source_dir: Path = SOURCE_DIR, student_dir: Path = STUDENT_DIR) -> list[Path]:
