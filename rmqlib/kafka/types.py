@@ -28,7 +28,7 @@ MAX_TOPICS = 10_000
 MAX_ID_LENGTH = 1_000
 
 
-def check_topic(value, name: str = "topic") -> str:
+def check_topic(value: object, name: str = "topic") -> str:
     """A legal Kafka topic name (Topic.validate's rules)."""
     if not isinstance(value, str):
         raise ArgumentTypeError(f"{name} must be a topic name (a string), got {value!r}")
@@ -38,7 +38,7 @@ def check_topic(value, name: str = "topic") -> str:
     return value
 
 
-def check_member_id(value, name: str = "member id") -> str:
+def check_member_id(value: object, name: str = "member id") -> str:
     """A member id: a non-empty string of at most MAX_ID_LENGTH characters."""
     if not isinstance(value, str):
         raise ArgumentTypeError(f"{name} must be a string, got {value!r}")
@@ -62,7 +62,7 @@ class TopicPartition:
     partition: int
     _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         topic, partition = self.topic, self.partition
         if topic not in _VALID_TOPICS:
             check_topic(topic, "topic")
@@ -76,30 +76,30 @@ class TopicPartition:
     def __hash__(self) -> int:
         return self._hash
 
-    def __eq__(self, other) -> bool:
-        if other.__class__ is not TopicPartition:
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not TopicPartition:
             return NotImplemented
         return self._hash == other._hash and self.partition == other.partition and self.topic == other.topic
 
-    def __lt__(self, other) -> bool:
-        if other.__class__ is not TopicPartition:
+    def __lt__(self, other: object) -> bool:
+        if type(other) is not TopicPartition:
             return NotImplemented
         if self.topic != other.topic:
             return self.topic < other.topic
         return self.partition < other.partition
 
-    def __le__(self, other) -> bool:
+    def __le__(self, other: object) -> bool:
         return self == other or self < other
 
-    def __gt__(self, other) -> bool:
-        if other.__class__ is not TopicPartition:
+    def __gt__(self, other: object) -> bool:
+        if type(other) is not TopicPartition:
             return NotImplemented
         return other < self
 
-    def __ge__(self, other) -> bool:
+    def __ge__(self, other: object) -> bool:
         return self == other or self > other
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[TopicPartition], tuple[str, int]]:
         return (TopicPartition, (self.topic, self.partition))  # the hash is recomputed in the receiving process
 
     def java_hash(self) -> int:
@@ -133,7 +133,7 @@ class Subscription:
     rack_id: str | None = None
     group_instance_id: str | None = field(default=None, kw_only=True)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         topics = self.topics
         if isinstance(topics, (str, bytes)) or not hasattr(topics, "__iter__"):
             raise ArgumentTypeError(f"topics must be a sequence of topic names, got {topics!r}")
@@ -164,7 +164,7 @@ class Subscription:
         object.__setattr__(self, "owned_partitions", owned)
 
 
-def check_partitions_per_topic(value, name: str = "partitions_per_topic") -> dict[str, int]:
+def check_partitions_per_topic(value: Mapping[str, object], name: str = "partitions_per_topic") -> dict[str, int]:
     """A mapping topic -> number of partitions (>= 0), within the size bounds."""
     check_mapping(value, name)
     out: dict[str, int] = {}
@@ -180,7 +180,7 @@ def check_partitions_per_topic(value, name: str = "partitions_per_topic") -> dic
     return out
 
 
-def check_subscriptions(value, name: str = "subscriptions") -> dict[str, Subscription]:
+def check_subscriptions(value: Mapping[str, object], name: str = "subscriptions") -> dict[str, Subscription]:
     """A mapping member id -> Subscription, within the size bounds."""
     check_mapping(value, name)
     if len(value) > MAX_MEMBERS:
@@ -194,7 +194,7 @@ def check_subscriptions(value, name: str = "subscriptions") -> dict[str, Subscri
     return out
 
 
-def check_assignment(value, name: str) -> dict[str, list[TopicPartition]]:
+def check_assignment(value: Mapping[str, object], name: str) -> dict[str, list[TopicPartition]]:
     """A mapping member id -> sequence of TopicPartition in which no partition appears twice."""
     check_mapping(value, name)
     out: dict[str, list[TopicPartition]] = {}
