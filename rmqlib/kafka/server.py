@@ -18,7 +18,7 @@ UniformHeterogeneousAssignmentBuilder.java) and .../assignor/RangeAssignor.java.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from rmqlib.kafka._java import hash_order, string_hash_order
 from rmqlib.kafka.types import (
@@ -36,8 +36,13 @@ CONSUMER = "consumer"
 #: UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT: the final balancing passes give up after this many.
 MAX_ITERATION_COUNT = 16
 
+#: member -> topic -> partition numbers: what the assignment builders produce
+Target = dict[str, dict[str, list[int]]]
 
-def _prepare(partitions_per_topic, subscriptions, previous):
+
+def _prepare(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription],
+             previous: Mapping[str, Sequence[TopicPartition]] | None
+             ) -> tuple[dict[str, int], list[str], dict[str, list[str]], dict[str, list[TopicPartition]], bool]:
     ppt = check_partitions_per_topic(partitions_per_topic)
     subs = check_subscriptions(subscriptions)
     prev = check_assignment({} if previous is None else previous, "previous")
@@ -65,7 +70,8 @@ def _int_hash(i: int) -> int:
     return i  # Integer.hashCode
 
 
-def _result(members, assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str, list[TopicPartition]]:
+def _result(members: Iterable[str],
+            assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str, list[TopicPartition]]:
     return {m: [TopicPartition(t, p) for t in sorted(assignment.get(m, {})) for p in sorted(assignment[m][t])]
             for m in sorted(members, key=utf16_key)}
 
@@ -92,7 +98,8 @@ class UniformAssignor:
         return _result(members, _Heterogeneous(ppt, members, topics, old).build())
 
     @staticmethod
-    def _homogeneous(ppt, members, topics, old):
+    def _homogeneous(ppt: dict[str, int], members: list[str], topics: dict[str, list[str]],
+                     old: dict[str, list[TopicPartition]]) -> Target:
         subscribed = sorted(topics[members[0]])
         if not subscribed:
             return {}
@@ -140,7 +147,8 @@ class _Heterogeneous:
     """UniformHeterogeneousAssignmentBuilder: members are indices in member order; ``owners[topic][p]`` is the
     member index that owns partition p in the target (-1: unassigned)."""
 
-    def __init__(self, ppt, members, topics, old):
+    def __init__(self, ppt: dict[str, int], members: list[str], topics: dict[str, list[str]],
+                 old: dict[str, list[TopicPartition]]) -> None:
         self.ppt = ppt
         self.members = members
         self.index = {m: i for i, m in enumerate(members)}
@@ -153,12 +161,12 @@ class _Heterogeneous:
         self.owners = {t: [-1] * ppt[t] for t in self.subscribers}
         self.old = old
 
-    def topic_key(self, topic: str):
+    def topic_key(self, topic: str) -> tuple[float, int, str]:
         """Partitions per subscriber descending, then subscriber count ascending, then topic (Kafka: topic id)."""
         count, subs = self.ppt[topic], len(self.subscribers[topic])
         return (-count / subs, subs, topic)
 
-    def build(self):
+    def build(self) -> Target:
         if not self.subscribers:
             return {}
         for i, member in enumerate(self.members):  # maybeRevokePartitions: drop unsubscribed topics, keep the rest
@@ -237,7 +245,7 @@ class _Balancer:
     """UniformHeterogeneousAssignmentBuilder.MemberAssignmentBalancer: a least-loaded range growing rightwards and
     a most-loaded range growing leftwards over the subscribers sorted by (partitions, member index)."""
 
-    def __init__(self, sizes: list[int]):
+    def __init__(self, sizes: list[int]) -> None:
         self.sizes = sizes
         self.sorted: list[int] = []
 
@@ -308,7 +316,7 @@ class ServerRangeAssignor:
         ppt, members, topics, _old, _homogeneous = _prepare(partitions_per_topic, subscriptions, previous)
         subs = subscriptions
 
-        def key(m):
+        def key(m: str) -> tuple[int, bytes, bytes]:
             instance = subs[m].group_instance_id
             return (0, utf16_key(instance), b"") if instance is not None else (1, b"", utf16_key(m))
 
