@@ -106,7 +106,7 @@ def test_the_storage_check_flags_what_a_run_and_save_leaves(text, complaint):
 
 
 def twin_problems(zh, en, source):
-    """How a Chinese notebook ``zh`` differs from its English twin ``en`` (``source``: the English path) where it must not.
+    """How a Chinese notebook ``zh`` differs from its English twin ``en`` (at ``source``) where it must not.
 
     Same cells in the same order; code unchanged but for the language line; tags and other cell metadata
     unchanged; a ``# NBVAL_CHECK_OUTPUT`` cell's stored output equal to the English (nbval compares the
@@ -219,7 +219,8 @@ def test_chapters_that_simulate_point_to_the_simulator_appendix(path):
                     for c in cells if c["cell_type"] == "code")
     prose = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
     if simulates and not path.name.startswith("13_"):
-        assert LABELS[_lang(path)]["simulator"] in prose, "say where the simulator's assumptions and counts are explained (chapter 13)"
+        assert LABELS[_lang(path)]["simulator"] in prose, \
+            "say where the simulator's assumptions and counts are explained (chapter 13)"
 
 
 JAVA_COMMIT = "8fc57f1468d182eea11c01e089c0250d647dc5f3"  # the RocketMQ source the book was checked against
