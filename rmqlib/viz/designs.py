@@ -21,7 +21,7 @@ from rmqlib.designs.compare import DESIGNS, MEASURED, _designs, changes_summary,
 from rmqlib.viz.colors import color_of
 from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.panels import Panel, _slider
-from rmqlib.viz.style import styled_figure
+from rmqlib.viz.style import PLOT_WIDTH_PX, styled_figure
 
 MAX_VIEW_CONSUMERS = 64
 """The most consumers :func:`designs_view` measures (every design, three allocations each: well under a second)."""
@@ -71,7 +71,8 @@ def designs_view(consumers: int = 8, queues: int = 32, seed: int = 0,
               "rows": {n: {k: rows[n][k] for k in ("imbalance", "moved_out", "moved_in", "least_out", "least_in")}
                        for n in names}},
     )
-    return styled_figure(data, layout)
+    # the title starts where the bars do, right of the design names (about 190 px of the figure's width)
+    return styled_figure(data, layout, width_px=PLOT_WIDTH_PX - 200)
 
 
 def designs_panel(consumers: int = 8, queues: int = 32, max_consumers: int = MAX_VIEW_CONSUMERS,
