@@ -507,7 +507,7 @@ class RebalanceImpl:
                                              f"{DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later", next_offset)
         if not all_locked:
             self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
-            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round in "
+            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round is asked for in "
                                               f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
         self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
 
@@ -643,7 +643,7 @@ class RebalanceImpl:
                 self._step(NO_START_OFFSET, mq, "no start offset, so the queue waits for a later round")
         if not all_locked:
             self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
-            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round in "
+            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round is asked for in "
                                               f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
         self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
         return changed

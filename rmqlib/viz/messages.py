@@ -441,7 +441,7 @@ PATTERNS: dict[str, dict[str, str]] = {"zh": {
     "first pull from offset {offset}, {delay} ms later": "{delay} 毫秒后从位点 {offset} 开始第一次拉取",
     "first pop {delay} ms later": "{delay} 毫秒后第一次 Pop",
     "offset {offset} sent to the broker": "位点 {offset} 已发送给 Broker",
-    "a lock was refused, so another round in {delay} ms": "加锁被拒，{delay} 毫秒后再来一轮",
+    "a lock was refused, so another round is asked for in {delay} ms": "加锁被拒，{delay} 毫秒后请求再来一轮",
     "forced, more than {delay} ms since its last lock": "强制解锁：距上次加锁已超过 {delay} 毫秒",
     "{offset} (the offset committed at the broker)": "{offset}（Broker 上已提交的位点）",
     "{offset} (none committed, {where} -> the first offset)": "{offset}（没有已提交位点，{where} -> 第一个位点）",
