@@ -1,10 +1,13 @@
 """Simulated time: a simpy Environment in milliseconds, with the calls due at one instant batched into one event.
 
-Every node gets the :class:`Clock`: ``now``, ``timeout``, ``process`` (simpy's), and ``later(delay_ms, action,
-*args)``, which runs a plain call at a later instant without a process.
+Every node gets the :class:`Clock`: ``now``, ``timeout``, ``process`` (simpy's), ``later(delay_ms, action,
+*args)``, which runs a plain call at a later instant without a process, and ``call(delay_ms, action)``, a bare event
+numbered as simpy numbers its own (see :meth:`Clock.call`).
 """
 
 from __future__ import annotations
+
+from heapq import heappush
 
 import simpy
 
@@ -31,6 +34,19 @@ class Clock(simpy.Environment):
         else:
             _Calls(self, at, delay_ms, (action, args))
 
+    def call(self, delay_ms, action, priority=simpy.core.NORMAL) -> Call:
+        """Schedule ``action(event)`` as one event of its own after ``delay_ms``: the same place in simpy's queue
+        (time, priority, sequence number) as a Timeout or a triggered Event scheduled now, without the Event,
+        Condition and Process objects around it. :meth:`Call.cancel` leaves the event in the queue, doing nothing.
+
+        A driver that used to wait on simpy events can wait on calls instead and keep every outcome: events are
+        processed in the same order and numbered alike (the run's ``simpy_events`` counter is simpy's number).
+        """
+        self.open_batch = None  # as schedule() does: a later() after this goes into a new batch
+        event = Call(action)
+        heappush(self._queue, (self._now + delay_ms, priority, next(self._eid), event))
+        return event
+
     def later_all(self, delay_ms, actions) -> None:
         """``later(delay_ms, action)`` for each of ``actions``, in order (they share one batch, as back-to-back
         ``later`` calls for one instant do)."""
@@ -40,6 +56,21 @@ class Clock(simpy.Environment):
         self.later(delay_ms, first)
         if rest:
             self.open_batch.calls.extend((action, ()) for action in rest)
+
+
+class Call:
+    """A bare event in simpy's queue: ``callbacks`` (one call, given the event) and ``_ok``, all ``step`` reads."""
+
+    __slots__ = ("callbacks", "_ok")
+
+    def __init__(self, action):
+        self.callbacks = [action]
+        self._ok = True
+
+    def cancel(self) -> None:
+        """Do nothing when processed (the event keeps its place and number in the queue)."""
+        if self.callbacks:
+            self.callbacks = []
 
 
 class _Calls(simpy.Event):

@@ -132,7 +132,7 @@ class ConsumerNode:
         self.alive = False
         self.died_at: int | None = None
         self.connected = False
-        self.rebalance_wake: simpy.Event | None = None
+        self._rebalance_wait: _RebalanceWait | None = None  # the rebalance thread's current wait
         self.pull_timer_at: int | None = None
         self.impl: RebalanceImpl | None = None
         self.orderly_service: ConsumeMessageOrderlyService | None = None
@@ -200,7 +200,7 @@ class ConsumerNode:
         recorder.log(now, "join", self.cid)
         self.impl.send_heartbeat(now)
         self.impl.rebalance_immediately(now)
-        clock.process(self.rebalance_loop())
+        clock.call(0, self._rebalance_wait_next, simpy.core.URGENT)  # the thread starts (as a process would)
         clock.process(self.heartbeat_loop())
         if sc.changes_routes:  # otherwise every poll would find the same routes
             clock.process(self.route_loop())
@@ -299,29 +299,42 @@ class ConsumerNode:
             self.kick_rebalance()
 
     def kick_rebalance(self):
-        if self.rebalance_wake is not None and not self.rebalance_wake.triggered:
-            self.rebalance_wake.succeed()
+        """Wake the rebalance thread (ServiceThread#wakeup): once per wait, further wakeups coalesce."""
+        wait = self._rebalance_wait
+        if wait is not None and not wait.signalled:
+            wait.signalled = True
+            self.clock.call(0, wait.end)
 
     def kick_pull(self):
         if self.alive and self.scenario.consume_mode != POP:
             self.drain_pulls()
 
     # --- the client's threads ----------------------------------------------
-    def rebalance_loop(self):
-        clock, recorder = self.clock, self.recorder
-        while self.alive:
+    def _rebalance_wait_next(self, event=None) -> None:
+        """The RebalanceService thread's loop head: while alive, wait (ServiceThread#waitForRunning) until the
+        service's next run is due or a wakeup comes; a dead consumer's thread ends."""
+        clock = self.clock
+        if self.alive:
             delay = max(0, self.service.next_run_ms - clock.now)
-            self.rebalance_wake = clock.event()
-            yield clock.timeout(delay) | self.rebalance_wake
-            if not self.alive:
-                return
-            now = int(clock.now)
-            ran = self.service.run_due(now)
-            if ran is not None:
-                recorder.counters["rebalances"] += 1
-                recorder.log(now, "rebalance", self.cid, "balanced" if ran else "unbalanced")
-                self.sync_ownership(now)
-                self.kick_pull()
+            wait = self._rebalance_wait = _RebalanceWait(self)
+            clock.call(delay, wait.end)
+        else:
+            clock.call(0, _nothing)  # the thread's end (a finished simpy process is one more event)
+
+    def _rebalance_resume(self, event) -> None:
+        """The wait is over: run what is due (RebalanceService#run's body), then wait again."""
+        if not self.alive:
+            self.clock.call(0, _nothing)
+            return
+        now = int(self.clock.now)
+        ran = self.service.run_due(now)
+        if ran is not None:
+            recorder = self.recorder
+            recorder.counters["rebalances"] += 1
+            recorder.log(now, "rebalance", self.cid, "balanced" if ran else "unbalanced")
+            self.sync_ownership(now)
+            self.kick_pull()
+        self._rebalance_wait_next()
 
     def heartbeat_loop(self):
         clock = self.clock
@@ -487,6 +500,32 @@ class ConsumerNode:
             recorder.log(int(clock.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
             for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):
                 self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
+
+
+class _RebalanceWait:
+    """One wait of a consumer's rebalance thread: it ends when its timer fires or a wakeup comes, whichever is
+    processed first (the other then does nothing); a wakeup is signalled at most once per wait.
+
+    The simulator used to run the thread as a simpy process waiting on ``timeout | wake``; this is the same schedule
+    with plain calls (:meth:`Clock.call`): a timer, at most one wakeup signal, and the resumption, each an event
+    numbered and ordered as simpy's were, so every run is unchanged and a big group's many wakeups cost little.
+    """
+
+    __slots__ = ("node", "signalled", "ended")
+
+    def __init__(self, node: ConsumerNode):
+        self.node = node
+        self.signalled = False
+        self.ended = False
+
+    def end(self, event) -> None:
+        if not self.ended:
+            self.ended = True
+            self.node.clock.call(0, self.node._rebalance_resume)
+
+
+def _nothing(event) -> None:
+    """An event that only takes its place in the queue."""
 
 
 class ConsumeRequest:
