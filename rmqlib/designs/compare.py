@@ -18,7 +18,8 @@ sticky strategy from an agreed memory. :func:`memory_disagreement` shows what ha
 Then the measurements: :func:`measure` (imbalance, queues moved when one consumer joins and when one leaves,
 for a seeded group), :func:`measured_table` and :func:`design_summary` over groups of 2-64 consumers and
 8-256 queues; :func:`simulated_changes` (pause and duplicates after a crash and a scale-out: RocketMQ's
-designs through :func:`rmqlib.sim.simulate`, Kafka's protocols through :mod:`rmqlib.kafka.protocol`); and
+designs through :func:`rmqlib.sim.simulate`, Kafka's protocols through :mod:`rmqlib.sim.kafka_group`, both in
+simulated time and counted the same way); and
 :func:`view_disagreement` / :func:`broker_assignment_cost` (what the broker sees that clients cannot, and
 what asking it costs). Everything is seeded: the same call gives the same numbers.
 """
@@ -540,9 +541,14 @@ SIMULATED = {
     "ours: sticky, own memory": lambda: AllocateMessageQueueSticky("own"),
     "ours: sticky, shared memory": lambda: AllocateMessageQueueSticky("shared"),
     "ours: bounded hash": lambda: AllocateMessageQueueConsistentHashBoundedLoad(0.25, 10),
+    "RocketMQ broker-side (Pop)": lambda: AllocateMessageQueueAveragely(),
 }
+#: Scenario fields a simulated design changes: broker-side assignment is the simulator's Pop mode, where each
+#: member asks a broker for its queues (``QueryAssignmentProcessor``, AVG) and pops them.
+SIMULATED_FIELDS: dict[str, dict[str, object]] = {"RocketMQ broker-side (Pop)": {"consume_mode": "POP"}}
 
-#: Kafka's three protocols as the comparison runs them: (protocol, assignor design).
+#: Kafka's three protocols as the comparison runs them, in the simulator (:mod:`rmqlib.sim.kafka_group`):
+#: (protocol, assignor design).
 KAFKA_PROTOCOLS = {
     "Kafka eager (range)": ("EAGER", "KAFKA_RANGE"),
     "Kafka cooperative (cooperative-sticky)": ("COOPERATIVE", "KAFKA_COOPERATIVE_STICKY"),
@@ -551,8 +557,9 @@ KAFKA_PROTOCOLS = {
 
 CHANGES = ("crash", "scale_out")
 #: The run the comparison simulates: 16 queues (8 per broker), light traffic, a settled group before the change
-#: at 60 s, 20 s after production stops for the last messages.
-SIM_DEFAULTS = dict(topics={"TopicTest": 8}, produce_rate_per_queue=1.0, duration_ms=80_000, drain_ms=20_000)
+#: at 60 s; producers stop at 80 s and the run goes on to 130 s, long enough for Kafka's 45 s session timeout
+#: to hand a crashed member's partitions on.
+SIM_DEFAULTS = dict(topics={"TopicTest": 8}, produce_rate_per_queue=1.0, duration_ms=80_000, drain_ms=50_000)
 
 
 def _scenario(change: str, strategy, overrides: Mapping):
@@ -562,19 +569,32 @@ def _scenario(change: str, strategy, overrides: Mapping):
     return build(**{**SIM_DEFAULTS, **overrides, "strategy": strategy})
 
 
+def _change_row(design: str, change: str, seed: int, run, at: int) -> dict:
+    """One row of :func:`simulated_changes` from a run: what it measured after the change at ``at``."""
+    from rmqlib.sim.kafka_group import pauses_after
+
+    pauses = pauses_after(run, at)
+    return {"design": design, "change": change, "seed": seed, "pause_ms": sum(pauses.values()),
+            "longest_ms": max(pauses.values(), default=0), "paused": sum(1 for ms in pauses.values() if ms),
+            "duplicates": run.duplicates, "unconsumed": len(run.lost), "moved": run.handovers(after_ms=at)}
+
+
 def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None = None,
-                      changes: Sequence[str] = CHANGES, kafka: bool = True, **overrides) -> list[dict]:
+                      changes: Sequence[str] = CHANGES, kafka: bool | Sequence[str] = True, **overrides) -> list[dict]:
     """Pause and duplicates after a crash and after a scale-out, one row per design, change and seed.
 
-    RocketMQ-side designs (:data:`SIMULATED`) run through :func:`rmqlib.sim.simulate` on
-    ``scenarios.crash`` / ``scenarios.scale_out`` (``overrides`` change any Scenario field):
-    ``pause_ms`` is the time queues spent with no owner after the change (:meth:`SimResult.pauses`,
-    summed over queues), ``duplicates`` the deliveries beyond a message's first, ``unconsumed`` the messages
-    never consumed by the end. Kafka's protocols (:data:`KAFKA_PROTOCOLS`) go through
-    :func:`rmqlib.kafka.protocol.membership_change` on the same group change (partitions = the scenario's
-    queues): its per-partition unavailability summed, and its duplicate count.
+    Every design runs in the simulator on ``scenarios.crash`` / ``scenarios.scale_out`` (``overrides`` change any
+    Scenario field), measured the same way. RocketMQ-side designs (:data:`SIMULATED`) through
+    :func:`rmqlib.sim.simulate` (broker-side assignment as Pop mode, :data:`SIMULATED_FIELDS`); Kafka's protocols
+    (:data:`KAFKA_PROTOCOLS`; ``kafka=True`` for all, False for none, or a list of their labels) through
+    :func:`rmqlib.sim.kafka_group.simulate_kafka_group`, the scenario's consumers as a Kafka group over its
+    queues as partitions. Per row: ``pause_ms``, the time queues spent with no owner after the change
+    (:meth:`SimResult.pauses`, summed over queues), ``longest_ms`` the longest of those per queue and ``paused``
+    how many queues paused at all; ``duplicates`` the deliveries beyond a message's first; ``unconsumed`` the
+    messages never consumed by the end; ``moved`` the hand-overs after the change.
     """
     from rmqlib.sim import simulate
+    from rmqlib.sim.kafka_group import change_ms, simulate_kafka_group
 
     seeds = check_each(seeds, "seeds", check_int, max_len=16)
     names = list(SIMULATED) if designs is None else check_each(
@@ -586,57 +606,33 @@ def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None
     for change in changes:
         if change not in CHANGES:
             raise ValueError(f"changes must be among {', '.join(CHANGES)}, got {change[:80]!r}")
+    if isinstance(kafka, bool):
+        protocols = list(KAFKA_PROTOCOLS) if kafka else []
+    else:
+        protocols = check_each(kafka, "kafka", lambda v, label: check_str(v, label), max_len=len(KAFKA_PROTOCOLS))
+        for label in protocols:
+            if label not in KAFKA_PROTOCOLS:
+                raise ValueError(f"kafka must be True, False or among {', '.join(KAFKA_PROTOCOLS)}, "
+                                 f"got {label[:80]!r}")
     rows = []
     for change in changes:
         for name in names:
             for seed in seeds:
-                scenario = _scenario(change, SIMULATED[name](), overrides)
-                run = simulate(scenario, seed=seed)
-                at = _change_ms(scenario)
-                pause = sum(min(b, scenario.end_ms) - max(a, at) for gaps in run.pauses().values()
-                            for a, b in gaps if b > at)
-                rows.append({"design": name, "change": change, "seed": seed, "pause_ms": pause,
-                             "duplicates": run.duplicates, "unconsumed": len(run.lost),
-                             "moved": run.handovers(after_ms=at)})
-        if kafka:
-            rows += _kafka_changes(change, _scenario(change, AllocateMessageQueueAveragely(), overrides), seeds)
-    return rows
-
-
-def _change_ms(scenario) -> int:
-    times = [s.join_ms for s in scenario.consumers if s.join_ms > 0]
-    times += [s.leave_ms for s in scenario.consumers if s.leave_ms is not None]
-    return min(times)
-
-
-def _kafka_changes(change: str, scenario, seeds: Sequence[int]) -> list[dict]:
-    from rmqlib.kafka import ProtocolTimings, protocol
-
-    mqs = java_sorted_mqs([MessageQueue(t, b, q) for t, per in scenario.topics.items()
-                           for b in scenario.brokers for q in range(per)])
-    per_topic, _, _ = _partitions(mqs)
-    at = _change_ms(scenario)
-    before = [s.client_id for s in scenario.consumers if s.join_ms < at]
-    after = [s.client_id for s in scenario.consumers
-             if s.join_ms <= at and (s.leave_ms is None or s.leave_ms > at)]
-    # the same traffic and network as the simulated run: messages per queue per second, a round trip of two hops
-    timings = ProtocolTimings(messages_per_s=float(scenario.produce_rate_per_queue),
-                              rpc_ms=float(2 * scenario.rpc_latency_ms))
-    rows = []
-    for label, (proto, design) in KAFKA_PROTOCOLS.items():
-        outcome = protocol.membership_change(getattr(protocol.RebalanceProtocol, proto), kafka_assignor(design),
-                                             per_topic, before, after, timings=timings,
-                                             departure="crash" if change == "crash" else "graceful")
-        row = {"pause_ms": int(round(outcome.total_pause_ms)), "duplicates": int(round(outcome.total_duplicates)),
-               "unconsumed": 0, "moved": len(outcome.moved)}
-        for seed in seeds:  # the protocol model is deterministic: the same row for every seed
-            rows.append({"design": label, "change": change, "seed": seed, **row})
+                scenario = _scenario(change, SIMULATED[name](), {**overrides, **SIMULATED_FIELDS.get(name, {})})
+                rows.append(_change_row(name, change, seed, simulate(scenario, seed=seed), change_ms(scenario)))
+        if protocols:
+            scenario = _scenario(change, AllocateMessageQueueAveragely(), overrides)
+            for label in protocols:
+                proto, design = KAFKA_PROTOCOLS[label]
+                for seed in seeds:
+                    run = simulate_kafka_group(scenario, proto.lower(), kafka_assignor(design), seed=seed)
+                    rows.append(_change_row(label, change, seed, run, change_ms(scenario)))
     return rows
 
 
 def changes_summary(rows: Sequence[Mapping]) -> list[dict]:
-    """Mean pause (queue-milliseconds without an owner), duplicates, unconsumed messages and moved queues per design
-    and change, from :func:`simulated_changes` rows."""
+    """Mean pause (queue-milliseconds without an owner), longest pause of a queue, queues paused, duplicates,
+    unconsumed messages and moved queues per design and change, from :func:`simulated_changes` rows."""
     rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
                       (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
     grouped: dict[tuple, list[Mapping]] = {}
@@ -647,6 +643,8 @@ def changes_summary(rows: Sequence[Mapping]) -> list[dict]:
         n = len(group)
         out.append({"design": design, "change": change,
                     "pause (queue-ms)": round(sum(r["pause_ms"] for r in group) / n),
+                    "longest (ms)": round(sum(r.get("longest_ms", 0) for r in group) / n),
+                    "paused": round(sum(r.get("paused", 0) for r in group) / n, 1),
                     "duplicates": round(sum(r["duplicates"] for r in group) / n, 1),
                     "unconsumed": round(sum(r["unconsumed"] for r in group) / n, 1),
                     "moved": round(sum(r["moved"] for r in group) / n, 1)})

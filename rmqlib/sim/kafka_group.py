@@ -37,6 +37,9 @@ The protocols:
   member still owns waits until that owner has acknowledged, then goes out in the new owner's next heartbeat
   reply; a member with partitions to revoke gets nothing new first.
 
+A classic member's heartbeats restart when its SyncGroup reply arrives (``AbstractCoordinator.HeartbeatThread
+.enable`` resets the heartbeat timer), so after a rebalance the members heartbeat nearly in step.
+
 The coordinator learns of a crash when the member's session times out (``session.timeout.ms`` /
 ``group.consumer.session.timeout.ms``, counted from its last heartbeat); a classic group's first rebalance
 waits ``group.initial.rebalance.delay.ms`` (3 s) for more members (``InitialDelayedJoin``).

@@ -133,7 +133,25 @@ def test_kafka_protocols_pay_their_own_detection_and_rounds():
     assert eager["moved"] > coop["moved"]
 
 
+def test_every_design_is_measured_in_the_simulator_the_same_way():
+    rows = simulated_changes(seeds=(0,), designs=["RocketMQ AVG", "RocketMQ broker-side (Pop)"], changes=["scale_out"],
+                             kafka=["Kafka eager (range)", "Kafka cooperative (cooperative-sticky)"])
+    by = {row["design"]: row for row in rows}
+    assert set(by) == {"RocketMQ AVG", "RocketMQ broker-side (Pop)", "Kafka eager (range)",
+                       "Kafka cooperative (cooperative-sticky)"}
+    assert all(set(row) == set(rows[0]) for row in rows)
+    # Pop mode gives every consumer every queue (popShareQueueNum 0): no queue waits for a reader
+    assert by["RocketMQ broker-side (Pop)"]["pause_ms"] == 0
+    # eager stops all 16 partitions, cooperative only the moved ones, for longer
+    eager, coop = by["Kafka eager (range)"], by["Kafka cooperative (cooperative-sticky)"]
+    assert eager["paused"] == 16 > coop["paused"] > 0 and coop["longest_ms"] > eager["longest_ms"]
+    assert eager["duplicates"] == coop["duplicates"] == 0
+    assert by["RocketMQ AVG"]["paused"] > 0 and by["RocketMQ AVG"]["longest_ms"] < 3_000
+
+
 @pytest.mark.parametrize("call, error, match", [
+    (lambda: simulated_changes(designs=[], kafka=["Kafka lazy"]), ValueError, "kafka"),
+    (lambda: simulated_changes(designs=[], kafka=[3]), TypeError, "kafka"),
     (lambda: owners("NOPE", ["a"], design_queues(2)), ValueError, "design"),
     (lambda: owners("AVG", [], design_queues(2)), ValueError, "cids"),
     (lambda: owners("AVG", ["a"], []), ValueError, "mqs"),
