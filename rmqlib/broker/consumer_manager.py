@@ -23,6 +23,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from rmqlib.broker.config import (
     CLIENT_HOUSEKEEPING_INTERVAL_MS,
@@ -48,6 +50,8 @@ from rmqlib.checks import (
     check_methods,
     check_str,
 )
+
+_CLIENT_ID = attrgetter("client_id")
 
 
 def _check_subscriptions(subscriptions, name: str = "subscriptions") -> list:
@@ -160,7 +164,7 @@ class ConsumerGroupInfo:
 
         Mirrors: ConsumerGroupInfo.java#getAllClientId
         """
-        return [info.client_id for info in self.channel_info_table.values()]
+        return list(map(_CLIENT_ID, self.channel_info_table.values()))
 
     def get_subscribe_topics(self) -> list[str]:
         return list(self.subscription_table)
@@ -254,9 +258,9 @@ class ConsumerGroupInfo:
             assert sub.topic == topic, (topic, sub)
 
 
-@dataclass(frozen=True)
-class ConsumerIdsChangedNotification:
-    """One NOTIFY_CONSUMER_IDS_CHANGED request the broker sends (oneway).
+class ConsumerIdsChangedNotification(NamedTuple):
+    """One NOTIFY_CONSUMER_IDS_CHANGED request the broker sends (oneway). An immutable record (a named tuple: a
+    group's change makes one per member, so it is built cheaply).
 
     Mirrors: broker/.../client/net/Broker2Client.java#notifyConsumerIdsChanged
     """

@@ -90,6 +90,10 @@ class RebalanceLitePullImpl(RebalanceImpl):
     def message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
                               mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
         """Only tell the listener (the consumer's own, which updates the assigned queues)."""
+        self._message_queue_changed(topic, mq_all, mq_divided, now_ms)
+
+    def _message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
+                               mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
         if self.message_queue_listener is not None:
             self.message_queue_listener(topic, set(mq_all), set(mq_divided))
 

@@ -285,13 +285,15 @@ class RebalanceImpl:
         """Route refresh: store the readable queues of a subscribed topic.
 
         Mirrors: DefaultMQPushConsumerImpl.java#updateTopicSubscribeInfo (ignored for topics
-        not subscribed). Does not trigger a rebalance, as in Java.
+        not subscribed). Does not trigger a rebalance, as in Java. The table keeps a copy (a ``set``), or a
+        ``frozenset`` given as it is (many consumers may then share one).
         """
         check_str(topic, "topic")
         if isinstance(mqs, (str, bytes, MessageQueue)) or not isinstance(mqs, Iterable):
             raise ArgumentTypeError(f"mqs must be a collection of MessageQueue, got {type(mqs).__name__}")
         if topic in self.subscription_inner:
-            mqs = set(mqs)
+            if type(mqs) is not frozenset:  # a frozenset cannot change under the model: it is kept as it is
+                mqs = set(mqs)
             if mqs and (set(map(type, mqs)) != _ONLY_MQ or set(map(_TOPIC_OF, mqs)) != {topic}):
                 for mq in mqs:  # the fast test above failed: find and name the culprit
                     if not isinstance(mq, MessageQueue) or mq.topic != topic:
@@ -374,7 +376,7 @@ class RebalanceImpl:
         if self.message_model is MessageModel.BROADCASTING:
             if mq_set is not None:
                 if self.update_process_queue_table_in_rebalance(topic, mq_set, False, now_ms):
-                    self.message_queue_changed(topic, mq_set, mq_set, now_ms)
+                    self._message_queue_changed(topic, mq_set, mq_set, now_ms)
                 balanced = mq_set == self.get_working_message_queue(topic)
             else:
                 self.message_queue_changed(topic, set(), set(), now_ms)
@@ -400,7 +402,7 @@ class RebalanceImpl:
                 return False
             allocate_result_set = set(result) if result is not None else set()
             if self.update_process_queue_table_in_rebalance(topic, allocate_result_set, is_order, now_ms):
-                self.message_queue_changed(topic, mq_set, allocate_result_set, now_ms)
+                self._message_queue_changed(topic, mq_set, allocate_result_set, now_ms)
             balanced = allocate_result_set == self.get_working_message_queue(topic)
         return balanced
 
@@ -811,6 +813,12 @@ class RebalanceImpl:
         mq_all = _check_mq_set(mq_all, "mq_all")
         mq_divided = _check_mq_set(mq_divided, "mq_divided")
         check_time(now_ms)
+        self._message_queue_changed(topic, mq_all, mq_divided, now_ms)
+
+    def _message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
+                               mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
+        """:meth:`message_queue_changed` on sets the rebalance round has already checked (its own table and
+        allocation)."""
         sub = self.subscription_inner.get(topic)
         if sub is not None:  # Java would throw a NullPointerException here
             sub.sub_version = now_ms

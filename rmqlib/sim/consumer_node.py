@@ -294,9 +294,13 @@ class ConsumerNode:
             yield clock.timeout(sc.poll_name_server_interval_ms)
 
     def on_notify(self):
+        """NOTIFY_CONSUMER_IDS_CHANGED arrived: MQClientInstance#rebalanceImmediately."""
         if self.alive:
             self.impl.rebalance_immediately(int(self.clock.now))
-            self.kick_rebalance()
+            wait = self._rebalance_wait  # kick_rebalance, inlined: a big group gets ~n^2 of these
+            if wait is not None and not wait.signalled:
+                wait.signalled = True
+                self.clock.call(0, wait.end)
 
     def kick_rebalance(self):
         """Wake the rebalance thread (ServiceThread#wakeup): once per wait, further wakeups coalesce."""

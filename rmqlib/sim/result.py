@@ -98,6 +98,17 @@ class EventLog(_Columns):
         self.who.append(who)
         self.detail.append(detail)
 
+    def extend(self, times_ms: list[int], kind: str, whos: list[str], detail: str = "") -> None:
+        """One line per item of ``whos`` (at the matching time of ``times_ms``), all of one kind and detail:
+        what ``append`` for each would record."""
+        if len(times_ms) != len(whos):
+            raise ValueError(f"times_ms and whos must be as long, got {len(times_ms)} and {len(whos)}")
+        n = len(whos)
+        self.time_ms.extend(times_ms)
+        self.kind.extend([kind] * n)
+        self.who.extend(whos)
+        self.detail.extend([detail] * n)
+
     def events(self) -> list[Event]:
         """Every line as an :class:`Event`, sorted by time (stable: same-time lines keep their order)."""
         order = sorted(range(len(self.time_ms)), key=self.time_ms.__getitem__)
