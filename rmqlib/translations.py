@@ -20,6 +20,14 @@ matches). ``skeleton`` adds entries holding the English for the translator to re
 them as untranslated until they hold Chinese). ``check`` exits 1 when anything is missing, stale,
 untranslated or not regenerated.
 
+A translated cell speaks of the translated edition: ``build`` points a repository path in its prose
+(``chapters/X.ipynb``, ``exercises/source/X.ipynb``, ``exercises/student/X.ipynb`` and the folders
+themselves) at the same notebook of the same edition (``chapters/zh/X.ipynb`` ...) wherever that
+notebook is translated (:func:`localize_paths`), so a catalog may quote the English path as it is.
+A heading or line-leading label the English repeats across notebooks (``## The book checks
+itself``, ``*Predict, then check*``) must have one rendering everywhere: :func:`label_conflicts`
+lists those that do not, and ``check`` reports them.
+
 Cell ids are positions (``c000``, ``c001`` ... see tools/build_notebooks.py), so inserting a cell in
 the English shifts the ids after it: ``build`` first moves every entry whose English text is
 unchanged to the id that text now has, so only cells whose words changed ask for work.
@@ -31,6 +39,7 @@ import argparse
 import copy
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,12 +258,114 @@ def orphans(notebook: Path, lang: str = "zh", root: Path = ROOT) -> list[str]:
     return [entry.id for entry in load_catalog(path, lang).entries if entry.id not in ids]
 
 
+# --------------------------------------------------------------------------- paths in the prose
+
+# a repository path in the prose: one of the three book folders, then a notebook of it or nothing more
+# (the folder itself); not inside a longer path (``site/chapters/``) and not already an edition's (``chapters/zh/``)
+_BOOK_PATH = re.compile(r"(?<![\w./-])(?P<folder>chapters|exercises/source|exercises/student)/"
+                        r"(?!(?:[a-z]{2}(?:-[A-Za-z]+)?)/)(?P<name>[\w.-]+\.ipynb)?(?![\w/-])")
+
+
+def translated_sources(lang: str = "zh", root: Path = ROOT) -> set[str]:
+    """The English notebooks (``chapters/X.ipynb``, ``exercises/source/X.ipynb``) that have a ``lang`` catalog."""
+    return {nb.relative_to(root).as_posix() for nb in english_notebooks(root) if catalog_path(nb, lang, root).exists()}
+
+
+def localize_paths(text: str, translated: set[str], lang: str = "zh") -> str:
+    """``text`` with every book path pointed at the ``lang`` edition where that edition has the notebook.
+
+    ``chapters/X.ipynb`` -> ``chapters/<lang>/X.ipynb`` when ``chapters/X.ipynb`` is in ``translated``;
+    ``exercises/student/X.ipynb`` follows ``exercises/source/X.ipynb`` (the student set is generated from
+    it); a folder (``exercises/source/``) when any notebook of it is translated. Other paths stay as they are.
+    """
+    check_str(text, "text", empty=True)
+    _lang(lang)
+    folders = {path.rsplit("/", 1)[0] for path in translated}
+    if "exercises/source" in folders:
+        folders.add("exercises/student")
+
+    def point(match: re.Match[str]) -> str:
+        folder, name = match["folder"], match["name"]
+        source = "exercises/source" if folder == "exercises/student" else folder
+        if (f"{source}/{name}" in translated) if name else (folder in folders):
+            return f"{folder}/{lang}/{name or ''}"
+        return match[0]
+
+    return _BOOK_PATH.sub(point, text)
+
+
+# --------------------------------------------------------------------------- recurring labels
+
+# a heading, or a label that opens a line (after a list marker): **Model answer.**, *Predict, then check*
+_LABEL = re.compile(r"^(?:(?P<level>#{1,6})[ \t]+(?P<heading>[^\n]+?)[ \t]*"
+                    r"|[ \t]*(?:(?:[-+]|\d+\.)[ \t]+)?(?P<label>\*\*[^*\n]+\*\*|\*[^*\s][^*\n]*\*)(?!\*))$"
+                    r"|^[ \t]*(?:(?:[-+]|\d+\.)[ \t]+)?(?P<lead>\*\*[^*\n]+\*\*|\*[^*\s][^*\n]*\*)(?=[^*])", re.M)
+# a numbering that is the notebook's own, not the label's: "02 · ", "3 · ", "11c · ", "第 3 章 · "
+_NUMBERING = re.compile(r"^(?:\d+[a-z]?(?:\.\d+)*[ \t]*[·.][ \t]*)")
+
+
+def labels(markdown: str) -> list[tuple[str, str]]:
+    """The headings and line-leading labels of a markdown cell, in order: ``("##", text)`` or ``("*", text)``.
+
+    A heading's numbering (``02 · ``) is dropped, so the same heading in two chapters compares equal.
+    """
+    out = []
+    for match in _LABEL.finditer(markdown):
+        if match["heading"] is not None:
+            out.append((match["level"], _NUMBERING.sub("", match["heading"]).strip()))
+        else:
+            out.append(("*", (match["label"] or match["lead"]).strip("*").strip()))
+    return out
+
+
+def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, list[str]]]:
+    """English labels used in more than one notebook that are not rendered the same way everywhere.
+
+    Returns ``{english: {rendering: [notebooks]}}`` for each such label. A cell whose translation has
+    not the English cell's headings (same number, same levels) is listed under the key ``""`` (as
+    ``"<notebook> <cell id>"``): its labels cannot be paired.
+    """
+    seen: dict[str, dict[str, set[str]]] = {}
+    unpaired: list[str] = []
+    for notebook in english_notebooks(root):
+        path = catalog_path(notebook, lang, root)
+        if not path.exists():
+            continue
+        rel = notebook.relative_to(root).as_posix()
+        entries = load_catalog(path, lang).by_id()
+        for cell in _markdown(json.loads(notebook.read_text(encoding="utf-8"))):
+            entry = entries.get(cell["id"])
+            if entry is None:
+                continue
+            english, translated = labels(cell_text(cell)), labels(entry.text)
+            headings = [kind for kind, _ in english if kind != "*"]
+            if headings != [kind for kind, _ in translated if kind != "*"]:
+                unpaired.append(f"{rel} {cell['id']}")
+                continue
+            if [kind for kind, _ in english] != [kind for kind, _ in translated]:
+                english, translated = ([item for item in pair if item[0] != "*"] for pair in (english, translated))
+            for (_, en), (_, rendering) in zip(english, translated):
+                seen.setdefault(en, {}).setdefault(rendering, set()).add(rel)
+    out = {en: {rendering: sorted(where) for rendering, where in renderings.items()}
+           for en, renderings in seen.items()
+           if len(renderings) > 1 and len(set().union(*renderings.values())) > 1}
+    if unpaired:
+        out[""] = {"headings differ from the English": unpaired}
+    return out
+
+
 # --------------------------------------------------------------------------- generating the edition
 
-def translate(nb, catalog: Catalog, lang: str = "zh"):
-    """The translated notebook: markdown from the catalog, code unchanged but for the language line."""
+def translate(nb, catalog: Catalog, lang: str = "zh", translated: set[str] | None = None):
+    """The translated notebook: markdown from the catalog, code unchanged but for the language line.
+
+    ``translated``: the English notebooks (repository paths) that have a translation, whose paths the
+    prose is pointed at (:func:`localize_paths`); default: those with a catalog under :data:`ROOT`.
+    """
     out = copy.deepcopy(nb)
     entries = catalog.by_id()
+    if translated is None:
+        translated = translated_sources(lang)
     first_code = True
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown":
@@ -262,7 +373,7 @@ def translate(nb, catalog: Catalog, lang: str = "zh"):
             if entry is None or entry.en != text_hash(cell_text(cell)):
                 raise ValueError(f"{catalog.source}: cell {cell['id']} has no current translation "
                                  f"(python -m rmqlib.translations todo)")
-            cell["source"] = entry.text
+            cell["source"] = localize_paths(entry.text, translated, lang)
         elif cell["cell_type"] == "code" and first_code:
             first_code = False
             line = LANGUAGE_LINE.format(lang=lang)
@@ -300,6 +411,7 @@ def build(lang: str = "zh", root: Path = ROOT, notebooks: list[Path] | None = No
     from rmqlib import exercises
 
     written = []
+    translated = translated_sources(lang, root)
     for notebook in notebooks or english_notebooks(root):
         path = catalog_path(notebook, lang, root)
         if not path.exists():
@@ -312,7 +424,7 @@ def build(lang: str = "zh", root: Path = ROOT, notebooks: list[Path] | None = No
         if todo(notebook, lang, root):
             continue  # incomplete: `todo` and `check` say which cells
         target = translated_path(notebook, lang)
-        if _write(translate(nb, catalog, lang), target):
+        if _write(translate(nb, catalog, lang, translated), target):
             written.append(target)
     source = root / "exercises" / "source" / lang
     if source.is_dir():
@@ -323,6 +435,7 @@ def build(lang: str = "zh", root: Path = ROOT, notebooks: list[Path] | None = No
 def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
     """Everything that keeps the edition from being whole and current, one line each."""
     out = []
+    translated = translated_sources(lang, root)
     for notebook in english_notebooks(root):
         rel = notebook.relative_to(root).as_posix()
         path = catalog_path(notebook, lang, root)
@@ -334,11 +447,19 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
                 for cid in orphans(notebook, lang, root)]
         target = translated_path(notebook, lang)
         if not any(str(t).startswith(rel) for t in todo(notebook, lang, root)):
-            expected = translate(json.loads(notebook.read_text(encoding="utf-8")), load_catalog(path, lang), lang)
+            expected = translate(json.loads(notebook.read_text(encoding="utf-8")), load_catalog(path, lang), lang,
+                                 translated)
             nbformat = _nbformat()
             text = nbformat.writes(nbformat.from_dict(expected)) + "\n"
             if not target.exists() or target.read_text(encoding="utf-8") != text:
                 out.append(f"{target.relative_to(root).as_posix()}: stale, run python -m rmqlib.translations build")
+    for english, renderings in label_conflicts(lang, root).items():
+        if english:
+            out.append(f"{english!r} is rendered {len(renderings)} ways: "
+                       + "; ".join(f"{r!r} in {', '.join(w)}" for r, w in renderings.items()))
+        else:
+            out += [f"{where}: the translation's headings are not the English cell's" for where in
+                    renderings["headings differ from the English"]]
     return out
 
 

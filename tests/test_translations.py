@@ -37,8 +37,10 @@ def _cells():
 def _translate_all(path: Path, root: Path) -> None:
     tr.skeleton(path, root=root)
     catalog = tr.load_catalog(tr.catalog_path(path, root=root))
-    for entry in catalog.entries:
-        entry.text = "中文：" + entry.text.splitlines()[0]
+    for entry in catalog.entries:  # a heading stays a heading of the same level
+        first = entry.text.splitlines()[0]
+        hashes, _, words = first.partition(" ")
+        entry.text = f"{hashes} 中文：{words}" if first.startswith("#") else "中文：" + first
     tr.dump_catalog(catalog, tr.catalog_path(path, root=root))
 
 
@@ -60,7 +62,7 @@ def test_build_replaces_prose_and_keeps_code_and_outputs_but_for_the_language_li
     assert target in written
     english, chinese = (json.loads(p.read_text(encoding="utf-8")) for p in (path, target))
     assert [c["id"] for c in chinese["cells"]] == [c["id"] for c in english["cells"]]
-    assert tr.cell_text(chinese["cells"][0]) == "中文：# 01 · A demo chapter"
+    assert tr.cell_text(chinese["cells"][0]) == "# 中文：01 · A demo chapter"
     first_code = tr.cell_text(chinese["cells"][1]).splitlines()
     assert first_code[0] == "# NBVAL_CHECK_OUTPUT"  # nbval's marker stays first
     assert first_code[1] == tr.LANGUAGE_LINE.format(lang="zh")
@@ -132,3 +134,115 @@ def test_the_terms_file_gives_one_translation_per_term():
     terms = yaml.safe_load((ROOT / "i18n" / "zh" / "terms.yml").read_text(encoding="utf-8"))["terms"]
     english = [t["en"] for t in terms]
     assert len(english) == len(set(english)) and all(t["zh"].strip() for t in terms)
+
+
+# --------------------------------------------------------------------------- paths in the prose
+
+def test_localize_paths_points_at_the_translated_edition_only_where_it_exists():
+    translated = {"chapters/01_demo.ipynb", "exercises/source/01_demo.ipynb"}
+    text = ("Set `exercises/source/01_demo.ipynb` (student: `exercises/student/01_demo.ipynb`), "
+            "all sets in `exercises/source/` and `exercises/student/`; open `chapters/`, read "
+            "chapters/01_demo.ipynb, not `chapters/02_other.ipynb` nor `site/chapters/01_demo.ipynb`; "
+            "already there: `chapters/zh/01_demo.ipynb`.")
+    assert tr.localize_paths(text, translated) == (
+        "Set `exercises/source/zh/01_demo.ipynb` (student: `exercises/student/zh/01_demo.ipynb`), "
+        "all sets in `exercises/source/zh/` and `exercises/student/zh/`; open `chapters/zh/`, read "
+        "chapters/zh/01_demo.ipynb, not `chapters/02_other.ipynb` nor `site/chapters/01_demo.ipynb`; "
+        "already there: `chapters/zh/01_demo.ipynb`.")
+    # with no exercise set translated, the exercise folders stay English
+    assert tr.localize_paths("`exercises/source/` `exercises/student/`", {"chapters/01_demo.ipynb"}) == \
+        "`exercises/source/` `exercises/student/`"
+    with pytest.raises(ValueError, match="lang"):
+        tr.localize_paths("x", translated, lang="fr")
+
+
+def test_build_points_the_translated_prose_at_the_chinese_exercise_set(tmp_path):
+    cells = _cells()
+    cells[2] = new_markdown_cell("## Exercises\n\n`exercises/source/01_demo.ipynb` (student version in "
+                                 "`exercises/student/`); chapter `chapters/01_demo.ipynb`.")
+    path = _book(tmp_path, cells)
+    tr.skeleton(path, root=tmp_path)
+    catalog = tr.load_catalog(tr.catalog_path(path, root=tmp_path))
+    catalog.entries[0].text = "# 01 · 示例"
+    catalog.entries[1].text = ("## 练习\n\n`exercises/source/01_demo.ipynb`（学生版在 `exercises/student/` 中）；"
+                               "本章 `chapters/01_demo.ipynb`。")  # the translator quotes the English paths
+    tr.dump_catalog(catalog, tr.catalog_path(path, root=tmp_path))
+    target = tmp_path / "chapters" / "zh" / "01_demo.ipynb"
+    tr.build(root=tmp_path, notebooks=[path])
+    # no exercise set is translated yet: only the chapter's own path moves
+    assert tr.cell_text(json.loads(target.read_text(encoding="utf-8"))["cells"][2]) == (
+        "## 练习\n\n`exercises/source/01_demo.ipynb`（学生版在 `exercises/student/` 中）；"
+        "本章 `chapters/zh/01_demo.ipynb`。")
+    exercise = tmp_path / "exercises" / "source" / "01_demo.ipynb"
+    exercise.parent.mkdir(parents=True)
+    nbformat.write(new_notebook(cells=[new_markdown_cell("# Exercises 01")]), exercise)
+    nb = nbformat.read(exercise, as_version=4)
+    nb.cells[0].id = "c000"
+    nbformat.write(nb, exercise)
+    tr.dump_catalog(tr.Catalog("exercises/source/01_demo.ipynb",
+                               [tr.Entry("c000", tr.text_hash("# Exercises 01"), "# 练习 01")]),
+                    tr.catalog_path(exercise, root=tmp_path))
+    assert any("chapters/zh/01_demo.ipynb: stale" in line for line in tr.problems(root=tmp_path))
+    tr.build(root=tmp_path, notebooks=[path])
+    assert tr.cell_text(json.loads(target.read_text(encoding="utf-8"))["cells"][2]) == (
+        "## 练习\n\n`exercises/source/zh/01_demo.ipynb`（学生版在 `exercises/student/zh/` 中）；"
+        "本章 `chapters/zh/01_demo.ipynb`。")
+
+
+def test_the_chinese_edition_names_no_english_notebook_that_has_a_chinese_twin():
+    translated = tr.translated_sources()
+    english_paths = {p for p in translated} | {p.replace("/source/", "/student/") for p in translated
+                                               if p.startswith("exercises/")}
+    found = []
+    for folder in ("chapters/zh", "exercises/source/zh", "exercises/student/zh"):
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+                if cell["cell_type"] == "markdown":
+                    text = tr.cell_text(cell)
+                    found += [f"{folder}/{path.name}: {p}" for p in english_paths
+                              if f"`{p}`" in text or f" {p}" in text]
+    assert translated and not found, "\n".join(found) + "\n(python -m rmqlib.translations build)"
+
+
+# --------------------------------------------------------------------------- recurring headings
+
+def test_labels_are_headings_without_their_numbering_and_line_leading_emphasis():
+    text = ("# 02 · Sharing: evenly\n\n**What you will learn**\n\n1. *Predict, then check*: the order.\n"
+            "- **Rubric (3 points).** One point each.\nA *word* inside a sentence is no label.\n### 3 · Explain why")
+    assert tr.labels(text) == [("#", "Sharing: evenly"), ("*", "What you will learn"), ("*", "Predict, then check"),
+                               ("*", "Rubric (3 points)."), ("###", "Explain why")]
+
+
+def test_a_recurring_heading_rendered_two_ways_is_named(tmp_path):
+    paths = []
+    for name, rendering in (("01_demo", "本书的自检"), ("02_more", "本书的自我检查")):
+        nb = new_notebook(cells=[new_markdown_cell(f"# {name[:2]} · {name}"),
+                                 new_markdown_cell("## The book checks itself\n\nEach claim, computed.")])
+        for i, cell in enumerate(nb.cells):
+            cell.id = f"c{i:03d}"
+        path = tmp_path / "chapters" / f"{name}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+        tr.dump_catalog(tr.Catalog(f"chapters/{name}.ipynb", [
+            tr.Entry("c000", tr.text_hash(nb.cells[0].source), f"# {name[:2]} · 示例 {name}"),
+            tr.Entry("c001", tr.text_hash(nb.cells[1].source), f"## {rendering}\n\n每条论断都算一遍。")]),
+            tr.catalog_path(path, root=tmp_path))
+        paths.append(path)
+    conflicts = tr.label_conflicts(root=tmp_path)
+    assert conflicts == {"The book checks itself": {"本书的自检": ["chapters/01_demo.ipynb"],
+                                                    "本书的自我检查": ["chapters/02_more.ipynb"]}}
+    assert any(line.startswith("'The book checks itself' is rendered 2 ways") for line in tr.problems(root=tmp_path))
+    # one rendering everywhere: nothing to report; a translation that drops a heading is named
+    catalog = tr.load_catalog(tr.catalog_path(paths[1], root=tmp_path))
+    catalog.entries[1].text = "## 本书的自检\n\n每条论断都算一遍。"
+    tr.dump_catalog(catalog, tr.catalog_path(paths[1], root=tmp_path))
+    assert tr.label_conflicts(root=tmp_path) == {}
+    catalog.entries[1].text = "每条论断都算一遍。"
+    tr.dump_catalog(catalog, tr.catalog_path(paths[1], root=tmp_path))
+    assert tr.label_conflicts(root=tmp_path) == {
+        "": {"headings differ from the English": ["chapters/02_more.ipynb c001"]}}
+
+
+def test_every_recurring_heading_and_label_of_the_real_edition_has_one_rendering():
+    conflicts = tr.label_conflicts()
+    assert not conflicts, json.dumps(conflicts, ensure_ascii=False, indent=1)
