@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from enum import Enum
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+E = TypeVar("E", bound=Enum)
 
 
 class ArgumentTypeError(TypeError, ValueError):
@@ -145,6 +147,22 @@ def check_items(value, name: str, cls: type, into: type = list) -> Any:
     return value
 
 
+def check_enum(value: Any, name: str, enum_cls: type[E]) -> E:
+    """A member of ``enum_cls``: a member is returned as it is; a ``str`` that is a member's value or name
+    (``"POP"``, ``"crash"``, ``"CRASH"``) gives that member, so settings typed on a command line still work.
+    A ``str`` naming no member is a ``ValueError``, anything else an :class:`ArgumentTypeError`; either message
+    names ``name`` and lists the values the field takes."""
+    if isinstance(value, enum_cls):
+        return value
+    values = ", ".join(str(member.value) for member in enum_cls)
+    if isinstance(value, str):
+        for member in enum_cls:
+            if value == member.value or value == member.name:
+                return member
+        raise ValueError(f"{name} must be one of {values}, got {value[:60]!r}")
+    raise ArgumentTypeError(f"{name} must be a {enum_cls.__name__} or one of {values}, got {type(value).__name__}")
+
+
 def check_list_of(value, name: str, cls: type) -> list:
     """A ``list`` whose items are all instances of ``cls`` (the list itself is returned)."""
     if not isinstance(value, list):
@@ -208,5 +226,6 @@ def check_time(value, name: str = "now_ms") -> int:
 
 
 __all__ = ["LONG_MAX", "LONG_MIN", "MAX_TIME_MS", "ArgumentTypeError", "check_bool", "check_callable", "check_each",
-           "check_instance", "check_int", "check_items", "check_list_of", "check_mapping", "check_methods",
-           "check_number", "check_optional_int", "check_str", "check_str_or_none", "check_time", "check_time_ms"]
+           "check_enum", "check_instance", "check_int", "check_items", "check_list_of", "check_mapping",
+           "check_methods", "check_number", "check_optional_int", "check_str", "check_str_or_none", "check_time",
+           "check_time_ms"]

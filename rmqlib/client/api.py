@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from rmqlib.checks import ArgumentTypeError, check_int, check_str
-from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel, _coerce_enum
+from rmqlib.checks import ArgumentTypeError, check_enum, check_int, check_str
+from rmqlib.client.config import ConsumeFromWhere, ConsumeType, MessageModel
 from rmqlib.model import MessageQueue
 from rmqlib.protocol import RETRY_GROUP_TOPIC_PREFIX as RETRY_GROUP_TOPIC_PREFIX  # "X as X": re-exported
 from rmqlib.protocol import SUB_ALL as SUB_ALL
@@ -71,9 +71,9 @@ class ConsumerData:
 
     def __post_init__(self) -> None:
         check_str(self.group_name, "group_name")
-        self.consume_type = _coerce_enum("consume_type", ConsumeType, self.consume_type)
-        self.message_model = _coerce_enum("message_model", MessageModel, self.message_model)
-        self.consume_from_where = _coerce_enum("consume_from_where", ConsumeFromWhere, self.consume_from_where)
+        self.consume_type = check_enum(self.consume_type, "consume_type", ConsumeType)
+        self.message_model = check_enum(self.message_model, "message_model", MessageModel)
+        self.consume_from_where = check_enum(self.consume_from_where, "consume_from_where", ConsumeFromWhere)
         subs = self.subscription_data_set
         if not isinstance(subs, list) or not all(isinstance(sub, SubscriptionData) for sub in subs):
             raise ArgumentTypeError(f"subscription_data_set must be a list of SubscriptionData, got {subs!r:.80}")

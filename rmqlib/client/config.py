@@ -8,28 +8,14 @@ enforces at start, raised here as ValueError naming the field.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from enum import Enum
-from typing import TypeVar
 
-from rmqlib.checks import ArgumentTypeError
+from rmqlib.checks import ArgumentTypeError, check_enum
 from rmqlib.protocol import ConsumeFromWhere as ConsumeFromWhere  # "X as X": re-exported, the settings name them
 from rmqlib.protocol import ConsumeType as ConsumeType
 from rmqlib.protocol import MessageModel as MessageModel
 
 MIN_POP_INVISIBLE_TIME = 5000  # DefaultMQPushConsumerImpl.java
 MAX_POP_INVISIBLE_TIME = 300000  # DefaultMQPushConsumerImpl.java
-
-E = TypeVar("E", bound=Enum)
-
-
-def _coerce_enum(name: str, enum_cls: type[E], value: object) -> E:
-    if isinstance(value, enum_cls):
-        return value
-    if isinstance(value, str) and value in enum_cls.__members__:
-        return enum_cls[value]
-    error = ValueError if isinstance(value, str) else ArgumentTypeError
-    raise error(f"{name} must be one of {list(enum_cls.__members__)}, got {value!r}")
-
 
 # (field, low, high) ranges of DefaultMQPushConsumerImpl.java#checkConfig; None = unbounded.
 _RANGES = (
@@ -92,9 +78,8 @@ class PushConsumerConfig:
     pull_time_delay_mills_when_exception: int = 1000
 
     def __post_init__(self) -> None:
-        self.message_model = _coerce_enum("message_model", MessageModel, self.message_model)
-        self.consume_from_where = _coerce_enum("consume_from_where", ConsumeFromWhere,
-                                               self.consume_from_where)
+        self.message_model = check_enum(self.message_model, "message_model", MessageModel)
+        self.consume_from_where = check_enum(self.consume_from_where, "consume_from_where", ConsumeFromWhere)
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name in ("client_rebalance", "post_subscription_when_pull"):

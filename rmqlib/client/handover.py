@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from rmqlib.allocation import make_cids, spread_queues
-from rmqlib.client.config import ConsumeFromWhere, PushConsumerConfig, _coerce_enum
+from rmqlib.checks import check_enum
+from rmqlib.client.config import ConsumeFromWhere, PushConsumerConfig
 from rmqlib.client.fake_api import InMemoryClientBrokerAPI
 from rmqlib.client.rebalance import NEW_PULL_REQUEST, RebalanceImpl, RebalanceStep
 from rmqlib.model import MessageQueue, java_sorted_mqs
@@ -95,8 +96,8 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
     for k in consuming:
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < queues:
             raise ValueError(f"consuming must hold queue numbers in 0..{queues - 1}, got {k!r}")
-    config = PushConsumerConfig(consume_from_where=_coerce_enum("consume_from_where", ConsumeFromWhere,
-                                                                consume_from_where))
+    config = PushConsumerConfig(consume_from_where=check_enum(consume_from_where, "consume_from_where",
+                                                              ConsumeFromWhere))
 
     mq_all = java_sorted_mqs(spread_queues(queues, ("broker-a",), TOPIC))
     cids = make_cids(after)

@@ -11,10 +11,9 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
-from typing import Any, TypeVar
+from enum import StrEnum
 
-from rmqlib.checks import ArgumentTypeError
+from rmqlib.checks import check_enum
 from rmqlib.protocol import MessageModel
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy, strategy_from_name
 
@@ -46,25 +45,6 @@ CLUSTERING, BROADCASTING = MessageModel.CLUSTERING, MessageModel.BROADCASTING
 CONCURRENT, ORDERLY, POP = ConsumeMode.CONCURRENT, ConsumeMode.ORDERLY, ConsumeMode.POP
 SHUTDOWN, CRASH, HOST_LOSS = LeaveKind.SHUTDOWN, LeaveKind.CRASH, LeaveKind.HOST_LOSS
 
-_E = TypeVar("_E", bound=Enum)
-
-
-def _to_member(enum_cls: type[_E], value: Any, where: str) -> _E:
-    """``value`` as a member of ``enum_cls``: a member passes, a name or value (``"POP"``, ``"crash"``) is looked up.
-
-    Anything else raises a ValueError (a TypeError for a value that is not a str) that starts with ``where``
-    and lists the names the field takes.
-    """
-    if isinstance(value, enum_cls):
-        return value
-    names = ", ".join(member.value for member in enum_cls)
-    if isinstance(value, str):
-        for member in enum_cls:
-            if value in (member.value, member.name):
-                return member
-        raise ValueError(f"{where}: one of {names}, got {value[:60]!r}")
-    raise ArgumentTypeError(f"{where}: a {enum_cls.__name__} or one of {names}, got {type(value).__name__}")
-
 
 @dataclass(frozen=True)
 class ConsumerSpec:
@@ -83,7 +63,7 @@ class ConsumerSpec:
 
     def __post_init__(self) -> None:
         if type(self.leave) is not LeaveKind:
-            object.__setattr__(self, "leave", _to_member(LeaveKind, self.leave, "ConsumerSpec.leave"))
+            object.__setattr__(self, "leave", check_enum(self.leave, "ConsumerSpec.leave", LeaveKind))
 
 
 @dataclass(frozen=True)
@@ -186,7 +166,7 @@ class Scenario:
         for name, kind in (("message_model", MessageModel), ("consume_mode", ConsumeMode)):
             value = getattr(self, name)
             if type(value) is not kind:  # a name, e.g. from the command line's --set consume_mode=ORDERLY
-                object.__setattr__(self, name, _to_member(kind, value, f"Scenario.{name}"))
+                object.__setattr__(self, name, check_enum(value, f"Scenario.{name}", kind))
         if isinstance(self.consumers, list):
             object.__setattr__(self, "consumers", tuple(self.consumers))
         for name in ("brokers", "topic_changes", "outages"):

@@ -143,7 +143,7 @@ def test_set_takes_an_enum_field_by_name(capsys):
     assert code == 0 and err == "" and json.loads(out) == json.loads(json.dumps(expected))
     code, out, err = run(capsys, "simulate", "crash", "--set", "message_model=BROADCAST")
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert "Scenario.message_model: one of BROADCASTING, CLUSTERING, got 'BROADCAST'" in err
+    assert "Scenario.message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'" in err
 
 
 def test_largest_group_answers_and_help_states_the_limits(capsys):

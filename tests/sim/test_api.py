@@ -106,7 +106,7 @@ def test_scenario_takes_the_enums_or_their_names_and_keeps_the_members():
 @pytest.mark.parametrize("leave, error", [("explode", ValueError), ("", ValueError), (None, TypeError),
                                           (LeaveKind, TypeError)])
 def test_a_bad_leave_kind_is_refused_naming_the_field(leave, error):
-    with pytest.raises(error, match=r"^ConsumerSpec\.leave: .*shutdown, crash, host_loss"):
+    with pytest.raises(error, match=r"^ConsumerSpec\.leave must be .*shutdown, crash, host_loss"):
         ConsumerSpec("a@1", leave_ms=5_000, leave=leave)
 
 
