@@ -260,7 +260,7 @@ class RebalanceImpl:
         self.start_timestamp = now_ms
         self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
         self.pop_process_queue_table: dict[MessageQueue, PopProcessQueue] = {}
-        self.topic_subscribe_info_table: dict[str, set[MessageQueue]] = {}
+        self.topic_subscribe_info_table: dict[str, AbstractSet[MessageQueue]] = {}
         self.subscription_inner: dict[str, SubscriptionData] = {}
         self.rebalance_requests: list[tuple[int, int]] = []
         if self.message_model is MessageModel.CLUSTERING:
