@@ -166,7 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("strategies", help="list the allocation strategies")
     # listed for --help only: main() hands `book` and everything after it to rmqlib.book before argparse runs
     commands.add_parser("book", help="open the book in JupyterLab (arguments after it go to jupyter lab)",
-                        description="Start JupyterLab on the book; arguments after `book` (e.g. --allow-root) "
+                        description="Start JupyterLab on the book; --lang zh opens the Chinese edition (and "
+                                    "JupyterLab's Chinese interface, if its language pack is installed: "
+                                    "pip install -e \".[zh]\"); other arguments after `book` (e.g. --allow-root) "
                                     "go to jupyter lab.")
 
     sim = commands.add_parser(

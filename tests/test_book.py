@@ -89,3 +89,90 @@ def test_the_chinese_readme_gives_the_readmes_two_commands_and_the_language_pack
     assert [req.split(">")[0] for req in extras["zh"]] == ["jupyterlab-language-pack-zh-CN"]
     assert '```\npip install -e ".[zh]"\n```' in chinese and "Settings → Language" in chinese
     assert (ROOT / "chapters" / "zh" / "00_preface.ipynb").is_file() and "chapters/zh/00_preface.ipynb" in chinese
+    assert "```\nrmqlib book --lang zh\n```" in chinese and "python -m rmqlib.book --lang zh" in chinese
+
+
+# --------------------------------------------------------------------------- rmqlib book --lang zh
+
+@pytest.fixture
+def no_exec(monkeypatch):
+    """Record the command ``rmqlib book`` would become instead of becoming it (no server starts)."""
+    started = []
+
+    def execv(path, command):
+        started.append(command)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(book.os, "execv", execv)
+    return started
+
+
+def test_split_lang_takes_lang_out_of_the_arguments_for_jupyter_lab():
+    assert book.split_lang(["--allow-root"]) == ("en", ["--allow-root"])
+    assert book.split_lang(["--lang", "zh", "--no-browser"]) == ("zh", ["--no-browser"])
+    assert book.split_lang(["--port=9", "--lang=en"]) == ("en", ["--port=9"])
+    for bad, message in ((["--lang", "fr"], "one of en, zh, got 'fr'"), (["--lang"], "needs a value"),
+                         (["--lang=zh", "--lang", "en"], "given twice"), (["--lang="], "got ''")):
+        with pytest.raises(ValueError, match=f"^--lang: .*{message}"):
+            book.split_lang(bad)
+
+
+@pytest.mark.parametrize("args", [["--lang", "fr"], ["--allow-root", "--lang"], ["--lang=zh", "--lang=zh"]])
+def test_book_with_a_bad_lang_exits_2_with_one_line_and_starts_nothing(args, no_exec, capsys):
+    assert cli.main(["book", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rmqlib book: --lang: ")
+    assert no_exec == []
+
+
+def test_book_lang_zh_opens_the_chinese_preface_in_a_chinese_interface(no_exec, monkeypatch, tmp_path, capsys):
+    from jupyterlab_server.settings_utils import _get_overrides
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setattr(book, "language_pack_installed", lambda lang: True)
+    with pytest.raises(SystemExit):
+        cli.main(["book", "--lang", "zh", "--no-browser"])
+    command = no_exec.pop()
+    assert command[-1] == str(ROOT / "chapters" / "zh" / "00_preface.ipynb") and "--no-browser" in command
+    assert "--lang" not in command and "zh" not in command
+    settings = Path(next(a for a in command if a.startswith("--LabApp.app_settings_dir=")).partition("=")[2])
+    assert settings == tmp_path / "runtime" / "rmqlib-book-settings-zh"  # this server's, not the reader's
+    overrides, error = _get_overrides(str(settings))  # read as JupyterLab reads them
+    assert not error and overrides[book.TRANSLATION_PLUGIN] == {"locale": "zh_CN"}
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"  # the book's own too
+    assert (settings / "page_config.json").read_bytes() == (book.SETTINGS_DIR / "page_config.json").read_bytes()
+    assert capsys.readouterr().err == ""
+
+
+def test_book_lang_zh_without_the_language_pack_says_so_in_one_line(no_exec, monkeypatch, capsys):
+    monkeypatch.setattr(book, "language_pack_installed", lambda lang: False)
+    with pytest.raises(SystemExit):
+        cli.main(["book", "--lang=zh"])
+    command = no_exec.pop()
+    assert command[-1] == str(ROOT / "chapters" / "zh" / "00_preface.ipynb")
+    assert f"--LabApp.app_settings_dir={book.SETTINGS_DIR}" in command  # the interface stays English
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and 'pip install -e ".[zh]"' in err
+
+
+def test_book_without_lang_opens_the_english_preface_with_the_books_settings(no_exec, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["book", "--allow-root"])
+    command = no_exec.pop()
+    assert command[-1] == str(ROOT / "chapters" / "00_preface.ipynb") and "--allow-root" in command
+    assert f"--LabApp.app_settings_dir={book.SETTINGS_DIR}" in command and capsys.readouterr().err == ""
+
+
+def test_language_pack_installed_reads_jupyterlabs_entry_points(monkeypatch):
+    class EntryPoint:
+        def __init__(self, name):
+            self.name = name
+
+    monkeypatch.setattr(book, "entry_points", lambda group: [EntryPoint("fr_FR")]
+                        if group == book.LANGUAGE_PACK_ENTRY_POINTS else [])
+    assert book.language_pack_installed("en") and not book.language_pack_installed("zh")
+    monkeypatch.setattr(book, "entry_points", lambda group: [EntryPoint("zh_CN")]
+                        if group == book.LANGUAGE_PACK_ENTRY_POINTS else [])
+    assert book.language_pack_installed("zh")
+    with pytest.raises(ValueError, match="--lang"):
+        book.language_pack_installed("fr")
