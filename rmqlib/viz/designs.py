@@ -6,7 +6,7 @@
 * :func:`designs_panel` -- "consumers" and "queues" sliders that redraw all designs at once.
 * :func:`designs_frames_figure` -- the same with a plotly "consumers" slider, for the static site.
 * :func:`tradeoff_figure` -- the measured grid summed up: movement against peak load, one point per design.
-* :func:`changes_figure` -- pause and duplicates after a crash and a scale-out
+* :func:`changes_figure` -- pause, queues paused and duplicates after a crash and a scale-out
   (:func:`rmqlib.designs.compare.simulated_changes`).
 """
 
@@ -129,9 +129,23 @@ def tradeoff_figure(summary: Sequence[Mapping]) -> go.Figure:
     return styled_figure(data, layout)
 
 
+def _short_ms(value: float) -> str:
+    """A duration for a bar's label: ``4 ms``, ``9.0 s``, ``245 s`` (SI units, the same in every language)."""
+    if value < 1_000:
+        return f"{value:g} ms"
+    return f"{value / 1000:.1f} s" if value < 100_000 else f"{value / 1000:.0f} s"
+
+
+#: The three panels of :func:`changes_figure`, top to bottom: (summary column, axis title, y domain, log axis).
+CHANGES_PANELS = (("pause (queue-ms)", "pause (queue-ms, log; 0 at 1)", (0.7, 1.0), True),
+                  ("paused", "queues paused", (0.37, 0.61), False),
+                  ("duplicates", "duplicates", (0.0, 0.28), False))
+
+
 def changes_figure(rows: Sequence[Mapping]) -> go.Figure:
-    """Pause (queue-milliseconds without an owner, log scale) and duplicates per design, one bar per change,
-    from :func:`rmqlib.designs.compare.simulated_changes` rows (averaged over seeds)."""
+    """Per design, one bar per change, in three panels: the pause (queue-milliseconds without an owner, summed over
+    queues; log scale, labelled in ms or s), how many queues paused at all, and duplicates. From
+    :func:`rmqlib.designs.compare.simulated_changes` rows (averaged over seeds)."""
     summary = changes_summary(_rows(rows, "rows"))
     if not summary:
         raise ValueError("rows must hold at least one row")
@@ -139,20 +153,25 @@ def changes_figure(rows: Sequence[Mapping]) -> go.Figure:
     changes = list(dict.fromkeys(row["change"] for row in summary))
     value = {(row["design"], row["change"]): row for row in summary}
     data = []
+    layout: dict = {}
+    last = len(CHANGES_PANELS)
     for i, change in enumerate(changes):
-        for axis, key in (("", "pause (queue-ms)"), ("2", "duplicates")):
+        for k, (key, _, _, log) in enumerate(CHANGES_PANELS, start=1):
+            axis = "" if k == 1 else str(k)
             shown = [value.get((d, change), {}).get(key) for d in designs]
-            drawn = [max(v, 1) if axis == "" and v is not None else v for v in shown]  # log axis: 0 drawn at 1
+            drawn = [max(v, 1) if log and v is not None else v for v in shown]  # log axis: 0 drawn at 1
+            labels = [(_short_ms(v) if log else f"{v:g}") if v is not None else "" for v in shown]
             data.append(dict(type="bar", name=phrase(change.replace("_", "-")), legendgroup=change,
-                             showlegend=axis == "", x=[phrase(d) for d in designs], y=drawn,
-                             text=[str(v) for v in shown], textposition="outside", cliponaxis=False,
+                             showlegend=k == 1, x=[phrase(d) for d in designs], y=drawn,
+                             text=labels, textposition="outside", cliponaxis=False, textfont=dict(size=10),
                              xaxis="x" + axis, yaxis="y" + axis, marker=dict(color=color_of(i)),
                              hovertemplate="%{x}: %{text}<extra>" + text(key) + "</extra>"))
-    layout = dict(title=text("After a crash and a scale-out: pause and duplicates per design"), barmode="group",
-                  height=620,
-                  xaxis=dict(domain=[0, 1], anchor="y", showticklabels=False, type="category"),
-                  yaxis=dict(domain=[0.58, 1], type="log", title=text("pause (queue-ms, log; 0 at 1)")),
-                  xaxis2=dict(domain=[0, 1], anchor="y2", type="category", tickangle=-30),
-                  yaxis2=dict(domain=[0, 0.42], title=text("duplicates"), rangemode="tozero"),
-                  meta={"view": "changes", "rows": summary})
+    for k, (_, title, domain, log) in enumerate(CHANGES_PANELS, start=1):
+        axis = "" if k == 1 else str(k)
+        layout["xaxis" + axis] = dict(domain=[0, 1], anchor="y" + axis, type="category", showticklabels=k == last,
+                                      **({"tickangle": -30} if k == last else {}))
+        layout["yaxis" + axis] = dict(domain=list(domain), title=text(title),
+                                      **({"type": "log"} if log else {"rangemode": "tozero"}))
+    layout.update(title=text("After a crash and a scale-out: pause, queues paused and duplicates per design"),
+                  barmode="group", height=780, meta={"view": "changes", "rows": summary})
     return styled_figure(data, layout)

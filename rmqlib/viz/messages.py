@@ -278,6 +278,9 @@ ZH: dict[str, str] = {
     "After a crash and a scale-out: pause and duplicates per design": "进程崩溃和扩容之后：每种设计的消费停顿与重复消费",
     "pause (queue-ms, log; 0 at 1)": "消费停顿（队列·毫秒，对数；0 画在 1 处）",
     "pause (queue-ms)": "消费停顿（队列·毫秒）",
+    "After a crash and a scale-out: pause, queues paused and duplicates per design":
+        "进程崩溃和扩容之后：每种设计的消费停顿、停顿的队列数与重复消费",
+    "queues paused": "停顿的队列数",
     "duplicates": "重复消费",
     # design names and who decides (rmqlib.designs.compare.DESIGNS)
     "ours: sticky": "本书：粘性分配",

@@ -58,6 +58,21 @@ def test_tradeoff_and_changes_figures_draw_what_they_are_given():
     assert fig.layout.meta["rows"][0]["design"] == "RocketMQ AVG"
 
 
+def test_the_changes_figure_has_three_panels_labelled_in_ms_or_s():
+    rows = [{"design": "A", "change": "crash", "seed": 0, "pause_ms": 4, "longest_ms": 1, "paused": 4,
+             "duplicates": 7, "unconsumed": 0, "moved": 9},
+            {"design": "B", "change": "crash", "seed": 0, "pause_ms": 245_004, "longest_ms": 45_000, "paused": 16,
+             "duplicates": 0, "unconsumed": 0, "moved": 9}]
+    fig = changes_figure(rows)
+    by_axis = {t.yaxis: t for t in fig.data}
+    assert set(by_axis) == {"y", "y2", "y3"} and fig.layout.yaxis.type == "log"
+    assert list(by_axis["y"].text) == ["4 ms", "245 s"] and list(by_axis["y"].y) == [4, 245_004]
+    assert list(by_axis["y2"].y) == [4, 16] and list(by_axis["y3"].y) == [7, 0]
+    assert [t.name for t in fig.data if t.showlegend] == ["crash"]
+    # only the bottom panel names the designs
+    assert not fig.layout.xaxis.showticklabels and fig.layout.xaxis3.showticklabels
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda: designs_view(1, 8), ValueError, "consumers"),
     (lambda: designs_view(4, 300), ValueError, "queues"),
