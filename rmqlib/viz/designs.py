@@ -137,15 +137,15 @@ def _short_ms(value: float) -> str:
 
 
 #: The three panels of :func:`changes_figure`, top to bottom: (summary column, axis title, y domain, log axis).
-CHANGES_PANELS = (("pause (queue-ms)", "pause (queue-ms, log; 0 at 1)", (0.7, 1.0), True),
-                  ("paused", "queues paused", (0.37, 0.61), False),
+CHANGES_PANELS = (("pause (queue-ms)", "pause (queue-ms, log)", (0.68, 1.0), True),
+                  ("paused", "queues paused", (0.36, 0.6), False),
                   ("duplicates", "duplicates", (0.0, 0.28), False))
 
 
 def changes_figure(rows: Sequence[Mapping]) -> go.Figure:
     """Per design, one bar per change, in three panels: the pause (queue-milliseconds without an owner, summed over
-    queues; log scale, labelled in ms or s), how many queues paused at all, and duplicates. From
-    :func:`rmqlib.designs.compare.simulated_changes` rows (averaged over seeds)."""
+    queues; log scale, a pause of 0 drawn at 1, labelled in ms or s), how many queues paused at all, and
+    duplicates. From :func:`rmqlib.designs.compare.simulated_changes` rows (averaged over seeds)."""
     summary = changes_summary(_rows(rows, "rows"))
     if not summary:
         raise ValueError("rows must hold at least one row")

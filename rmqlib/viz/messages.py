@@ -219,13 +219,13 @@ ZH: dict[str, str] = {
     "fraction of messages": "消息占比",
     "%{x}: mean %{y}<extra></extra>": "%{x}：平均 %{y}<extra></extra>",
     "{y} vs {x} ({seeds} seed per value, box = spread over seeds)":
-        "{y} 随 {x} 的变化（每个取值 {seeds} 个随机种子，箱线 = 各种子的分布）",
+        "{y}随{x}的变化（每个取值 {seeds} 个随机种子，箱线表示各种子间的分布）",
     "{y} vs {x} ({seeds} seeds per value, box = spread over seeds)":
-        "{y} 随 {x} 的变化（每个取值 {seeds} 个随机种子，箱线 = 各种子的分布）",
+        "{y}随{x}的变化（每个取值 {seeds} 个随机种子，箱线表示各种子间的分布）",
     "{y} vs {x} ({seeds} seed per value, bar = min..max over seeds)":
-        "{y} 随 {x} 的变化（每个取值 {seeds} 个随机种子，误差线 = 各种子的最小值到最大值）",
+        "{y}随{x}的变化（每个取值 {seeds} 个随机种子，误差线为各种子中的最小值到最大值）",
     "{y} vs {x} ({seeds} seeds per value, bar = min..max over seeds)":
-        "{y} 随 {x} 的变化（每个取值 {seeds} 个随机种子，误差线 = 各种子的最小值到最大值）",
+        "{y}随{x}的变化（每个取值 {seeds} 个随机种子，误差线为各种子中的最小值到最大值）",
     "delivery %{customdata[0]} at %{customdata[1]} ms<br>from %{customdata[2]}<extra></extra>":
         "第 %{customdata[0]} 次投递，%{customdata[1]} 毫秒<br>来自 %{customdata[2]}<extra></extra>",
     "{topic} after {n} retries": "重试 {n} 次后进入 {topic}",
@@ -281,6 +281,7 @@ ZH: dict[str, str] = {
     "After a crash and a scale-out: pause, queues paused and duplicates per design":
         "进程崩溃和扩容之后：每种设计的消费停顿、停顿的队列数与重复消费",
     "queues paused": "停顿的队列数",
+    "pause (queue-ms, log)": "消费停顿（队列·毫秒，对数）",
     "duplicates": "重复消费",
     # design names and who decides (rmqlib.designs.compare.DESIGNS)
     "ours: sticky": "本书：粘性分配",
