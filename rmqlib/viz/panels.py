@@ -319,7 +319,9 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
         "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0],
                                               layout=widgets.Layout(width="auto")), "strategy"),
         "queues_per_broker": _slider("queues per broker", queues_per_broker, 1, 8, "queues_per_broker"),
-        "consumer_idcs": labelled(widgets.SelectMultiple(options=rooms, value=rooms[:1], rows=3), "consumer idcs"),
+        "consumer_idcs": labelled(widgets.SelectMultiple(options=rooms, value=rooms[:1], rows=3,
+                                                         style={"description_width": "initial"}),
+                                  "consumer idcs"),
     }
     for i, (room, b, c) in enumerate(zip(rooms, brokers, consumers)):
         controls[f"brokers_{room}"] = _slider("{room} brokers", b, 0, max_brokers, f"brokers[{i}] and max_brokers",

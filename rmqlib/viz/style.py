@@ -27,7 +27,10 @@ from rmqlib.viz.colors import PALETTE
 
 TEMPLATE_NAME = "rmqlib"
 PLOT_WIDTH_PX = 700
-FONT = "Helvetica, Arial, sans-serif"
+# Latin text in Helvetica/Arial (what CHAR_PX was measured with); Chinese text (the zh edition) in the first of these
+# CJK fonts the reader's system has (macOS, Windows, Linux), before the browser's own fallback
+FONT = ('Helvetica, Arial, "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", '
+        '"Source Han Sans SC", "WenQuanYi Micro Hei", sans-serif')
 TITLE_SIZE, DETAIL_SIZE, FONT_SIZE = 15, 12, 12
 CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph width, measured in Chromium
 LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
