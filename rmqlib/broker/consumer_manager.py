@@ -323,8 +323,8 @@ class DefaultConsumerIdsChangeListener:
         if channels is None or not self.broker_config.notify_consumer_ids_changed_enable:
             return
         if self.broker_config.real_time_notify_consumer_change:
-            for info in channels:
-                self.outbox.append(ConsumerIdsChangedNotification(now_ms, info.channel, info.client_id, group))
+            self.outbox.extend([ConsumerIdsChangedNotification(now_ms, info.channel, info.client_id, group)
+                                for info in channels])
         else:
             self.consumer_channel_map[group] = list(channels)
 

@@ -293,10 +293,10 @@ class ConsumerNode:
                 self.take_route(topic, now)
             yield clock.timeout(sc.poll_name_server_interval_ms)
 
-    def on_notify(self):
-        """NOTIFY_CONSUMER_IDS_CHANGED arrived: MQClientInstance#rebalanceImmediately."""
+    def on_notify(self, now_ms: int) -> None:
+        """NOTIFY_CONSUMER_IDS_CHANGED arrived at ``now_ms``: MQClientInstance#rebalanceImmediately."""
         if self.alive:
-            self.impl.rebalance_immediately(int(self.clock.now))
+            self.impl.rebalance_immediately(now_ms)
             wait = self._rebalance_wait  # kick_rebalance, inlined: a big group gets ~n^2 of these
             if wait is not None and not wait.signalled:
                 wait.signalled = True

@@ -8,12 +8,14 @@ The wire knows the nodes by name (brokers) and by channel (consumers); it decide
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 
 from rmqlib.broker import PullMessageRequest
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import Scenario
 
+_TIME_MS, _CLIENT_ID, _CHANNEL = attrgetter("time_ms"), attrgetter("client_id"), attrgetter("channel")
 PULL_TIMEOUT_MS = 30_000  # DefaultMQPushConsumerImpl: CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND (a pull's RPC timeout)
 
 
@@ -43,12 +45,12 @@ class Wire:
         order (the calls it replaces would have run back to back in one batch)."""
         recorder, channels = self.recorder, self.channels
         recorder.counters["notifications"] += len(notes)
-        recorder.event_log.extend([int(note.time_ms) for note in notes], "notify",
-                                  [note.client_id for note in notes], f"from {broker_name}")
-        woken = [consumer for consumer in map(channels.get, [note.channel for note in notes])
+        recorder.event_log.extend(list(map(_TIME_MS, notes)), "notify", list(map(_CLIENT_ID, notes)),
+                                  f"from {broker_name}")  # a broker's times are int milliseconds
+        woken = [consumer for consumer in map(channels.get, map(_CHANNEL, notes))
                  if consumer is not None and consumer.connected]
         if woken:
-            self.clock.later(self.latency, _deliver_notifications, woken)
+            self.clock.later(self.latency, _deliver_notifications, woken, self.clock)
 
     def send_pull(self, consumer, request, command, now_ms) -> None:
         """PULL_MESSAGE for ``command`` (the pull path's PullCommand), on ``consumer``'s channel to the broker."""
@@ -108,7 +110,8 @@ class Wire:
             self._fail_pull(broker, opaque)
 
 
-def _deliver_notifications(consumers) -> None:
+def _deliver_notifications(consumers, clock: Clock) -> None:
     """Each consumer's notification arrives (ClientRemotingProcessor#notifyConsumerIdsChanged), in order."""
+    now = int(clock.now)
     for consumer in consumers:
-        consumer.on_notify()
+        consumer.on_notify(now)
