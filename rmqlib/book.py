@@ -36,6 +36,9 @@ from pathlib import Path
 
 from jupyter_server.services.contents.largefilemanager import LargeFileManager
 
+# the server imports the contents manager by name: this module's, also when it runs as `python -m rmqlib.book`
+# (then __name__ is "__main__", which the server cannot import)
+MODULE = "rmqlib.book"
 PACKAGE = Path(__file__).resolve().parent
 SETTINGS_DIR = PACKAGE / "settings"
 FIRST_PAGE = "chapters/00_preface.ipynb"
@@ -63,7 +66,7 @@ def lab_command(root: Path, lab_args: Sequence[str] = (), lang: str = "en",
                 settings_dir: Path = SETTINGS_DIR) -> list[str]:
     """The ``jupyter lab`` command line that serves ``root`` as the book, opening ``lang``'s preface."""
     return [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={root}",
-            f"--ServerApp.contents_manager_class={__name__}.{BookContentsManager.__name__}",
+            f"--ServerApp.contents_manager_class={MODULE}.{BookContentsManager.__name__}",
             f"--LabApp.app_settings_dir={settings_dir}", *lab_args, str(root / FIRST_PAGES[_lang(lang)])]
 
 

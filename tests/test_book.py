@@ -4,6 +4,7 @@ The real browser check (open every notebook, nothing marked dirty) is in tests/b
 """
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,29 @@ def test_language_pack_installed_reads_jupyterlabs_entry_points(monkeypatch):
     assert book.language_pack_installed("zh")
     with pytest.raises(ValueError, match="--lang"):
         book.language_pack_installed("fr")
+
+
+@pytest.mark.filterwarnings("ignore:'rmqlib.book' found in sys.modules:RuntimeWarning")  # runpy, re-running it
+def test_python_m_rmqlib_book_names_a_contents_manager_the_server_can_import(no_exec, monkeypatch):
+    import importlib
+    import runpy
+
+    # no_exec patched os.execv itself (book.os is the os module), so the module runpy runs afresh sees it too
+    monkeypatch.setattr(sys, "argv", ["python -m rmqlib.book", "--lang", "zh", "--no-browser"])
+    monkeypatch.setattr(book, "language_pack_installed", lambda lang: False)
+    with pytest.raises(SystemExit):
+        runpy.run_module("rmqlib.book", run_name="__main__")  # as `python -m rmqlib.book` runs it
+    command = no_exec.pop()
+    name = next(a for a in command if a.startswith("--ServerApp.contents_manager_class=")).partition("=")[2]
+    module, _, cls = name.rpartition(".")
+    assert getattr(importlib.import_module(module), cls).__name__ == "BookContentsManager"
+    assert command[-1].endswith("chapters/zh/00_preface.ipynb")
+
+
+def test_python_m_rmqlib_book_with_a_bad_lang_exits_2_with_one_line():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "rmqlib.book", "--lang", "fr"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "rmqlib book: --lang: one of en, zh, got 'fr'\n"
