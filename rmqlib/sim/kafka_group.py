@@ -185,6 +185,7 @@ class KafkaMember:
         self.died_at: int | None = None
         self.closing = False
         self.positions: dict[MessageQueue, int] = {}  # what it fetches now, and the next offset to read
+        self.order: list[MessageQueue] = []  # the same partitions in fetch order
         self.committed_sent: dict[MessageQueue, int] = {}
         self.generation = -1
         self.previous: tuple[TopicPartition, ...] = ()  # the assignment before an eager revoke (StickyAssignor)
@@ -237,6 +238,7 @@ class KafkaMember:
             if owner_of.get(mq) is self:
                 del owner_of[mq]
         self.positions = positions
+        self.order = sorted(positions)
         for mq in positions:
             owner_of[mq] = self
         self.recorder.own(self.cid, set(positions), now)
@@ -253,13 +255,15 @@ class KafkaMember:
             if not self.alive:
                 return
             batches = self._fetch()
-            if batches:
-                for mq, records in batches:
-                    start = int(clock.now)
-                    yield clock.timeout(self._consume_ms(len(records)))
-                    self.recorder.record_batch(self.cid, self.died_at, mq, records, start, clock.now)
-                    if not self.alive:
-                        return
+            if batches:  # the listener takes the poll's records partition after partition
+                start = int(clock.now)
+                durations = [self._consume_ms(len(records)) for _, records in batches]
+                yield clock.timeout(sum(durations))
+                for (mq, records), took in zip(batches, durations):
+                    self.recorder.record_batch(self.cid, self.died_at, mq, records, start, start + took)
+                    start += took
+                if not self.alive:
+                    return
                 continue
             if self.wake.triggered:
                 self.wake = clock.event()
@@ -279,7 +283,7 @@ class KafkaMember:
     def _fetch(self) -> list[tuple[MessageQueue, list[_Record]]]:
         """Up to ``max.poll.records`` records, partition after partition, positions moved past them."""
         log, left, out = self.sim.partitions.log, MAX_POLL_RECORDS, []
-        for mq in sorted(self.positions):
+        for mq in self.order:
             if left == 0:
                 break
             pos = self.positions[mq]
