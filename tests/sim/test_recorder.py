@@ -2,6 +2,7 @@
 
 import pickle
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,95 @@ def test_calls_back_to_back_at_one_instant_share_one_simpy_event():
     env.run()
     assert order == ["a", "b", "c", "d", "e"]
     assert next(env._eid) == 4  # batch a-b-c, batch d, the timeout, batch e
+
+
+def _call_program(env, call, seed: int) -> list[str]:
+    """A random program of bare calls (normal and urgent), timeouts and processes, each of which schedules more;
+    returns the run order with each step's time."""
+    import random
+
+    import simpy
+
+    order: list[str] = []
+    budget = [80]
+
+    def step(label: str) -> None:
+        order.append(f"{label}@{env.now}")
+        rng = random.Random(f"{seed}/{label}")
+        for i in range(rng.randint(0, 4)):
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            child, delay, roll = f"{label}.{i}", rng.choice((0, 0, 0, 1, 2)), rng.random()
+            if roll < 0.6:  # a run of these at one instant shares one queue entry in the Clock
+                call(delay, lambda _event, child=child: step(child), simpy.core.NORMAL)
+            elif roll < 0.7:
+                call(delay, lambda _event, child=child: step(child), simpy.core.URGENT)
+            elif roll < 0.85:
+                env.timeout(delay).callbacks.append(lambda _event, child=child: step(child))
+            else:  # a process starts with an urgent event: a run in progress must give way to it
+
+                def proc(child=child, delay=delay):
+                    step(child + "/start")
+                    yield env.timeout(delay)
+                    step(child + "/end")
+
+                env.process(proc())
+
+    call(0, lambda _event: step("root"), simpy.core.NORMAL)
+    env.run()
+    return order
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_bare_calls_run_and_are_numbered_as_plain_simpy_events_would(seed):
+    import simpy
+
+    plain = simpy.Environment()
+
+    def plain_call(delay, action, priority):
+        event = simpy.Event(plain)
+        event._ok, event._value = True, None
+        event.callbacks.append(action)
+        plain.schedule(event, priority, delay)
+
+    clock = Clock()
+    assert _call_program(clock, clock.call, seed) == _call_program(plain, plain_call, seed)
+    assert next(clock._eid) == next(plain._eid)  # every call took a number of its own
+
+
+def test_calls_numbered_back_to_back_share_one_queue_entry_and_give_way_to_an_urgent_event():
+    import simpy
+
+    clock, order = Clock(), []
+    for name in "abc":
+        clock.call(1, lambda _event, name=name: order.append(name))
+    assert len(clock._queue) == 1  # one entry for the run a-b-c
+    clock.call(1, lambda _event: order.append("d"))  # numbered right after c: joins the run
+    clock.timeout(1)  # takes a number: the next call starts a new run
+    clock.call(1, lambda _event: order.append("e"))
+    assert len(clock._queue) == 3
+    clock.run()
+    assert order == ["a", "b", "c", "d", "e"]
+
+    clock, order = Clock(), []
+
+    def first(_event):
+        order.append("first")
+        clock.call(0, lambda _event: order.append("urgent"), simpy.core.URGENT)
+
+    clock.call(1, first)
+    clock.call(1, lambda _event: order.append("second"))
+    clock.run()
+    assert order == ["first", "urgent", "second"]
+
+
+def test_event_log_extend_records_what_appending_each_line_would():
+    one_by_one, at_once = EventLog(), EventLog()
+    for time_ms, who in ((3, "c1"), (3, "c2"), (4, "c3")):
+        one_by_one.append(time_ms, "notify", who, "from broker-a")
+    at_once.extend([3, 3, 4], "notify", ["c1", "c2", "c3"], "from broker-a")
+    assert at_once == one_by_one
+    with pytest.raises(ValueError, match="times_ms and whos"):
+        at_once.extend([1], "notify", ["c1", "c2"])

@@ -73,3 +73,43 @@ def test_unlisted_strategies_and_lists_from_elsewhere_go_straight_to_allocate():
     views.allocate(Counting(), "G", cids(2)[0], mq_all, cid_all)
     views.allocate(AllocateMessageQueueAveragely(), "G", cids(2)[0], list(mq_all), cid_all)
     assert calls == [cids(2)[0]] and views._groups == {}
+
+
+def test_a_view_one_consumer_asks_about_costs_no_whole_group_answer():
+    views, strategy = SharedViews(), AllocateMessageQueueAveragely()
+    wholes = []
+    original = strategy.allocate_all
+    strategy.allocate_all = lambda *args: wholes.append(args) or original(*args)
+    mq_all, members = views.sorted_mqs(queues(6)), views.sorted_cids(cids(3))
+    first = views.allocate(strategy, "G", members[0], mq_all, members)
+    assert wholes == []  # one consumer so far: its own allocate
+    second = views.allocate(strategy, "G", members[1], mq_all, members)
+    third = views.allocate(strategy, "G", members[2], mq_all, members)
+    assert len(wholes) == 1  # from the second on, one whole-group answer serves everyone
+    assert [first, second, third] == [strategy.allocate("G", c, java_sorted_mqs(queues(6)), java_sorted_cids(cids(3)))
+                                      for c in members]
+
+
+def test_a_route_version_gives_every_consumer_one_frozenset_that_its_table_keeps():
+    from rmqlib.client import RebalanceImpl
+    from rmqlib.client.fake_api import InMemoryClientBrokerAPI
+    from rmqlib.namesrv import BrokerData, QueueData, TopicRouteData
+    from rmqlib.sim.routes import Routes
+
+    route = TopicRouteData(queue_datas=(QueueData("broker-a", 3, 3), QueueData("broker-b", 2, 2)),
+                           broker_datas=(BrokerData("broker-a", ((0, "a:10911"),)),
+                                         BrokerData("broker-b", ((0, "b:10911"),))))
+    views = SharedViews()
+    got = views.subscribe_queues("T", route, Routes.ordered)
+    assert type(got) is frozenset and views.subscribe_queues("T", route, Routes.ordered) is got
+    assert got == {MessageQueue("T", b, i) for b, n in (("broker-a", 3), ("broker-b", 2)) for i in range(n)}
+    impls = [RebalanceImpl("G", f"c@{i}", InMemoryClientBrokerAPI(), AllocateMessageQueueAveragely())
+             for i in range(2)]
+    for impl in impls:
+        impl.subscribe("T", "*", 0)
+        impl.update_topic_subscribe_info("T", got)
+    assert all(impl.topic_subscribe_info_table["T"] is got for impl in impls)
+    sorted_once = views.sorted_mqs(got)
+    assert views.sorted_mqs(impls[1].topic_subscribe_info_table["T"]) is sorted_once == java_sorted_mqs(got)
+    impls[0].update_topic_subscribe_info("T", list(got))  # anything but a frozenset: a set of its own, as before
+    assert type(impls[0].topic_subscribe_info_table["T"]) is set
