@@ -15,6 +15,10 @@ What is here:
   KIP-848 consumer protocols, giving each partition's pause, the partitions moved and the duplicates
   (``rmqlib.kafka.protocol``).
 
+The same three protocols also run in simulated time, as group members and a group coordinator driven by the
+simulator's clock (``rmqlib.sim.kafka_group``, which imports this package, never the other way round), so that
+Kafka's pauses and duplicates are counted exactly as the simulator counts RocketMQ's.
+
 What is simplified: no replica racks (Kafka's ``assign(Map<String, Integer>, ...)`` entry point has none, so the
 rack-aware branches never run); the protocols are a deterministic event model with a handful of durations
 (``ProtocolTimings``), not a network simulation; topic ids (KIP-848) are replaced by topic names.
@@ -48,6 +52,8 @@ JAVA_SOURCES = {
     "CooperativeStickyAssignor": _CLIENTS + "CooperativeStickyAssignor.java",
     "AbstractStickyAssignor": _CLIENTS + "internals/AbstractStickyAssignor.java",
     "ConsumerCoordinator": _CLIENTS + "internals/ConsumerCoordinator.java",
+    "AbstractCoordinator": _CLIENTS + "internals/AbstractCoordinator.java",
+    "GroupMetadataManager": _COORDINATOR + "GroupMetadataManager.java",
     "ConsumerMembershipManager": _CLIENTS + "internals/ConsumerMembershipManager.java",
     "ConsumerConfig": _CLIENTS + "ConsumerConfig.java",
     "UniformAssignor": _COORDINATOR + "assignor/UniformAssignor.java",

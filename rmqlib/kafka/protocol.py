@@ -31,7 +31,8 @@ a member that gives partitions up on purpose commits first, so a graceful change
 
 Simplified: no network loss, no slow members beyond ``poll_delay_ms``, one rebalance at a time, assignment itself
 takes no time, and the joining member's first heartbeat phase is the change itself. ``settled_assignment`` gives
-the end state alone, without timings.
+the end state alone, without timings. ``rmqlib.sim.kafka_group`` plays the same semantics with simulated members,
+heartbeats, auto-commits and traffic (its tests hold the two to the same moved and paused partitions).
 
 Mirrors (at the commit in ``rmqlib.kafka.KAFKA_COMMIT``): clients/.../consumer/internals/ConsumerCoordinator.java
 (``onJoinPrepare``, ``onJoinComplete``: eager and cooperative revocation), ConsumerPartitionAssignor.RebalanceProtocol

@@ -237,3 +237,16 @@ def test_seeded_groups_never_give_a_partition_two_owners_and_lose_nothing(seed):
         run = simulate_kafka_group(scenario, protocol, seed=seed)
         assert run.overlaps() == {} and not run.offset_violations and not run.lost
         assert set(owners_at(run, scenario.end_ms - 1)) == set(run.queues)
+
+
+def test_each_simulated_part_names_the_kafka_file_it_mirrors():
+    import rmqlib.kafka as kafka
+    from rmqlib.sim import kafka_group
+
+    for cls, names in ((kafka_group.KafkaMember, ("ConsumerCoordinator", "AbstractCoordinator",
+                                                  "ConsumerMembershipManager")),
+                       (kafka_group.ClassicCoordinator, ("GroupMetadataManager",)),
+                       (kafka_group.ConsumerGroupCoordinator, ("GroupMetadataManager", "CurrentAssignmentBuilder"))):
+        for name in names:
+            java_file = kafka.JAVA_SOURCES[name].rsplit("/", 1)[1]
+            assert java_file in cls.__doc__, f"{cls.__name__}'s docstring does not name {java_file}"
