@@ -191,7 +191,6 @@ class KafkaMember:
         self.previous: tuple[TopicPartition, ...] = ()  # the assignment before an eager revoke (StickyAssignor)
         self.rejoin_needed = False
         self.joining = False
-        self.in_group = False
         self.beating = False
         self.sync: tuple[int, list[TopicPartition]] | None = None  # a classic assignment not yet applied
         self.target: list[TopicPartition] | None = None  # a KIP-848 heartbeat reply not yet reconciled
@@ -233,7 +232,11 @@ class KafkaMember:
             self.wake.succeed()
 
     def _set_owned(self, positions: dict[MessageQueue, int], now: int) -> None:
+        """Fetch ``positions`` from now on (a member that died meanwhile, during a commit or an offset fetch,
+        takes nothing: its ownership closed when it died)."""
         owner_of = self.sim.owner_of
+        if not self.alive:
+            positions = {}
         for mq in self.positions:
             if owner_of.get(mq) is self:
                 del owner_of[mq]
@@ -241,7 +244,8 @@ class KafkaMember:
         self.order = sorted(positions)
         for mq in positions:
             owner_of[mq] = self
-        self.recorder.own(self.cid, set(positions), now)
+        if self.alive:
+            self.recorder.own(self.cid, set(positions), now)
 
     def _own_nothing(self, now: int) -> None:
         self._set_owned({}, now)
@@ -376,7 +380,7 @@ class KafkaMember:
         """ConsumerCoordinator.onJoinComplete: revoke what is no longer ours (cooperative), take the rest."""
         sim = self.sim
         generation, assigned = self.sync
-        self.sync, self.joining, self.in_group, self.generation = None, False, True, generation
+        self.sync, self.joining, self.generation = None, False, generation
         mine = {sim.partitions.mq_of[tp] for tp in assigned}
         revoked = [mq for mq in self.positions if mq not in mine]
         if revoked:
