@@ -458,7 +458,9 @@ class ClassicCoordinator:
 
     Mirrors: group-coordinator/.../GroupMetadataManager.java (``classicGroupJoin``, ``classicGroupSync``,
     ``classicGroupHeartbeat``, ``classicGroupLeave``) and classic/ClassicGroup.java. The leader's assignment is
-    computed when the last member has joined (the leader runs the assignor; it takes no time here).
+    computed when the last member has joined (the leader runs the assignor; it takes no time here). A member that
+    has joined the round is not expired while it waits; when the round completes every member's session starts
+    afresh (``completeClassicGroupJoin`` reschedules each member's heartbeat), a member that died meanwhile too.
     """
 
     def __init__(self, sim: KafkaGroupSimulation):
