@@ -25,8 +25,9 @@ A translated cell speaks of the translated edition: ``build`` points a repositor
 themselves) at the same notebook of the same edition (``chapters/zh/X.ipynb`` ...) wherever that
 notebook is translated (:func:`localize_paths`), so a catalog may quote the English path as it is.
 A heading or line-leading label the English repeats across notebooks (``## The book checks
-itself``, ``*Predict, then check*``) must have one rendering everywhere: :func:`label_conflicts`
-lists those that do not, and ``check`` reports them.
+itself``, ``*Predict, then check*``) must have one rendering everywhere, and so must a whole cell the
+English repeats (an exercise set's opening): :func:`label_conflicts` and :func:`cell_conflicts` list
+those that do not, and ``check`` reports them.
 
 Cell ids are positions (``c000``, ``c001`` ... see tools/build_notebooks.py), so inserting a cell in
 the English shifts the ids after it: ``build`` first moves every entry whose English text is
@@ -354,6 +355,34 @@ def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, 
     return out
 
 
+def _cell_shape(text: str) -> str:
+    """A markdown cell with what varies from notebook to notebook taken out: the title line (``# ...``), book
+    paths in backticks, numbers and line breaks. Two cells of the same shape say the same thing."""
+    text = re.sub(r"^# [^\n]*", "#", text.strip())
+    text = re.sub(r"`[^`\n]*/[^`\n]*`", "`P`", text)
+    return " ".join(re.sub(r"\d+", "N", text).split())
+
+
+def cell_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, list[str]]]:
+    """English cells that recur (the same shape, :func:`_cell_shape`, in more than one notebook: an exercise
+    set's opening, a heading-only cell) but whose translations differ in shape: ``{english: {translation:
+    [notebooks]}}``, each text shown in its shape."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for notebook in english_notebooks(root):
+        path = catalog_path(notebook, lang, root)
+        if not path.exists():
+            continue
+        rel = notebook.relative_to(root).as_posix()
+        entries = load_catalog(path, lang).by_id()
+        for cell in _markdown(json.loads(notebook.read_text(encoding="utf-8"))):
+            entry = entries.get(cell["id"])
+            if entry is not None:
+                shapes = seen.setdefault(_cell_shape(cell_text(cell)), {})
+                shapes.setdefault(_cell_shape(entry.text), set()).add(rel)
+    return {en: {zh: sorted(where) for zh, where in shapes.items()} for en, shapes in seen.items()
+            if len(shapes) > 1 and len(set().union(*shapes.values())) > 1}
+
+
 # --------------------------------------------------------------------------- generating the edition
 
 def translate(nb, catalog: Catalog, lang: str = "zh", translated: set[str] | None = None):
@@ -460,6 +489,9 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
         else:
             out += [f"{where}: the translation's headings are not the English cell's" for where in
                     renderings["headings differ from the English"]]
+    for english, translations in cell_conflicts(lang, root).items():
+        out.append(f"a recurring cell is translated {len(translations)} ways ({english[:60]}...): "
+                   + "; ".join(f"{', '.join(w)}" for w in translations.values()))
     return out
 
 

@@ -246,3 +246,28 @@ def test_a_recurring_heading_rendered_two_ways_is_named(tmp_path):
 def test_every_recurring_heading_and_label_of_the_real_edition_has_one_rendering():
     conflicts = tr.label_conflicts()
     assert not conflicts, json.dumps(conflicts, ensure_ascii=False, indent=1)
+
+
+def test_a_recurring_cell_translated_two_ways_is_named(tmp_path):
+    opening = "# Exercises {n} · {title}\n\nChapter: `chapters/{n}_x.ipynb`. Fill in the cells, then run the checks."
+    translations = {"01": "# 练习 01 · 甲\n\n对应章节：`chapters/01_x.ipynb`。填写代码，然后运行检查。",
+                    "02": "# 练习 02 · 乙\n\n对应章节：`chapters/02_x.ipynb`。填写代码，然后运行检查。",
+                    "03": "# 练习 03 · 丙\n\n对应章节：`chapters/03_x.ipynb`。请填写单元，再运行检查单元。"}
+    for n, title in (("01", "One"), ("02", "Two"), ("03", "Three")):
+        nb = new_notebook(cells=[new_markdown_cell(opening.format(n=n, title=title))])
+        nb.cells[0].id = "c000"
+        path = tmp_path / "exercises" / "source" / f"{n}_x.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+        tr.dump_catalog(tr.Catalog(f"exercises/source/{n}_x.ipynb", [
+            tr.Entry("c000", tr.text_hash(nb.cells[0].source), translations[n])]), tr.catalog_path(path, root=tmp_path))
+    conflicts = tr.cell_conflicts(root=tmp_path)
+    assert [sorted(where for w in c.values() for where in w) for c in conflicts.values()] == [
+        ["exercises/source/01_x.ipynb", "exercises/source/02_x.ipynb", "exercises/source/03_x.ipynb"]]
+    assert [sorted(len(w) for w in c.values()) for c in conflicts.values()] == [[1, 2]]  # 03 is the odd one out
+    assert any(line.startswith("a recurring cell is translated 2 ways") for line in tr.problems(root=tmp_path))
+
+
+def test_every_recurring_cell_of_the_real_edition_has_one_translation():
+    conflicts = tr.cell_conflicts()
+    assert not conflicts, json.dumps(conflicts, ensure_ascii=False, indent=1)
