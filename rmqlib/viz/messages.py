@@ -430,6 +430,10 @@ ZH: dict[str, str] = {
     "How many of the eight queues end up owned more than once or by nobody?": "八个队列中，最后有几个被重复持有或无人持有？",
     "Each consumer believes it is first in the list, so all three take the first block: 3 queues are owned three times, 5 by nobody. Sorting both lists is what makes the answers fit (question 1).":
         "每个消费者都以为自己排在列表第一位，于是三个都拿了第一块：3 个队列被持有三次，5 个无人持有。正是对两个列表排序，才让各自的结果拼得起来（问题 1）。",
+    "Two consumers share 16 partitions in a Kafka group on the eager protocol, and two more join. How many of the 16 partitions stop, however briefly?":
+        "两个消费者在一个使用急切式协议的 Kafka 消费组中分摊 16 个分区，又有两个消费者加入。16 个分区中有多少个会停下来，哪怕只停一小会儿？",
+    "Each member gives up everything it owns before it rejoins (ConsumerCoordinator.onJoinPrepare), so every partition stops until the new assignment arrives, even one that goes back to the member that had it.":
+        "每个成员在重新加入之前都会交出自己持有的全部分区（ConsumerCoordinator.onJoinPrepare），所以每个分区都要停到新的分配结果到来，哪怕它最后又回到原来的成员手里。",
     "In scenarios.host_loss() a host vanishes at 60 s. Its queues' pause starts then. When does it end?":
         "在 scenarios.host_loss() 中，一台主机在 60 秒时失联，它的队列从此开始消费停顿。停顿什么时候结束？",
     "about 80 s": "约 80 秒",
