@@ -46,6 +46,7 @@ import enum
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rmqlib.checks import ArgumentTypeError, check_int, check_number
 from rmqlib.kafka.assignors import CooperativeStickyAssignor, RangeAssignor, RoundRobinAssignor, StickyAssignor
@@ -209,7 +210,7 @@ def _members(value, name: str, topics: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _resolve_assignor(assignor):
+def _resolve_assignor(assignor: Any) -> Any:
     if isinstance(assignor, str):
         if assignor not in _REGISTRY:
             raise ValueError(f"assignor must be one of {sorted(_REGISTRY)} or an assignor object, got {assignor!r}")

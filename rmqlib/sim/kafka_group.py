@@ -60,7 +60,10 @@ import enum
 import math
 import random
 import time
+from collections.abc import Generator, Iterable
 from typing import Any, NamedTuple
+
+import simpy
 
 from rmqlib.checks import ArgumentTypeError, check_bool, check_int
 from rmqlib.kafka.assignors import StickyAssignor
@@ -71,7 +74,7 @@ from rmqlib.protocol import MessageModel
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.result import SimResult
-from rmqlib.sim.scenario import ConsumeMode, LeaveKind, Scenario
+from rmqlib.sim.scenario import ConsumeMode, ConsumerSpec, LeaveKind, Scenario
 
 MAX_POLL_RECORDS = 500  # ConsumerConfig max.poll.records
 GROUP_INITIAL_REBALANCE_DELAY_MS = 3_000  # GroupCoordinatorConfig group.initial.rebalance.delay.ms
@@ -136,7 +139,7 @@ class KafkaGroupSimulation:
         self.members = {spec.client_id: KafkaMember(self, spec) for spec in scenario.consumers}
         self.owner_of: dict[MessageQueue, KafkaMember] = {}  # who fetches a partition now (for the long poll)
 
-    def producer(self):
+    def producer(self) -> Generator[simpy.Event, Any, None]:
         """Every ``produce_batch_ms`` from ``produce_start_ms`` to ``duration_ms``, each partition receives its due
         messages at ``produce_rate_per_queue`` (a message's store time is its burst's time)."""
         sc, clock, recorder, log = self.scenario, self.clock, self.recorder, self.partitions.log
@@ -178,7 +181,7 @@ class KafkaMember:
     for KIP-848, ConsumerMembershipManager.java (reconciliation) with HeartbeatRequestManager.java.
     """
 
-    def __init__(self, sim: KafkaGroupSimulation, spec):
+    def __init__(self, sim: KafkaGroupSimulation, spec: ConsumerSpec):
         self.sim, self.spec, self.cid = sim, spec, spec.client_id
         self.clock, self.recorder = sim.clock, sim.recorder
         self.alive = False
@@ -198,7 +201,7 @@ class KafkaMember:
         self.wake = self.clock.event()
 
     # --- lifecycle ------------------------------------------------------------------
-    def start(self, at_ms: int):
+    def start(self, at_ms: int) -> Generator[simpy.Event, Any, None]:
         sim = self.sim
         yield self.clock.timeout(at_ms)
         self.alive = True
@@ -210,7 +213,7 @@ class KafkaMember:
             self.clock.process(self.heartbeat_loop(sim.timings.consumer_heartbeat_interval_ms))
         else:
             self.joining = True
-            self.clock.later(sim.latency, sim.coordinator.join, self, ())
+            self.clock.later(sim.latency, self.classic.join, self, ())
         yield from self.poll_loop()
 
     def _leave(self) -> None:
@@ -225,6 +228,13 @@ class KafkaMember:
         self.recorder.log(now, "leave", self.cid, self.spec.leave.value)
         self._own_nothing(now)
         self.nudge()
+
+    @property
+    def classic(self) -> ClassicCoordinator:
+        """The classic protocol's coordinator (only the eager and cooperative protocols call it)."""
+        coordinator = self.sim.coordinator
+        assert isinstance(coordinator, ClassicCoordinator)
+        return coordinator
 
     def nudge(self) -> None:
         """Wake an idle poll (new data on a fetched partition, or news from the group)."""
@@ -252,7 +262,7 @@ class KafkaMember:
         self.recorder.close_ownership(self.cid, now)
 
     # --- the poll loop ------------------------------------------------------------
-    def poll_loop(self):
+    def poll_loop(self) -> Generator[simpy.Event, Any, None]:
         clock, sim = self.clock, self.sim
         while self.alive:
             yield from self._group_business()
@@ -298,7 +308,7 @@ class KafkaMember:
                 out.append((mq, records))
         return out
 
-    def _commit(self, mqs) -> None:
+    def _commit(self, mqs: Iterable[MessageQueue]) -> None:
         """Send the positions of ``mqs`` to the coordinator (OffsetCommit; stored one hop later)."""
         for mq in mqs:
             pos = self.positions.get(mq)
@@ -306,12 +316,12 @@ class KafkaMember:
                 self.committed_sent[mq] = pos
                 self.clock.later(self.sim.latency, self.sim.coordinator.commit, mq, pos)
 
-    def _commit_sync(self, mqs):
+    def _commit_sync(self, mqs: Iterable[MessageQueue]) -> Generator[simpy.Event, Any, None]:
         """A synchronous commit before giving partitions up (``commit_on_revoke_ms``)."""
         self._commit(mqs)
         yield self.clock.timeout(self.sim.timings.commit_on_revoke_ms)
 
-    def _group_business(self):
+    def _group_business(self) -> Generator[simpy.Event, Any, None]:
         """What ``poll()`` does for the group before it fetches."""
         sim, clock = self.sim, self.clock
         if self.closing:
@@ -328,7 +338,7 @@ class KafkaMember:
             self._commit(list(self.positions))
             self.next_commit_ms = clock.now + sim.timings.auto_commit_interval_ms
 
-    def _close(self):
+    def _close(self) -> Generator[simpy.Event, Any, None]:
         """KafkaConsumer.close(): commit, give every partition up (onLeavePrepare), leave the group."""
         sim, now = self.sim, int(self.clock.now)
         self.recorder.log(now, "leave", self.cid, LeaveKind.SHUTDOWN.value)
@@ -347,7 +357,7 @@ class KafkaMember:
             self.rejoin_needed = True
             self.nudge()
 
-    def _join_prepare(self):
+    def _join_prepare(self) -> Generator[simpy.Event, Any, None]:
         """ConsumerCoordinator.onJoinPrepare, then JoinGroup."""
         sim, now = self.sim, int(self.clock.now)
         owned = list(self.positions)
@@ -365,7 +375,7 @@ class KafkaMember:
         if not self.alive:
             return
         self.rejoin_needed, self.joining = False, True
-        self.clock.later(sim.latency, sim.coordinator.join, self, sent)
+        self.clock.later(sim.latency, self.classic.join, self, sent)
 
     def on_sync(self, generation: int, assigned: list[TopicPartition]) -> None:
         """The SyncGroup reply arrived: apply it at the next poll."""
@@ -376,9 +386,10 @@ class KafkaMember:
                 self.clock.process(self.heartbeat_loop(self.sim.timings.heartbeat_interval_ms))
             self.nudge()
 
-    def _join_complete(self):
+    def _join_complete(self) -> Generator[simpy.Event, Any, None]:
         """ConsumerCoordinator.onJoinComplete: revoke what is no longer ours (cooperative), take the rest."""
         sim = self.sim
+        assert self.sync is not None
         generation, assigned = self.sync
         self.sync, self.joining, self.generation = None, False, generation
         mine = {sim.partitions.mq_of[tp] for tp in assigned}
@@ -395,7 +406,7 @@ class KafkaMember:
         if added:
             yield from self._take(added)
 
-    def _take(self, added):
+    def _take(self, added: list[MessageQueue]) -> Generator[simpy.Event, Any, None]:
         """OffsetFetch for newly assigned partitions, then read them from their committed offsets."""
         sim = self.sim
         yield self.clock.timeout(sim.latency)
@@ -408,7 +419,7 @@ class KafkaMember:
         self.committed_sent.update(offsets)
         self._set_owned(positions, int(self.clock.now))
 
-    def heartbeat_loop(self, interval_ms: int):
+    def heartbeat_loop(self, interval_ms: int) -> Generator[simpy.Event, Any, None]:
         """AbstractCoordinator.HeartbeatThread (classic) or HeartbeatRequestManager (KIP-848)."""
         sim, clock = self.sim, self.clock
         first = True
@@ -431,7 +442,7 @@ class KafkaMember:
             self.target = assigned
             self.nudge()
 
-    def _reconcile(self):
+    def _reconcile(self) -> Generator[simpy.Event, Any, None]:
         """ConsumerMembershipManager's reconciliation: revoke (commit first), acknowledge, then take what is new."""
         if self.target is None:
             return
@@ -453,7 +464,22 @@ class KafkaMember:
             self.send_consumer_heartbeat()  # acknowledge at once
 
 
-class ClassicCoordinator:
+class _OffsetStore:
+    """The committed offsets a group coordinator keeps (OffsetCommit, OffsetFetch)."""
+
+    def __init__(self, sim: KafkaGroupSimulation):
+        self.sim, self.clock = sim, sim.clock
+        self.committed: dict[MessageQueue, int] = {}
+        self.rounds = 0
+
+    def commit(self, mq: MessageQueue, offset: int) -> None:
+        """OffsetCommit reached the coordinator: store it (the recorder checks nothing unread is passed)."""
+        if offset > self.committed.get(mq, 0):
+            self.committed[mq] = offset
+        self.sim.recorder.on_commit(mq.broker_name, mq.topic, mq.queue_id, offset, self.clock.now)
+
+
+class ClassicCoordinator(_OffsetStore):
     """The group coordinator of the classic protocol: members, generations, JoinGroup/SyncGroup, sessions, offsets.
 
     Mirrors: group-coordinator/.../GroupMetadataManager.java (``classicGroupJoin``, ``classicGroupSync``,
@@ -464,21 +490,13 @@ class ClassicCoordinator:
     """
 
     def __init__(self, sim: KafkaGroupSimulation):
-        self.sim, self.clock = sim, sim.clock
+        super().__init__(sim)
         self.state = _State.EMPTY
         self.members: dict[str, KafkaMember] = {}
         self.joined: dict[str, tuple[TopicPartition, ...]] = {}
         self.deadline: dict[str, float] = {}
         self.generation = 0
-        self.rounds = 0
         self.initial_delay_until = 0.0
-        self.committed: dict[MessageQueue, int] = {}
-
-    def commit(self, mq: MessageQueue, offset: int) -> None:
-        """OffsetCommit reached the coordinator: store it (the recorder checks nothing unread is passed)."""
-        if offset > self.committed.get(mq, 0):
-            self.committed[mq] = offset
-        self.sim.recorder.on_commit(mq.broker_name, mq.topic, mq.queue_id, offset, self.clock.now)
 
     def _touch(self, member: KafkaMember) -> None:
         timeout = self.sim.timings.session_timeout_ms
@@ -557,7 +575,7 @@ class ClassicCoordinator:
             self.clock.later(3 * sim.latency, member.on_sync, self.generation, list(assignment.get(cid, ())))
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(_OffsetStore):
     """KIP-848's group coordinator: heartbeats, the target assignment, and each member's reconciliation.
 
     Mirrors: group-coordinator/.../GroupMetadataManager.java (``consumerGroupHeartbeat``: a membership change
@@ -567,15 +585,11 @@ class ConsumerGroupCoordinator:
     """
 
     def __init__(self, sim: KafkaGroupSimulation):
-        self.sim, self.clock = sim, sim.clock
+        super().__init__(sim)
         self.members: dict[str, KafkaMember] = {}
         self.owned: dict[str, set[TopicPartition]] = {}  # what each member reported owning
         self.target: dict[str, list[TopicPartition]] = {}
         self.deadline: dict[str, float] = {}
-        self.rounds = 0
-        self.committed: dict[MessageQueue, int] = {}
-
-    commit = ClassicCoordinator.commit
 
     def _recompute(self) -> None:
         sim = self.sim
