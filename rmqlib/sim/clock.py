@@ -7,24 +7,31 @@ numbered as simpy numbers its own (see :meth:`Clock.call`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from heapq import heappush
+from typing import Any
 
 import simpy
+from simpy.core import SimTime
+from simpy.events import NORMAL, Event, EventPriority
+
+#: what :meth:`Clock.call` runs: a callable given the event it belongs to
+CallAction = Callable[[Any], None]
 
 
 class Clock(simpy.Environment):
     """simpy's Environment, noting when an event is scheduled so the engine knows its open batch is closed."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.open_batch: _Calls | None = None
         self.open_run: _Run | None = None  # the run of calls that a call() numbered next may join
 
-    def schedule(self, event, priority=simpy.core.NORMAL, delay=0):
+    def schedule(self, event: Event, priority: EventPriority = NORMAL, delay: SimTime = 0) -> None:
         self.open_batch = None
         super().schedule(event, priority, delay)
 
-    def later(self, delay_ms, action, *args) -> None:
+    def later(self, delay_ms: SimTime, action: Callable[..., object], *args: Any) -> None:
         """Run ``action(*args)`` after ``delay_ms`` of simulated time (no process; see :class:`_Calls`)."""
         if delay_ms < 0:
             raise ValueError(f"delay_ms must be >= 0, got {delay_ms}")
@@ -35,7 +42,7 @@ class Clock(simpy.Environment):
         else:
             _Calls(self, at, delay_ms, (action, args))
 
-    def call(self, delay_ms, action, priority=simpy.core.NORMAL) -> None:
+    def call(self, delay_ms: SimTime, action: CallAction, priority: EventPriority = NORMAL) -> None:
         """Schedule ``action(event)`` as one event of its own after ``delay_ms``: the same place in simpy's queue
         (time, priority, sequence number) as a Timeout or a triggered Event scheduled now would take, without the
         Event, Condition and Process objects around it.
@@ -53,16 +60,16 @@ class Clock(simpy.Environment):
             run.last_eid = eid
         else:
             run = self.open_run = _Run(self, at, priority, eid, [action])
-            heappush(self._queue, (at, priority, eid, run))
+            heappush(self._queue, (at, priority, eid, run))  # type: ignore[misc]  # simpy reads it as an event
 
-    def later_all(self, delay_ms, actions) -> None:
+    def later_all(self, delay_ms: SimTime, actions: Sequence[Callable[[], object]]) -> None:
         """``later(delay_ms, action)`` for each of ``actions``, in order (they share one batch, as back-to-back
         ``later`` calls for one instant do)."""
         if not actions:
             return
         first, rest = actions[0], actions[1:]
         self.later(delay_ms, first)
-        if rest:
+        if rest and self.open_batch is not None:  # later() has just opened it
             self.open_batch.calls.extend((action, ()) for action in rest)
 
 
@@ -78,15 +85,15 @@ class _Run:
 
     __slots__ = ("clock", "at", "priority", "first_eid", "last_eid", "actions", "callbacks", "_ok")
 
-    def __init__(self, clock: Clock, at, priority, first_eid: int, actions: list):
+    def __init__(self, clock: Clock, at: SimTime, priority: EventPriority, first_eid: int, actions: list[CallAction]):
         self.clock, self.at, self.priority = clock, at, priority
-        self.first_eid = self.last_eid = first_eid
+        self.first_eid = first_eid
         self.last_eid = first_eid + len(actions) - 1
         self.actions = actions
-        self.callbacks = [self._process]  # what simpy's step reads: callbacks and _ok
+        self.callbacks: list[Callable[[Any], None]] | None = [self._process]  # what simpy's step reads (and _ok)
         self._ok = True
 
-    def _process(self, event) -> None:
+    def _process(self, event: object) -> None:
         clock = self.clock
         if clock.open_run is self:  # calls made from now on for this instant start a run of their own
             clock.open_run = None
@@ -95,7 +102,7 @@ class _Run:
         for i, action in enumerate(actions):
             if i and queue and queue[0] < (at, priority, eid):
                 rest = _Run(clock, at, priority, eid, actions[i:])
-                heappush(queue, (at, priority, eid, rest))
+                heappush(queue, (at, priority, eid, rest))  # type: ignore[misc]  # simpy reads it as an event
                 return
             action(self)
             eid += 1
@@ -112,13 +119,13 @@ class _Calls(simpy.Event):
     thousands per simulated second).
     """
 
-    def __init__(self, env: Clock, at, delay, call):
-        self.env = env
-        self.callbacks = [_run_calls]
+    def __init__(self, env: Clock, at: SimTime, delay: SimTime, call: tuple[Callable[..., object], tuple[Any, ...]]):
+        self.env: Clock = env
+        self.callbacks = [_run_calls]  # simpy calls it with this batch
         self._ok, self._value = True, None  # triggered, as a Timeout is
         self.at = at
         self.calls = [call]
-        simpy.Environment.schedule(env, self, simpy.core.NORMAL, delay)
+        simpy.Environment.schedule(env, self, NORMAL, delay)
         env.open_batch = self
 
 
