@@ -35,6 +35,9 @@ from rmqlib.strategies import (
 #: Strategies whose ``allocate_all(group, mq_all, cid_all)[cid]`` is ``allocate(group, cid, mq_all, cid_all)`` for
 #: every client id of ``cid_all``, and which keep no state between calls.
 SHAREABLE = (AllocateMessageQueueAveragely, AllocateMessageQueueAveragelyByCircle, AllocateMessageQueueConsistentHash)
+#: How many views' whole-group answers are kept (the oldest goes first): a group that starts together passes through
+#: hundreds of member lists, each asked about for a few instants; an answer is a list per member.
+MAX_GROUP_ANSWERS = 64
 _UNSHARED = object()
 _ASKED_ONCE = object()  # a view one consumer has asked about: the next one computes the whole group
 
@@ -98,9 +101,12 @@ class SharedViews:
             return strategy.allocate(consumer_group, current_cid, mq_all, cid_all)
         self._held[id(strategy)] = strategy
         key = (id(strategy), consumer_group, id(mq_all), id(cid_all))
-        whole = self._groups.get(key)
+        groups = self._groups
+        whole = groups.get(key)
         if whole is None:
-            self._groups[key] = _ASKED_ONCE
+            groups[key] = _ASKED_ONCE
+            if len(groups) > MAX_GROUP_ANSWERS:  # the oldest view goes (asked again, it is computed again)
+                del groups[next(iter(groups))]
             return strategy.allocate(consumer_group, current_cid, mq_all, cid_all)
         if whole is _ASKED_ONCE:
             try:

@@ -113,3 +113,17 @@ def test_a_route_version_gives_every_consumer_one_frozenset_that_its_table_keeps
     assert views.sorted_mqs(impls[1].topic_subscribe_info_table["T"]) is sorted_once == java_sorted_mqs(got)
     impls[0].update_topic_subscribe_info("T", list(got))  # anything but a frozenset: a set of its own, as before
     assert type(impls[0].topic_subscribe_info_table["T"]) is set
+
+
+def test_old_views_answers_are_dropped_and_computed_again_alike():
+    from rmqlib.sim.shared_views import MAX_GROUP_ANSWERS
+
+    views, strategy = SharedViews(), AllocateMessageQueueAveragely()
+    mq_all = views.sorted_mqs(queues(5))
+    member_lists = [views.sorted_cids(cids(2 + k)) for k in range(MAX_GROUP_ANSWERS + 3)]
+    first_answers = [[views.allocate(strategy, "G", cid, mq_all, members) for cid in members]
+                     for members in member_lists]
+    assert len(views._groups) == MAX_GROUP_ANSWERS
+    again = [views.allocate(strategy, "G", cid, mq_all, member_lists[0]) for cid in member_lists[0]]
+    assert again == first_answers[0] == [strategy.allocate("G", cid, list(mq_all), list(member_lists[0]))
+                                         for cid in member_lists[0]]
