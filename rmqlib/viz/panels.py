@@ -27,8 +27,12 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 from IPython.display import display  # ipywidgets has loaded it already
 from plotly.basedatatypes import Undefined  # plotly's 'leave this trace's value alone' marker
+from plotly.basewidget import BaseFigureWidget
+from plotly.serializers import custom_serializers
 from plotly.utils import PlotlyJSONEncoder
+from traitlets import Dict, observe
 
+from rmqlib.allocation import make_cids
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
 from rmqlib.viz.figures import (
@@ -49,7 +53,7 @@ from rmqlib.viz.figures import (
     ring_view,
 )
 from rmqlib.viz.i18n import phrase, text
-from rmqlib.viz.style import resolved_template, without_validation
+from rmqlib.viz.style import CHAR_PX, FONT_SIZE, _cols, resolved_template, without_validation
 
 View = Callable[..., go.Figure]
 
@@ -136,6 +140,53 @@ def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None 
     return {"data": wanted, "layout": new_layout}
 
 
+def _report(**kwargs):
+    """A trait the browser sets to report to Python, not echoed back to the browser."""
+    return Dict(allow_none=True).tag(sync=True, echo_update=False, **kwargs, **custom_serializers)
+
+
+class PanelFigureWidget(go.FigureWidget):
+    """The ``FigureWidget`` a panel draws in: plotly's, minus the messages a slider move does not need.
+
+    After every update the browser reports back the defaults plotly.js filled in for each trace
+    (``_js2py_traceDeltas``, about 0.6 kB a visible trace). The plain widget then (1) echoes each such
+    report to the browser (ipywidgets echoes every property the browser sets: 10-20 kB a move for
+    chapter 02's panel), and (2) for every trace the update touched, sends two more messages
+    (``_py2js_removeTraceProps`` set, then reset) that drop from the browser's copy of the figure the
+    properties the report repeats: the browser builds its report before it applies the update to that
+    copy, so the report repeats what Python just set (chapter 02's panel: up to 28 messages a move).
+    Here the reports are not echoed, and their defaults are filed as plotly files them
+    (``trace._prop_defaults``, the same change callbacks) while Python and the browser keep the
+    properties Python set. Every property reads the same in Python; a move sends one update and one
+    reset of the report.
+    """
+
+    _js2py_traceDeltas = _report()
+    _js2py_layoutDelta = _report()
+    _js2py_restyle = _report()
+    _js2py_relayout = _report()
+    _js2py_update = _report()
+    _js2py_pointsCallback = _report()
+
+    @observe("_js2py_traceDeltas")
+    def _handler_js2py_traceDeltas(self, change):  # overrides plotly's handler (same name: it replaces it)
+        report = change["new"]
+        if not report:
+            self._js2py_traceDeltas = None
+            return
+        if report["trace_edit_id"] == self._last_trace_edit_id:  # a report on the latest update only
+            index = {trace.uid: i for i, trace in enumerate(self.data)}
+            for delta in report["trace_deltas"]:
+                i = index[delta["uid"]]
+                paths = BaseFigureWidget._transform_data(self.data[i]._prop_defaults, delta)
+                self._dispatch_trace_change_callbacks(paths, [i])
+            self._trace_edit_in_process = False
+            if not self._layout_edit_in_process:
+                while self._waiting_edit_callbacks:
+                    self._waiting_edit_callbacks.pop()()
+        self._js2py_traceDeltas = None
+
+
 class Panel:
     """Controls that drive one FigureWidget through a pure view function.
 
@@ -143,11 +194,14 @@ class Panel:
     draws then keeps its height and at least its top and bottom margins, so neither the page nor
     the plot area jumps while a slider moves; and the widget starts with as many trace slots (blank
     at first), so a move never has to add traces (adding traces redraws the plot from scratch).
+    ``margins`` (side -> pixels, of ``"l"``, ``"r"``, ``"t"``, ``"b"``) are the least margins of every figure:
+    wide enough for the widest axis labels any control position draws, they keep plotly's automargin
+    from widening the plot's margin on a move, which draws the whole plot a second time.
     """
 
     def __init__(self, view: View, controls: Mapping[str, widgets.ValueWidget],
                  combine: Callable[[dict], dict] | None = None, title: str | None = None,
-                 largest: go.Figure | None = None):
+                 largest: go.Figure | None = None, margins: Mapping[str, int] | None = None):
         if not callable(view):
             raise ArgumentTypeError(f"view must be a function returning a figure, got {type(view).__name__}")
         if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget)
@@ -159,10 +213,19 @@ class Panel:
             check_str(title, "title", empty=True)
         if largest is not None:
             check_instance(largest, "largest", go.Figure)
+        if margins is not None:
+            if not isinstance(margins, Mapping):
+                raise ArgumentTypeError(f"margins must map sides to pixels, got {type(margins).__name__}")
+            margins = {check_str(side, "margins side"): check_int(px, f"margins[{side!r}]", 0, 2000)
+                       for side, px in margins.items()}
+            if not set(margins) <= {"l", "r", "t", "b"}:
+                raise ValueError(f"margins: sides are 'l', 'r', 't' and 'b', got {sorted(margins)}")
         self.view = view
         self.height = None if largest is None else largest.layout.height
         self._margins = {} if largest is None else {side: getattr(largest.layout.margin, side) or 0
                                                     for side in ("t", "b")}
+        for side, px in (margins or {}).items():
+            self._margins[side] = max(px, self._margins.get(side, 0))
         self.controls = dict(controls)
         self.sliders = {label_of(w): w for w in self.controls.values() if isinstance(w, widgets.IntSlider)}
         self._combine = combine or (lambda params: params)
@@ -173,7 +236,7 @@ class Panel:
         first = self._figure()
         if largest is not None and len(largest.data) > len(first.data):
             first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data):]])
-        self.figure = go.FigureWidget(first)
+        self.figure = PanelFigureWidget(first)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         header = [widgets.HTML(f"<b>{phrase(title)}</b>")] if title else []
@@ -191,10 +254,12 @@ class Panel:
             else:
                 with without_validation():
                     fig = self.view(**self.params())
-            if self.height is not None:  # same height and at least the same margins: the plot area stays put
+            if self.height is not None or self._margins:  # same height and least margins: the plot stays put
                 margins = {side: max(getattr(fig.layout.margin, side) or 0, least)
                            for side, least in self._margins.items()}
-                fig.update_layout(height=self.height, margin=margins)
+                fig.update_layout(margin=margins)
+                if self.height is not None:
+                    fig.update_layout(height=self.height)
             self.error = None
             self.status.value = ""
             return fig
@@ -268,8 +333,21 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
     }
     if "CONSISTENT_HASH" in strategies:
         controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100, "virtual_nodes")
-    # the most consumer rows, traces and legend entries these sliders allow
-    return Panel(allocation_view, controls, largest=allocation_view(strategies[0], max_queues, max_consumers))
+    # the most consumer rows, traces and legend entries these sliders allow, and room for the widest row label
+    return Panel(allocation_view, controls, largest=allocation_view(strategies[0], max_queues, max_consumers),
+                 margins={"l": row_label_px(make_cids(max_consumers), max_queues)})
+
+
+def row_label_px(cids: Sequence[str], max_queues: int) -> int:
+    """Pixels a left margin needs for every consumer row label :func:`allocation_view` can draw for ``cids``
+    and at most ``max_queues`` queues ("<cid> (<count>)", "<cid> (idle)" and the "nobody" row), with the
+    tick padding: an estimate from the house font's average glyph width, which the digits and dots
+    these labels are mostly made of undercut."""
+    cids = _str_list(cids, "cids")
+    max_queues = check_int(max_queues, "max_queues", 0)
+    labels = [text("nobody")] + [label for cid in cids
+                                 for label in (f"{cid} ({max_queues})", text("{cid} (idle)", cid=cid))]
+    return round(max(_cols(label) for label in labels) * CHAR_PX[FONT_SIZE]) + 12
 
 
 def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max_consumers: int = 12,
@@ -338,5 +416,5 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
     return Panel(machine_room_view, controls, combine)
 
 
-__all__ = ["Panel", "allocation_panel", "blank_trace", "label_of", "labelled", "machine_room_panel", "ring_panel",
-           "update_in_place"]
+__all__ = ["Panel", "PanelFigureWidget", "allocation_panel", "blank_trace", "label_of", "labelled",
+           "machine_room_panel", "ring_panel", "row_label_px", "update_in_place"]
