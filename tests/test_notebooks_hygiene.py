@@ -29,7 +29,7 @@ LABELS = {
     "en": {"checks": "## The book checks itself", "learn": "What you will learn", "summary": "## Summary",
            "exercises": "## Exercises", "simulator": "chapter 13",
            "caption": re.compile(r"^\*Figure (\d+[a-z]?)\.(\d+) — [^\n]+\.\*$")},  # chapter 07b's figures are 7b.k
-    "zh": {"checks": "## 本书的自", "learn": "本章你将学到", "summary": "## 小结", "exercises": "## 练习",
+    "zh": {"checks": "## 本书的自检", "learn": "本章你将学到", "summary": "## 小结", "exercises": "## 练习",
            "simulator": "第 13 章", "caption": re.compile(r"^\*图 (\d+[a-z]?)\.(\d+) — [^\n]+。\*$")},
 }
 

@@ -275,11 +275,11 @@ ZH: dict[str, str] = {
     "Stickiness against balance: each design over the whole grid": "粘性与均衡的取舍：每种设计在整个参数网格上的表现",
     "moved on a join (x the fewest, log)": "加入一个时迁移的队列数（最少值的倍数，对数）",
     "worst peak load (x the fair share)": "最坏峰值负载（平均份额的倍数）",
-    "After a crash and a scale-out: pause and duplicates per design": "进程崩溃和扩容之后：每种设计的消费停顿与重复消费",
+    "After a crash and a scale-out: pause and duplicates per design": "宕机和扩容之后：每种设计的消费停顿与重复消费",
     "pause (queue-ms, log; 0 at 1)": "消费停顿（队列·毫秒，对数；0 画在 1 处）",
     "pause (queue-ms)": "消费停顿（队列·毫秒）",
     "After a crash and a scale-out: pause, queues paused and duplicates per design":
-        "进程崩溃和扩容之后：每种设计的消费停顿、停顿的队列数与重复消费",
+        "宕机和扩容之后：每种设计的消费停顿、停顿的队列数与重复消费",
     "queues paused": "停顿的队列数",
     "pause (queue-ms, log)": "消费停顿（队列·毫秒，对数）",
     "duplicates": "重复消费",
@@ -311,7 +311,7 @@ ZH: dict[str, str] = {
     "variant": "变体",
     "long": "长轮询",
     "short": "短轮询",
-    "crash": "进程崩溃",
+    "crash": "宕机",
     "host loss": "主机失联",
     "client rebalance": "客户端重平衡",
     "stopped": "正常停止",
@@ -369,7 +369,7 @@ ZH: dict[str, str] = {
     "The late member keeps the bigger block it had with 3 members: the queues at its edges are also in its neighbours' new blocks, and the ones it should now hold are in nobody's.":
         "还没收到通知的成员仍按 3 个成员时的大块来算：它边上的队列也在邻居的新块里，而它现在本该持有的队列却不在任何人的块里。",
     "Four consumers share eight queues; at 60 s one of them crashes (its process dies, the machine stays up). How long do its queues go without an owner?":
-        "四个消费者共享八个队列；60 秒时其中一个崩溃（进程退出，机器还在）。它的队列会有多久无人持有？",
+        "四个消费者共享八个队列；60 秒时其中一个宕机（进程退出，机器还在）。它的队列会有多久无人持有？",
     "under a second": "不到一秒",
     "about 20 s": "约 20 秒",
     "about 2 minutes": "约 2 分钟",
@@ -378,7 +378,7 @@ ZH: dict[str, str] = {
     "Messages at offsets 100 to 107 are being consumed on 20 threads. Offsets 102, 101 and 107 finish first. Which offset may the consumer commit now?":
         "位点 100 到 107 的消息正在 20 个线程上消费。位点 102、101 和 107 先消费完。消费者现在可以提交哪个位点？",
     "The committed offset is the lowest one not yet acknowledged: 100 is still running, so committing anything higher could skip it after a crash.":
-        "提交的位点是尚未确认的最小位点：100 还在消费，提交更大的位点可能让它在崩溃后被跳过。",
+        "提交的位点是尚未确认的最小位点：100 还在消费，提交更大的位点可能让它在宕机后被跳过。",
     "The newcomer 10.0.0.3 runs its round first. How many messages of queue 4 will it consume again?":
         "新成员 10.0.0.3 先执行重平衡。队列 4 中有多少条消息会被它重复消费？",
     "It starts from the broker's committed offset, 105, while the old owner had reached 112: the 7 messages consumed since their offset last reached the broker are consumed again.":
@@ -395,7 +395,7 @@ ZH: dict[str, str] = {
     "It holds the pull for 15 s, but only the scan, every 5 s, looks at held pulls: the first scan after 17 000 ms is at 20 000 ms.":
         "Broker 把拉取请求挂起 15 秒，但只有每 5 秒一次的扫描会检查挂起的请求：17 000 毫秒之后的第一次扫描在 20 000 毫秒。",
     "Three orderly consumers share eight queues; at 60 s one of them crashes, and the brokers are told at once. How long do its queues wait for a new owner?":
-        "三个顺序消费的消费者共享八个队列；60 秒时其中一个崩溃，Broker 立刻得知。它的队列要等多久才有新的持有者？",
+        "三个顺序消费的消费者共享八个队列；60 秒时其中一个宕机，Broker 立刻得知。它的队列要等多久才有新的持有者？",
     "20 to 60 s": "20 到 60 秒",
     "more than a minute": "超过一分钟",
     "The survivors are notified at once, but the broker keeps the dead consumer's locks until 60 s after its last renewal, and renewals come every 20 s: 40 to 60 s.":
