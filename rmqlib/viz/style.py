@@ -1,7 +1,9 @@
 """The book's one house style for every figure: a plotly template and the finishing touches a reader needs.
 
 * ``TEMPLATE`` (registered with plotly as ``"rmqlib"``): white background, one font, the consumer
-  palette of :mod:`rmqlib.viz.colors` as the colour sequence.
+  palette of :mod:`rmqlib.viz.colors` as the colour sequence. It is built and registered the first time
+  a figure is styled or the template is asked for (:func:`house_template`, ``style.TEMPLATE``),
+  not when ``rmqlib.viz`` is imported: importing changes no plotly setting.
 * :func:`house_style` is the last call of every figure builder. It fits the title to the plot (a
   short headline; the detail goes in smaller lines under it) and lays the legend out in rows *under*
   the plot, in a strip of the figure kept for it, so that every entry shows (a legend on the side
@@ -36,22 +38,41 @@ CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph w
 LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
 DETAIL_NAME, DETAIL_LINE_PX = "title detail", 15  # the annotation under the headline; its line height
 
-# plotly_white's layout for the kinds of plot the book draws (cartesian and polar axes, colour scales):
-# its per-trace defaults and its 3D, map and ternary parts made every figure (and every slider move)
-# pay for copying them (about 19 ms a figure, against 3 ms for this part)
-_WHITE = pio.templates["plotly_white"].layout.to_plotly_json()
-TEMPLATE = go.layout.Template(layout={key: value for key, value in _WHITE.items()
-                                      if key not in ("geo", "scene", "ternary", "mapbox")})
-TEMPLATE.layout.update(
-    font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
-    # a one-line headline at the top edge, aligned with the plot area; the detail goes in an annotation
-    # under it (a title of several lines runs off the top edge, and plotly's own subtitle lands on the
-    # title in a FigureWidget)
-    title=dict(font=dict(size=TITLE_SIZE), xref="paper", x=0, xanchor="left", y=1, yref="container",
-               yanchor="top", pad=dict(t=10)),
-    hoverlabel=dict(font_family=FONT),
-)
-pio.templates[TEMPLATE_NAME] = TEMPLATE
+_TEMPLATE: list[go.layout.Template] = []  # the house template, once built (and registered)
+
+
+def house_template() -> go.layout.Template:
+    """The house template, registered with plotly as :data:`TEMPLATE_NAME`.
+
+    Built and registered the first time it is needed (the first figure styled, or the first time it
+    is asked for), never when the package is imported; the same object every time after that.
+    """
+    if not _TEMPLATE:
+        # plotly_white's layout for the kinds of plot the book draws (cartesian and polar axes, colour
+        # scales): its per-trace defaults and its 3D, map and ternary parts made every figure (and every
+        # slider move) pay for copying them (about 19 ms a figure, against 3 ms for this part)
+        white = pio.templates["plotly_white"].layout.to_plotly_json()
+        template = go.layout.Template(layout={key: value for key, value in white.items()
+                                              if key not in ("geo", "scene", "ternary", "mapbox")})
+        template.layout.update(
+            font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
+            # a one-line headline at the top edge, aligned with the plot area; the detail goes in an
+            # annotation under it (a title of several lines runs off the top edge, and plotly's own
+            # subtitle lands on the title in a FigureWidget)
+            title=dict(font=dict(size=TITLE_SIZE), xref="paper", x=0, xanchor="left", y=1, yref="container",
+                       yanchor="top", pad=dict(t=10)),
+            hoverlabel=dict(font_family=FONT),
+        )
+        pio.templates[TEMPLATE_NAME] = template
+        _TEMPLATE.append(template)
+    return _TEMPLATE[0]
+
+
+def __getattr__(name: str) -> object:
+    """``style.TEMPLATE``: the house template (:func:`house_template`), built when first asked for."""
+    if name == "TEMPLATE":
+        return house_template()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _width(width_px) -> int:
@@ -214,6 +235,7 @@ def _style_update(layout: dict, data: list[dict], width_px: int) -> dict:
     margin = layout.get("margin") or {}
     base = meta.get("style")
     update: dict = {}
+    house_template()  # registered before any figure names it
     if base is None:  # the first time: set the template (setting it copies it, so only once)
         base = {"height": layout.get("height") or 450, "t": margin.get("t"), "b": margin.get("b")}
         update.update(template=TEMPLATE_NAME, meta={**meta, "style": base})
@@ -304,6 +326,8 @@ _RESOLVED: dict[str, tuple[object, dict]] = {}
 def resolved_template(name: str) -> dict:
     """The registered template ``name`` as plotly JSON, worked out once per registered template."""
     check_str(name, "name")
+    if name == TEMPLATE_NAME:
+        house_template()  # registered the first time it is asked for
     template = pio.templates[name]
     cached = _RESOLVED.get(name)
     if cached is None or cached[0] is not template:
