@@ -255,7 +255,8 @@ def allocation_figure(allocation: Mapping[str, Sequence[MessageQueue]], cids: Se
         title=dict(text=title), height=max(260, 60 + (110 if len(queues) > 8 else 70) + 28 * len(tickvals)),
         xaxis=dict(title=dict(text=text("queues (Java sort order)")), tickvals=list(range(len(queues))),
                    ticktext=_labels(queues), range=[-0.7, max(len(queues), 1) - 0.3]),
-        yaxis=dict(tickvals=tickvals, ticktext=ticktext, autorange="reversed", zeroline=False),
+        # every row in range, the first on top: an idle consumer's row (no marker) is still drawn and labelled
+        yaxis=dict(tickvals=tickvals, ticktext=ticktext, range=[max(len(tickvals), 1) - 0.5, -0.5], zeroline=False),
         # each row is labelled with its consumer and count, so a legend would only repeat the y axis
         # (and would be most of what a slider move makes the browser draw again)
         showlegend=False,

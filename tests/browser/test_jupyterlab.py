@@ -105,9 +105,23 @@ def test_chapter_02_consumer_slider_redraws_the_avg_allocation(local_page, jupyt
     press(page, slider, plot, "ArrowLeft", "consumer_count", 4)
     after_left = press(page, slider, plot, "ArrowLeft", "consumer_count", 3)
     check_plot(after_left, expected(AllocateMessageQueueAveragely(), queues, make_cids(3)))
+    assert plot.evaluate(LEFT_MARGIN_JS) == [True, 3]
     plot.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "jupyterlab-02-consumers-slider.png"))
+    # up to 12 consumers: the widest row labels ("10.0.0.11@1011 (idle)") still fit the panel's left margin,
+    # so plotly's automargin never widened it (which draws the plot a second time on that move)
+    for count in range(4, 13):
+        state = press(page, slider, plot, "ArrowRight", "consumer_count", count)
+        assert plot.evaluate(LEFT_MARGIN_JS) == [True, count]
+    check_plot(state, expected(AllocateMessageQueueAveragely(), queues, make_cids(12)))
+    plot.scroll_into_view_if_needed()
+    plot.screenshot(path=str(artifacts / "jupyterlab-02-consumers-slider-12.png"))
     assert not local_page.errors, local_page.errors
+
+
+# the plot's left margin is the one the figure asked for (automargin did not widen it), and the rows drawn
+LEFT_MARGIN_JS = """gd => [gd._fullLayout._size.l === gd.layout.margin.l,
+                           gd.querySelectorAll('.yaxislayer-above .ytick').length]"""
 
 
 def test_chapter_03_virtual_node_slider_redraws_the_ring(local_page, jupyter_lab, artifacts):

@@ -103,3 +103,15 @@ def test_row_label_px_covers_the_longest_label_of_the_range():
 def test_row_label_px_names_its_bad_argument(call, name):
     with pytest.raises((TypeError, ValueError), match=name):
         call()
+
+
+@pytest.mark.parametrize("queues, consumers", [(10, 12), (3, 5), (1, 1), (8, 3)])
+def test_allocation_view_keeps_every_row_in_range_idle_ones_too(queues, consumers):
+    """An idle consumer's row has no marker: a range fitted to the markers left it (and its label) off the plot."""
+    fig = allocation_view("AVG", queues, consumers)
+    low, high = sorted(fig.layout.yaxis.range)
+    rows = fig.layout.yaxis.tickvals
+    assert len(rows) == consumers and all(low < row < high for row in rows)
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # the first row (Java order) on top
+    held = {t.y[0] for t in fig.data if t.y}
+    assert held < set(rows) if queues < consumers else held == set(rows)
