@@ -31,6 +31,7 @@ from plotly.utils import PlotlyJSONEncoder
 
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
+from rmqlib.viz.figure_widget import FigureWidget
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES,
     MAX_VIEW_CONSUMERS,
@@ -173,7 +174,7 @@ class Panel:
         first = self._figure()
         if largest is not None and len(largest.data) > len(first.data):
             first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data):]])
-        self.figure = go.FigureWidget(first)
+        self.figure = FigureWidget(first)  # plotly's, drawn once on the page: it fills the output's width
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         header = [widgets.HTML(f"<b>{phrase(title)}</b>")] if title else []
