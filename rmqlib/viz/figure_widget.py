@@ -52,15 +52,15 @@ function placed(el, signal) {
       if (finished) return;
       finished = true;
       watch.disconnect();
-      if (frame !== null) cancelAnimationFrame(frame);
+      if (frame !== null) clearTimeout(frame);
       if (timer !== null) clearTimeout(timer);
       resolve(ok);
     }
     function check() {
       if (finished) return;
       if (signal && signal.aborted) return done(false);
-      if (!el.isConnected) {  // anywidget renders before JupyterLab attaches the view: look again next frame
-        if (frame === null) frame = requestAnimationFrame(() => { frame = null; check(); });
+      if (!el.isConnected) {  // anywidget renders before JupyterLab attaches the view: look again in 50 ms
+        if (frame === null) frame = setTimeout(() => { frame = null; check(); }, 50);
         return;
       }
       if (el.getBoundingClientRect().width > 0) return done(true);
@@ -98,7 +98,15 @@ export default async () => {
     render(context) {
       let cleanup = null;
       let removed = false;
-      Promise.all([arrived(context.model, context.signal), placed(context.el, context.signal)]).then((ok) => {
+      const el = context.el;
+      el.dataset.rmqlibWaits = "figure page";  // what the view still waits for (read by the browser tests)
+      const met = (what) => (ok) => {
+        el.dataset.rmqlibWaits = el.dataset.rmqlibWaits.replace(what, "").trim();
+        return ok;
+      };
+      const waits = [arrived(context.model, context.signal).then(met("figure")),
+                     placed(el, context.signal).then(met("page"))];
+      Promise.all(waits).then((ok) => {
         if (ok.every(Boolean) && !removed) cleanup = figure.render(context);
       });
       return () => {

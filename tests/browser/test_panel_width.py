@@ -42,7 +42,12 @@ PANELS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-ou
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_panel_plots_fill_the_output_width_from_the_first_render(local_page, jupyter_lab, artifacts, notebook):
     page = open_and_run_all(local_page, jupyter_lab, notebook)
-    page.wait_for_function(f"() => ({PANELS_JS})().length > 0", timeout=60_000)
+    try:
+        page.wait_for_function(f"() => ({PANELS_JS})().length > 0", timeout=60_000)
+    except Exception:  # say what the panel's figure widget still waits for (rmqlib.viz.figure_widget)
+        waits = page.evaluate("() => [...document.querySelectorAll('[data-rmqlib-waits]')]"
+                              ".map(el => [el.isConnected, el.getBoundingClientRect().width, el.dataset.rmqlibWaits])")
+        pytest.fail(f"no panel plot drawn within 60 s; figure widgets (on page, width, waiting for): {waits}")
     page.wait_for_timeout(1000)  # let a late re-layout (if any) land: the width must hold, not flicker
     panels = page.evaluate(PANELS_JS)
     output = page.locator(f"{VISIBLE} .jp-OutputArea-output", has=page.locator(".js-plotly-plot")).filter(

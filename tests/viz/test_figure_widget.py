@@ -25,7 +25,7 @@ def test_the_front_end_embeds_plotlys_widget_bundle_unchanged():
     start = esm.index("const source = ") + len("const source = ")
     literal, end = json.JSONDecoder().raw_decode(esm, start)
     assert literal == plotly_esm and esm[end] == ";"
-    assert "export default" in esm and "requestAnimationFrame" in esm and 'model.get("_config")' in esm
+    assert "export default" in esm and "rmqlibWaits" in esm and 'model.get("_config")' in esm
 
 
 def test_config_is_sent_after_the_figure(monkeypatch):
