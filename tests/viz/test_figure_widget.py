@@ -7,9 +7,12 @@ import json
 
 import ipywidgets
 import plotly.graph_objects as go
+import pytest
 
 from rmqlib.viz import allocation_panel
 from rmqlib.viz.figure_widget import FigureWidget, widget_esm
+
+pytestmark = pytest.mark.usefixtures("front_end")  # widgets send as in a notebook (conftest.py)
 
 
 def test_panels_draw_into_the_book_figure_widget_with_plotlys_responsive_config():

@@ -7,6 +7,8 @@ from rmqlib.allocation import make_cids
 from rmqlib.viz import allocation_panel, allocation_view
 from rmqlib.viz.panels import PanelFigureWidget, row_label_px
 
+pytestmark = pytest.mark.usefixtures("front_end")  # widgets send as in a notebook (conftest.py)
+
 
 def _sent(widget) -> list[dict]:
     """Record what ``widget`` sends to the browser (ipywidgets calls ``_send`` for every message)."""
