@@ -42,8 +42,10 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rmqlib.checks import check_str
 
@@ -319,6 +321,20 @@ def labels(markdown: str) -> list[tuple[str, str]]:
     return out
 
 
+def _translated_markdown(lang: str, root: Path) -> Iterator[tuple[str, dict[str, Any], Entry]]:
+    """Every English markdown cell that has a catalog entry: ``(notebook path, cell, entry)``."""
+    for notebook in english_notebooks(root):
+        path = catalog_path(notebook, lang, root)
+        if not path.exists():
+            continue
+        rel = notebook.relative_to(root).as_posix()
+        entries = load_catalog(path, lang).by_id()
+        for cell in _markdown(json.loads(notebook.read_text(encoding="utf-8"))):
+            entry = entries.get(cell["id"])
+            if entry is not None:
+                yield rel, cell, entry
+
+
 def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, list[str]]]:
     """English labels used in more than one notebook that are not rendered the same way everywhere.
 
@@ -328,25 +344,16 @@ def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, 
     """
     seen: dict[str, dict[str, set[str]]] = {}
     unpaired: list[str] = []
-    for notebook in english_notebooks(root):
-        path = catalog_path(notebook, lang, root)
-        if not path.exists():
+    for rel, cell, entry in _translated_markdown(lang, root):
+        english, translated = labels(cell_text(cell)), labels(entry.text)
+        headings = [kind for kind, _ in english if kind != "*"]
+        if headings != [kind for kind, _ in translated if kind != "*"]:
+            unpaired.append(f"{rel} {cell['id']}")
             continue
-        rel = notebook.relative_to(root).as_posix()
-        entries = load_catalog(path, lang).by_id()
-        for cell in _markdown(json.loads(notebook.read_text(encoding="utf-8"))):
-            entry = entries.get(cell["id"])
-            if entry is None:
-                continue
-            english, translated = labels(cell_text(cell)), labels(entry.text)
-            headings = [kind for kind, _ in english if kind != "*"]
-            if headings != [kind for kind, _ in translated if kind != "*"]:
-                unpaired.append(f"{rel} {cell['id']}")
-                continue
-            if [kind for kind, _ in english] != [kind for kind, _ in translated]:
-                english, translated = ([item for item in pair if item[0] != "*"] for pair in (english, translated))
-            for (_, en), (_, rendering) in zip(english, translated):
-                seen.setdefault(en, {}).setdefault(rendering, set()).add(rel)
+        if [kind for kind, _ in english] != [kind for kind, _ in translated]:
+            english, translated = ([item for item in pair if item[0] != "*"] for pair in (english, translated))
+        for (_, en), (_, rendering) in zip(english, translated):
+            seen.setdefault(en, {}).setdefault(rendering, set()).add(rel)
     out = {en: {rendering: sorted(where) for rendering, where in renderings.items()}
            for en, renderings in seen.items()
            if len(renderings) > 1 and len(set().union(*renderings.values())) > 1}
@@ -368,17 +375,9 @@ def cell_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, l
     set's opening, a heading-only cell) but whose translations differ in shape: ``{english: {translation:
     [notebooks]}}``, each text shown in its shape."""
     seen: dict[str, dict[str, set[str]]] = {}
-    for notebook in english_notebooks(root):
-        path = catalog_path(notebook, lang, root)
-        if not path.exists():
-            continue
-        rel = notebook.relative_to(root).as_posix()
-        entries = load_catalog(path, lang).by_id()
-        for cell in _markdown(json.loads(notebook.read_text(encoding="utf-8"))):
-            entry = entries.get(cell["id"])
-            if entry is not None:
-                shapes = seen.setdefault(_cell_shape(cell_text(cell)), {})
-                shapes.setdefault(_cell_shape(entry.text), set()).add(rel)
+    for rel, cell, entry in _translated_markdown(lang, root):
+        shapes = seen.setdefault(_cell_shape(cell_text(cell)), {})
+        shapes.setdefault(_cell_shape(entry.text), set()).add(rel)
     return {en: {zh: sorted(where) for zh, where in shapes.items()} for en, shapes in seen.items()
             if len(shapes) > 1 and len(set().union(*shapes.values())) > 1}
 
