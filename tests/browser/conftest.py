@@ -12,6 +12,7 @@ playwright is imported inside the fixtures), so the default suite needs no brows
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -171,20 +172,20 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(10)
 
 
-@pytest.fixture(scope="session")
-def jupyter_lab(tmp_path_factory):
-    """JupyterLab started as ``rmqlib book`` starts it, over a temporary COPY of the repository's
-    chapters/ and exercises/ (running a notebook may save it); yields ``(base_url, token, root)``.
+@contextlib.contextmanager
+def serve_lab(base: Path, lang: str = "en", settings_dir: Path | None = None):
+    """JupyterLab started as ``rmqlib book`` starts it (``--lang lang``, the book's settings or
+    ``settings_dir``), over a COPY of the repository's chapters/ and exercises/ in ``base`` (running a
+    notebook may save it); yields ``(base_url, token, root)``.
 
     Only what a test needs is added: no browser, a port and token, ``--allow-root``, the app exposed
     in the page (``window.jupyterapp``) so that a test can run a chapter cell by cell, and a fresh
     user-settings dir whose one setting starts the kernel without asking. The news pop-up is not
     switched off here: the book's own settings must do that. The server runs in its own process
-    group, terminated (then killed) when the session ends, whatever happened.
+    group, terminated (then killed) when the block ends, whatever happened.
     """
-    from rmqlib.book import lab_command
+    from rmqlib.book import SETTINGS_DIR, lab_command
 
-    base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     for folder in ("chapters", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -198,7 +199,8 @@ def jupyter_lab(tmp_path_factory):
     cmd = lab_command(root, ["--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
                              "--allow-root", "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True",
                              f"--LabApp.user_settings_dir={base / 'settings'}",
-                             f"--LabApp.workspaces_dir={base / 'workspaces'}"])
+                             f"--LabApp.workspaces_dir={base / 'workspaces'}"],
+                      lang=lang, settings_dir=settings_dir or SETTINGS_DIR)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, env=env)
     try:
@@ -218,3 +220,10 @@ def jupyter_lab(tmp_path_factory):
     finally:
         _stop(proc)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab(tmp_path_factory):
+    """The book in JupyterLab for the whole session (:func:`serve_lab`); yields ``(base_url, token, root)``."""
+    with serve_lab(tmp_path_factory.mktemp("jupyterlab")) as lab:
+        yield lab

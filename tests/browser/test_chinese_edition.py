@@ -14,17 +14,11 @@ Screenshots of every figure and of the window go to ``test-artifacts/`` (``jupyt
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import shutil
-import subprocess
-import time
-import urllib.request
 
 import pytest
 
-from tests.browser.conftest import ROOT, _stop, free_port
+from tests.browser.conftest import serve_lab
 from tests.browser.test_reading import ERROR_OUTPUTS_JS, LAYOUT_PROBLEMS_JS, RUN_CELL_JS, _settled_figures
 
 pytestmark = pytest.mark.browser
@@ -46,46 +40,17 @@ LABELS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .widget-label')]
 @pytest.fixture(scope="module")
 def jupyter_lab_zh(tmp_path_factory):
     """JupyterLab as ``rmqlib book --lang zh`` starts it (the book's settings with JupyterLab's locale), over a
-    temporary copy of chapters/ and exercises/; yields ``(base_url, token)``. Stopped whatever happens."""
+    temporary copy of chapters/ and exercises/ (:func:`serve_lab`); yields ``(base_url, token)``."""
     from rmqlib.book import lab_command, language_pack_installed, language_settings_dir
 
     if not language_pack_installed("zh"):
         pytest.fail('JupyterLab\'s Chinese language pack is not installed: pip install -e ".[zh]"', pytrace=False)
     base = tmp_path_factory.mktemp("jupyterlab-zh")
-    root = base / "root"
-    for folder in ("chapters", "exercises"):
-        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    tracker = base / "settings" / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text('{"autoStartDefaultKernel": true}')
-    port, token = free_port(), secrets.token_hex(24)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"))
-    env.pop("RMQLIB_STATIC", None)
     settings = language_settings_dir("zh", base / "runtime")
-    cmd = lab_command(root, ["--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
-                             "--allow-root", "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True",
-                             f"--LabApp.user_settings_dir={base / 'settings'}",
-                             f"--LabApp.workspaces_dir={base / 'workspaces'}"], lang="zh", settings_dir=settings)
-    assert cmd[-1].endswith(NOTEBOOK.replace("04_machine_rooms", "00_preface"))
-    log = open(base / "jupyterlab.log", "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env=env)
-    try:
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{(base / 'jupyterlab.log').read_text()}")
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"jupyter lab did not answer within 90 s:\n{(base / 'jupyterlab.log').read_text()}")
-                time.sleep(0.5)
+    assert lab_command(base, lang="zh", settings_dir=settings)[-1].endswith(
+        NOTEBOOK.replace("04_machine_rooms", "00_preface"))
+    with serve_lab(base, lang="zh", settings_dir=settings) as (url, token, _root):
         yield url, token
-    finally:
-        _stop(proc)
-        log.close()
 
 
 def platform_fonts(page, selector: str) -> list[str]:
