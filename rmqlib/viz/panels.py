@@ -35,7 +35,6 @@ from traitlets import Dict, observe
 from rmqlib.allocation import make_cids
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
-from rmqlib.viz.figure_widget import FigureWidget
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES,
     MAX_VIEW_CONSUMERS,
@@ -146,9 +145,8 @@ def _report(**kwargs):
     return Dict(allow_none=True).tag(sync=True, echo_update=False, **kwargs, **custom_serializers)
 
 
-class PanelFigureWidget(FigureWidget):
-    """The ``FigureWidget`` a panel draws in: drawn once on the page, so it fills the output's width
-    (:mod:`rmqlib.viz.figure_widget`), minus the messages a slider move does not need.
+class PanelFigureWidget(go.FigureWidget):
+    """The ``FigureWidget`` a panel draws in: plotly's, minus the messages a slider move does not need.
 
     After every update the browser reports back the defaults plotly.js filled in for each trace
     (``_js2py_traceDeltas``, about 0.6 kB a visible trace). The plain widget then (1) echoes each such
