@@ -7,7 +7,7 @@ numbered as simpy numbers its own (see :meth:`Clock.call`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from heapq import heappush
 from typing import Any
 
@@ -61,16 +61,6 @@ class Clock(simpy.Environment):
         else:
             run = self.open_run = _Run(self, at, priority, eid, [action])
             heappush(self._queue, (at, priority, eid, run))  # type: ignore[misc]  # simpy reads it as an event
-
-    def later_all(self, delay_ms: SimTime, actions: Sequence[Callable[[], object]]) -> None:
-        """``later(delay_ms, action)`` for each of ``actions``, in order (they share one batch, as back-to-back
-        ``later`` calls for one instant do)."""
-        if not actions:
-            return
-        first, rest = actions[0], actions[1:]
-        self.later(delay_ms, first)
-        if rest and self.open_batch is not None:  # later() has just opened it
-            self.open_batch.calls.extend((action, ()) for action in rest)
 
 
 class _Run:
