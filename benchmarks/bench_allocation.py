@@ -62,32 +62,42 @@ def main() -> None:
 
     mqs = queues(1024)
     print(f"Python {platform.python_version()} on {platform.machine()}; 1024 queues; best of {args.repeat} cold runs\n")
-    print("| strategy | consumers | vnodes | allocate_group ms | per-consumer loop ms | loop / group | bare MD5 ms "
-          "| group / MD5 |")
+    print(
+        "| strategy | consumers | vnodes | allocate_group ms | per-consumer loop ms | loop / group | bare MD5 ms "
+        "| group / MD5 |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for consumers in (16, 64) if args.quick else (16, 64, 256):
         cids = make_cids(consumers)
         for vnodes in (10, 100, 1000):
             strategy = AllocateMessageQueueConsistentHash(vnodes)
             group = best_of(args.repeat, partial(allocate_group, strategy, mqs, cids))
-            loop = best_of(1 if consumers * vnodes >= 25_600 else args.repeat,
-                           partial(per_consumer_loop, strategy, mqs, cids))
+            loop = best_of(
+                1 if consumers * vnodes >= 25_600 else args.repeat, partial(per_consumer_loop, strategy, mqs, cids)
+            )
             keys = [f"{cid}-{i}" for cid in cids for i in range(vnodes)] + [str(mq) for mq in mqs]
             md5 = best_of(args.repeat, partial(bare_md5, keys))
-            print(f"| CONSISTENT_HASH | {consumers} | {vnodes} | {group * 1e3:.1f} | {loop * 1e3:.1f} | "
-                  f"{loop / group:.0f}x | {md5 * 1e3:.1f} | {group / md5:.2f}x |")
+            print(
+                f"| CONSISTENT_HASH | {consumers} | {vnodes} | {group * 1e3:.1f} | {loop * 1e3:.1f} | "
+                f"{loop / group:.0f}x | {md5 * 1e3:.1f} | {group / md5:.2f}x |"
+            )
         for strategy in (AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle()):
             group = best_of(args.repeat, partial(allocate_group, strategy, mqs, cids))
             loop = best_of(args.repeat, partial(per_consumer_loop, strategy, mqs, cids))
-            print(f"| {strategy.name} | {consumers} | - | {group * 1e3:.1f} | {loop * 1e3:.1f} | "
-                  f"{loop / group:.0f}x | - | - |")
+            print(
+                f"| {strategy.name} | {consumers} | - | {group * 1e3:.1f} | {loop * 1e3:.1f} | "
+                f"{loop / group:.0f}x | - | - |"
+            )
 
     print("\nSlider-sized worst case (goal: every one under 20 ms, cold):\n")
     print("| strategy | queues | consumers | vnodes | allocate_group ms |")
     print("|---|---:|---:|---:|---:|")
     small = queues(256)
-    for strategy in (AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(),
-                     AllocateMessageQueueConsistentHash(200)):
+    for strategy in (
+        AllocateMessageQueueAveragely(),
+        AllocateMessageQueueAveragelyByCircle(),
+        AllocateMessageQueueConsistentHash(200),
+    ):
         took = best_of(args.repeat, partial(allocate_group, strategy, small, make_cids(64)))
         vnodes = getattr(strategy, "virtual_node_cnt", "-")
         print(f"| {strategy.name} | 256 | 64 | {vnodes} | {took * 1e3:.1f} |")

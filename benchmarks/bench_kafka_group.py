@@ -20,8 +20,13 @@ from rmqlib.sim.kafka_group import simulate_kafka_group
 def scenario(consumers: int):
     specs = tuple(ConsumerSpec(f"10.0.{i // 250}.{i % 250}@{1000 + i}") for i in range(consumers))
     specs += (ConsumerSpec("10.0.9.1@9001", join_ms=60_000),)
-    return scenarios.steady_state(consumers=specs, topics={"TopicTest": 2 * consumers}, produce_rate_per_queue=10.0,
-                                  duration_ms=80_000, drain_ms=50_000)
+    return scenarios.steady_state(
+        consumers=specs,
+        topics={"TopicTest": 2 * consumers},
+        produce_rate_per_queue=10.0,
+        duration_ms=80_000,
+        drain_ms=50_000,
+    )
 
 
 def best(run, repeat: int) -> tuple[float, int]:
@@ -43,8 +48,10 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|")
     for size in sizes:
         sc = scenario(size)
-        runs = {protocol: (lambda p=protocol, sc=sc: simulate_kafka_group(sc, p, seed=0))
-                for protocol in ("eager", "cooperative", "consumer")}
+        runs = {
+            protocol: (lambda p=protocol, sc=sc: simulate_kafka_group(sc, p, seed=0))
+            for protocol in ("eager", "cooperative", "consumer")
+        }
         runs["RocketMQ AVG (rmqlib.sim.simulate)"] = lambda sc=sc: simulate(sc, seed=0)
         for name, run in runs.items():
             seconds, produced = best(run, args.repeat)

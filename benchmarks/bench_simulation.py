@@ -32,9 +32,15 @@ from rmqlib.sim.scenario import SHUTDOWN
 
 def big_scenario(minutes: int, produce_batch_ms: int):
     consumers = tuple(ConsumerSpec(f"10.0.0.{i}@{1000 + i}") for i in range(1, 17))
-    return scenarios.steady_state(brokers=("broker-a", "broker-b", "broker-c", "broker-d"), topics={"TopicTest": 16},
-                                  consumers=consumers, produce_rate_per_queue=500 / 64,
-                                  duration_ms=minutes * 60_000, drain_ms=30_000, produce_batch_ms=produce_batch_ms)
+    return scenarios.steady_state(
+        brokers=("broker-a", "broker-b", "broker-c", "broker-d"),
+        topics={"TopicTest": 16},
+        consumers=consumers,
+        produce_rate_per_queue=500 / 64,
+        duration_ms=minutes * 60_000,
+        drain_ms=30_000,
+        produce_batch_ms=produce_batch_ms,
+    )
 
 
 GROUP_SIZES = (8, 32, 128, 512, 1_024)
@@ -44,9 +50,14 @@ def group_scenario(consumers: int):
     """1,000 messages/s for 60 s over four queues per consumer on four brokers, AVG, a settled start."""
     queues = 4 * consumers
     specs = tuple(ConsumerSpec(f"10.{i // 62_500}.{i // 250 % 250}.{i % 250}@{1000 + i}") for i in range(consumers))
-    return scenarios.steady_state(brokers=("broker-a", "broker-b", "broker-c", "broker-d"),
-                                  topics={"TopicTest": queues // 4}, consumers=specs,
-                                  produce_rate_per_queue=1_000 / queues, duration_ms=60_000, drain_ms=10_000)
+    return scenarios.steady_state(
+        brokers=("broker-a", "broker-b", "broker-c", "broker-d"),
+        topics={"TopicTest": queues // 4},
+        consumers=specs,
+        produce_rate_per_queue=1_000 / queues,
+        duration_ms=60_000,
+        drain_ms=10_000,
+    )
 
 
 def rolling_restart_scenario(consumers: int = 1_000, restarted: int = 10):
@@ -59,8 +70,12 @@ def rolling_restart_scenario(consumers: int = 1_000, restarted: int = 10):
         old = specs[k]
         specs[k] = ConsumerSpec(old.client_id, leave_ms=leave, leave=SHUTDOWN)
         specs.append(ConsumerSpec(f"{old.client_id.split('@')[0]}@{9000 + k}", join_ms=leave + 2_000))
-    return scenarios.rolling_restart(**{**{f: getattr(base, f) for f in (
-        "brokers", "topics", "produce_rate_per_queue", "duration_ms", "drain_ms")}, "consumers": tuple(specs)})
+    return scenarios.rolling_restart(
+        **{
+            **{f: getattr(base, f) for f in ("brokers", "topics", "produce_rate_per_queue", "duration_ms", "drain_ms")},
+            "consumers": tuple(specs),
+        }
+    )
 
 
 def _one_run(kind: str, consumers: int) -> tuple:
@@ -76,8 +91,10 @@ def scaling_table(sizes=GROUP_SIZES, repeat: int = 1) -> None:
     """Cost per simulated message and peak memory against group size, one fresh process per run; with
     ``repeat`` > 1 each row is the run with the least CPU time. The ratio is of CPU time per message (the
     process's own, which other work on a shared machine inflates far less than it does wall time)."""
-    print("| run | consumers | queues | messages | wall s | CPU s | CPU µs per message | vs 8 consumers "
-          "| peak memory MB |")
+    print(
+        "| run | consumers | queues | messages | wall s | CPU s | CPU µs per message | vs 8 consumers "
+        "| peak memory MB |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     base = None
     rows = [("group", n, "steady group") for n in sizes] + [("restart", 1_000, "rolling restart of 10")]
@@ -90,8 +107,11 @@ def scaling_table(sizes=GROUP_SIZES, repeat: int = 1) -> None:
         assert lost == 0
         cost = cpu / produced * 1e6
         base = base or cost
-        print(f"| {label} | {consumers} | {4 * consumers} | {produced} | {wall:.1f} | {cpu:.1f} | {cost:.0f} | "
-              f"{cost / base:.1f}x | {peak_kib / 1024:.0f} |", flush=True)
+        print(
+            f"| {label} | {consumers} | {4 * consumers} | {produced} | {wall:.1f} | {cpu:.1f} | {cost:.0f} | "
+            f"{cost / base:.1f}x | {peak_kib / 1024:.0f} |",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -104,23 +124,29 @@ def main() -> None:
         parser.error("--repeat must be >= 1")
     if args.scaling:
         load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
-        print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores{load}; "
-              f"least CPU of {args.repeat}\n")
+        print(
+            f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores{load}; "
+            f"least CPU of {args.repeat}\n"
+        )
         scaling_table(repeat=args.repeat)
         return
     minutes = 2 if args.quick else 10
-    print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; "
-          f"best of {args.repeat}\n")
+    print(
+        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; best of {args.repeat}\n"
+    )
     print("| run | simulated | messages | wall s | messages/s | log events/s | simpy events/s | pulls |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for batch in (100, 1000):
-        result = min((simulate(big_scenario(minutes, batch), seed=1) for _ in range(args.repeat)),
-                     key=lambda r: r.wall_seconds)
+        result = min(
+            (simulate(big_scenario(minutes, batch), seed=1) for _ in range(args.repeat)), key=lambda r: r.wall_seconds
+        )
         assert result.lost == []
         wall = result.wall_seconds
-        print(f"| 16 consumers, 64 queues, 500 msg/s, bursts every {batch} ms | {minutes} min | {result.produced} | "
-              f"{wall:.2f} | {result.produced / wall:,.0f} | {result.counters['events'] / wall:,.0f} | "
-              f"{result.counters['simpy_events'] / wall:,.0f} | {result.counters['pulls']} |")
+        print(
+            f"| 16 consumers, 64 queues, 500 msg/s, bursts every {batch} ms | {minutes} min | {result.produced} | "
+            f"{wall:.2f} | {result.produced / wall:,.0f} | {result.counters['events'] / wall:,.0f} | "
+            f"{result.counters['simpy_events'] / wall:,.0f} | {result.counters['pulls']} |"
+        )
 
     base = scenarios.crash()
     values = [5_000, 10_000, 20_000, 40_000]
@@ -136,8 +162,10 @@ def main() -> None:
                 executor.shutdown()
             best = wall if best is None else min(best, wall)
         produced = sum(r["produced"] for r in rows)
-        print(f"| sweep of {len(rows)} crash runs, {label} | {len(rows)} x {base.end_ms // 60_000} min | {produced} | "
-              f"{best:.2f} | {produced / best:,.0f} | - | - | {sum(r['pulls'] for r in rows)} |")
+        print(
+            f"| sweep of {len(rows)} crash runs, {label} | {len(rows)} x {base.end_ms // 60_000} min | {produced} | "
+            f"{best:.2f} | {produced / best:,.0f} | - | - | {sum(r['pulls'] for r in rows)} |"
+        )
 
 
 if __name__ == "__main__":

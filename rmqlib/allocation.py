@@ -104,8 +104,9 @@ def _allocation(value: object, name: str = "allocation") -> Mapping[str, Collect
     return value
 
 
-def _check_size(strategy: AllocateMessageQueueStrategy, cids: list[str], mqs: list[MessageQueue],
-                name: str = "strategy") -> None:
+def _check_size(
+    strategy: AllocateMessageQueueStrategy, cids: list[str], mqs: list[MessageQueue], name: str = "strategy"
+) -> None:
     """Refuse a CONSISTENT_HASH ring (also inside MACHINE_ROOM_NEARBY) larger than :data:`MAX_RING_POINTS`,
     and a CONFIG list that would give more than :data:`MAX_ASSIGNED` (consumer, queue) pairs."""
     consumers = len(cids)
@@ -119,19 +120,27 @@ def _check_size(strategy: AllocateMessageQueueStrategy, cids: list[str], mqs: li
         rooms = len({mq.broker_name for mq in mqs}) + 1 if depth else 1
         pairs = len(set(cids)) * len(strategy.message_queue_list) * rooms
         if pairs > MAX_ASSIGNED:
-            raise ValueError(f"{name}: CONFIG gives every consumer all {len(strategy.message_queue_list)} queues: "
-                             f"more than {MAX_ASSIGNED} (consumer, queue) pairs for {len(set(cids))} consumers")
+            raise ValueError(
+                f"{name}: CONFIG gives every consumer all {len(strategy.message_queue_list)} queues: "
+                f"more than {MAX_ASSIGNED} (consumer, queue) pairs for {len(set(cids))} consumers"
+            )
     if isinstance(strategy, AllocateMessageQueueConsistentHash):
         vnodes = strategy.virtual_node_cnt
         if vnodes > MAX_VIRTUAL_NODES:
             raise ValueError(f"{name}: virtual_node_cnt must be <= {MAX_VIRTUAL_NODES}, got {vnodes}")
         if vnodes * consumers > MAX_RING_POINTS:
-            raise ValueError(f"{name}: a ring of {consumers} consumers x {vnodes} virtual nodes has more than "
-                             f"{MAX_RING_POINTS} points")
+            raise ValueError(
+                f"{name}: a ring of {consumers} consumers x {vnodes} virtual nodes has more than "
+                f"{MAX_RING_POINTS} points"
+            )
 
 
-def allocate_group(strategy: AllocateMessageQueueStrategy, mq_all: Iterable[MessageQueue],
-                   cid_all: Iterable[str], consumer_group: str = DEFAULT_GROUP) -> Allocation:
+def allocate_group(
+    strategy: AllocateMessageQueueStrategy,
+    mq_all: Iterable[MessageQueue],
+    cid_all: Iterable[str],
+    consumer_group: str = DEFAULT_GROUP,
+) -> Allocation:
     """Each consumer's queues, as every member's RebalanceImpl would compute them.
 
     Inputs are sorted the Java way first (queues de-duplicated, as RebalanceImpl
@@ -158,8 +167,9 @@ def allocate_group(strategy: AllocateMessageQueueStrategy, mq_all: Iterable[Mess
     return {cid: list(result[cid] or []) for cid in dict.fromkeys(cids)}
 
 
-def make_queues(topic: str = "TopicTest", brokers: Sequence[str] = ("broker-a",),
-                queues_per_broker: int = 4) -> list[MessageQueue]:
+def make_queues(
+    topic: str = "TopicTest", brokers: Sequence[str] = ("broker-a",), queues_per_broker: int = 4
+) -> list[MessageQueue]:
     """The queues a topic route gives: ids ``0..queues_per_broker-1`` on every broker.
 
     Broker names must be distinct; at most :data:`MAX_QUEUES` queues in all.
@@ -168,8 +178,9 @@ def make_queues(topic: str = "TopicTest", brokers: Sequence[str] = ("broker-a",)
     brokers = _brokers(brokers)
     queues_per_broker = check_int(queues_per_broker, "queues_per_broker", 1, MAX_QUEUES)
     if len(brokers) * queues_per_broker > MAX_QUEUES:
-        raise ValueError(f"queues_per_broker: {len(brokers)} brokers x {queues_per_broker} queues is more than "
-                         f"{MAX_QUEUES} queues")
+        raise ValueError(
+            f"queues_per_broker: {len(brokers)} brokers x {queues_per_broker} queues is more than {MAX_QUEUES} queues"
+        )
     return [MessageQueue(topic, b, q) for b in brokers for q in range(queues_per_broker)]
 
 
@@ -248,8 +259,9 @@ def owners(allocation: Mapping[str, Sequence[MessageQueue]]) -> dict[MessageQueu
     return {mq: frozenset(cids) for mq, cids in result.items()}
 
 
-def moved_queues(before: Mapping[str, Sequence[MessageQueue]],
-                 after: Mapping[str, Sequence[MessageQueue]]) -> list[MessageQueue]:
+def moved_queues(
+    before: Mapping[str, Sequence[MessageQueue]], after: Mapping[str, Sequence[MessageQueue]]
+) -> list[MessageQueue]:
     """Queues whose owners differ between two allocations (gained, lost or handed over), Java-sorted."""
     _allocation(before, "before")
     _allocation(after, "after")
@@ -257,8 +269,9 @@ def moved_queues(before: Mapping[str, Sequence[MessageQueue]],
     return java_sorted_mqs(mq for mq in set(a) | set(b) if a.get(mq, frozenset()) != b.get(mq, frozenset()))
 
 
-def unassigned_queues(allocation: Mapping[str, Sequence[MessageQueue]],
-                      mq_all: Iterable[MessageQueue]) -> list[MessageQueue]:
+def unassigned_queues(
+    allocation: Mapping[str, Sequence[MessageQueue]], mq_all: Iterable[MessageQueue]
+) -> list[MessageQueue]:
     """Queues of ``mq_all`` nobody holds (consumed by no one until the next rebalance)."""
     mq_all = _queues(mq_all, "mq_all")
     held = owners(allocation)
@@ -270,13 +283,19 @@ def overlapping_queues(allocation: Mapping[str, Sequence[MessageQueue]]) -> list
     return java_sorted_mqs(mq for mq, cids in owners(allocation).items() if len(cids) > 1)
 
 
-def allocate_topics(strategy: AllocateMessageQueueStrategy, topics: Mapping[str, Iterable[MessageQueue]],
-                    cid_all: Iterable[str], consumer_group: str = DEFAULT_GROUP) -> dict[str, Allocation]:
+def allocate_topics(
+    strategy: AllocateMessageQueueStrategy,
+    topics: Mapping[str, Iterable[MessageQueue]],
+    cid_all: Iterable[str],
+    consumer_group: str = DEFAULT_GROUP,
+) -> dict[str, Allocation]:
     """Each topic allocated on its own, as RebalanceImpl does for every subscription."""
     if not isinstance(topics, Mapping):
         raise ArgumentTypeError("topics must map a topic name to its queues")
-    queues = {check_str(topic, "topics: a topic name", empty=True): _queues(mqs, f"topics[{topic!r}]")
-              for topic, mqs in topics.items()}
+    queues = {
+        check_str(topic, "topics: a topic name", empty=True): _queues(mqs, f"topics[{topic!r}]")
+        for topic, mqs in topics.items()
+    }
     cid_all = _cids(cid_all, "cid_all")
     result = {}
     for topic, mqs in queues.items():
@@ -287,8 +306,12 @@ def allocate_topics(strategy: AllocateMessageQueueStrategy, topics: Mapping[str,
     return result
 
 
-def multi_topic_totals(strategy: AllocateMessageQueueStrategy, topics: Mapping[str, Iterable[MessageQueue]],
-                       cid_all: Iterable[str], consumer_group: str = DEFAULT_GROUP) -> dict[str, int]:
+def multi_topic_totals(
+    strategy: AllocateMessageQueueStrategy,
+    topics: Mapping[str, Iterable[MessageQueue]],
+    cid_all: Iterable[str],
+    consumer_group: str = DEFAULT_GROUP,
+) -> dict[str, int]:
     """Queues per consumer summed over topics: remainders pile up on the first consumers."""
     cid_all = _cids(cid_all, "cid_all")
     totals = dict.fromkeys(java_sorted_cids(cid_all), 0)
@@ -298,8 +321,7 @@ def multi_topic_totals(strategy: AllocateMessageQueueStrategy, topics: Mapping[s
     return totals
 
 
-def moved_on_scale_out(strategy: AllocateMessageQueueStrategy, mq_all: Sequence[MessageQueue],
-                       consumers: int) -> int:
+def moved_on_scale_out(strategy: AllocateMessageQueueStrategy, mq_all: Sequence[MessageQueue], consumers: int) -> int:
     """Queues that change owner when a group of ``consumers`` (``make_cids``) gains one more consumer."""
     consumers = check_int(consumers, "consumers", 1, MAX_CONSUMERS - 1)
     before = allocate_group(strategy, mq_all, make_cids(consumers))
@@ -307,8 +329,13 @@ def moved_on_scale_out(strategy: AllocateMessageQueueStrategy, mq_all: Sequence[
     return len(moved_queues(before, after))
 
 
-def imbalance_spread(consumers: int, queues: int, vnode_counts: Iterable[int], seeds: Iterable[int] = range(8),
-                     brokers: Sequence[str] = ("broker-a", "broker-b")) -> dict[int, list[int]]:
+def imbalance_spread(
+    consumers: int,
+    queues: int,
+    vnode_counts: Iterable[int],
+    seeds: Iterable[int] = range(8),
+    brokers: Sequence[str] = ("broker-a", "broker-b"),
+) -> dict[int, list[int]]:
     """vnodes -> the imbalance (max - min queues) for each seeded random consumer set.
 
     Each seed draws ``consumers`` random client ids (:func:`random_cids`); the
@@ -319,19 +346,24 @@ def imbalance_spread(consumers: int, queues: int, vnode_counts: Iterable[int], s
     """
     consumers = check_int(consumers, "consumers", 1, MAX_CONSUMERS)
     queues = check_int(queues, "queues", 1, MAX_QUEUES)
-    vnode_counts = check_each(vnode_counts, "vnode_counts",
-                              lambda v, label: check_int(v, label, 0, MAX_VIRTUAL_NODES), max_len=MAX_WORK)
+    vnode_counts = check_each(
+        vnode_counts, "vnode_counts", lambda v, label: check_int(v, label, 0, MAX_VIRTUAL_NODES), max_len=MAX_WORK
+    )
     seeds = check_each(seeds, "seeds", check_int, max_len=MAX_WORK)
     mq_all = spread_queues(queues, brokers)
     for v in vnode_counts:
         if consumers * v > MAX_RING_POINTS:
-            raise ValueError(f"vnode_counts: a ring of {consumers} consumers x {v} virtual nodes has more than "
-                             f"{MAX_RING_POINTS} points")
+            raise ValueError(
+                f"vnode_counts: a ring of {consumers} consumers x {v} virtual nodes has more than "
+                f"{MAX_RING_POINTS} points"
+            )
     work = (consumers * sum(vnode_counts) + len(mq_all) * len(vnode_counts)) * len(seeds)
     if work > MAX_WORK:
-        raise ValueError(f"vnode_counts and seeds: {len(seeds)} seeds x {consumers} consumers x "
-                         f"{sum(vnode_counts)} virtual nodes in all is more work than the limit ({MAX_WORK} ring "
-                         "points)")
+        raise ValueError(
+            f"vnode_counts and seeds: {len(seeds)} seeds x {consumers} consumers x "
+            f"{sum(vnode_counts)} virtual nodes in all is more work than the limit ({MAX_WORK} ring "
+            "points)"
+        )
     groups = [random_cids(consumers, s) for s in seeds]
     result = {}
     for v in vnode_counts:

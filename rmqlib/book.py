@@ -58,16 +58,27 @@ def find_book_root(start: Path | None = None) -> Path:
     for candidate in (PACKAGE.parent, Path.cwd() if start is None else Path(start)):
         if (candidate / FIRST_PAGE).is_file():
             return candidate.resolve()
-    raise ValueError(f"no {FIRST_PAGE} under {PACKAGE.parent} or {start or Path.cwd()}: "
-                     "run from the repository root of a clone (git clone, then pip install -e .)")
+    raise ValueError(
+        f"no {FIRST_PAGE} under {PACKAGE.parent} or {start or Path.cwd()}: "
+        "run from the repository root of a clone (git clone, then pip install -e .)"
+    )
 
 
-def lab_command(root: Path, lab_args: Sequence[str] = (), lang: str = "en",
-                settings_dir: Path = SETTINGS_DIR) -> list[str]:
+def lab_command(
+    root: Path, lab_args: Sequence[str] = (), lang: str = "en", settings_dir: Path = SETTINGS_DIR
+) -> list[str]:
     """The ``jupyter lab`` command line that serves ``root`` as the book, opening ``lang``'s preface."""
-    return [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={root}",
-            f"--ServerApp.contents_manager_class={MODULE}.{BookContentsManager.__name__}",
-            f"--LabApp.app_settings_dir={settings_dir}", *lab_args, str(root / FIRST_PAGES[_lang(lang)])]
+    return [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        f"--ServerApp.root_dir={root}",
+        f"--ServerApp.contents_manager_class={MODULE}.{BookContentsManager.__name__}",
+        f"--LabApp.app_settings_dir={settings_dir}",
+        *lab_args,
+        str(root / FIRST_PAGES[_lang(lang)]),
+    ]
 
 
 def _lang(lang: object) -> str:
@@ -135,8 +146,10 @@ def kernel_metadata() -> dict:
     from jupyter_client.kernelspec import KernelSpecManager
 
     spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-    return {"kernelspec": {"display_name": spec.display_name, "language": spec.language, "name": KERNEL_NAME},
-            "language_info": copy.deepcopy(IPythonKernel.language_info)}
+    return {
+        "kernelspec": {"display_name": spec.display_name, "language": spec.language, "name": KERNEL_NAME},
+        "language_info": copy.deepcopy(IPythonKernel.language_info),
+    }
 
 
 class BookContentsManager(LargeFileManager):
@@ -155,8 +168,12 @@ class BookContentsManager(LargeFileManager):
 
     @staticmethod
     def _is_book_notebook(model: dict | None) -> bool:
-        return bool(model and model.get("type") == "notebook" and isinstance(model.get("content"), dict)
-                    and model["content"].get("metadata", {}).get("kernelspec", {}).get("name") == KERNEL_NAME)
+        return bool(
+            model
+            and model.get("type") == "notebook"
+            and isinstance(model.get("content"), dict)
+            and model["content"].get("metadata", {}).get("kernelspec", {}).get("name") == KERNEL_NAME
+        )
 
     def get(self, path, content=True, type=None, format=None, **kwargs):
         model = super().get(path, content=content, type=type, format=format, **kwargs)
@@ -186,8 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if language_pack_installed(lang):
         settings_dir = language_settings_dir(lang)
     else:
-        print(f"rmqlib book: the chapters open in {lang}; JupyterLab's menus stay English until its language "
-              f"pack is installed (pip install -e \".[{lang}]\")", file=sys.stderr)
+        print(
+            f"rmqlib book: the chapters open in {lang}; JupyterLab's menus stay English until its language "
+            f'pack is installed (pip install -e ".[{lang}]")',
+            file=sys.stderr,
+        )
     command = lab_command(root, lab_args, lang, settings_dir)
     os.execv(command[0], command)
     return 0  # not reached

@@ -187,8 +187,9 @@ def check_str_or_none(value, name: str) -> str | None:
 
 def check_mapping(value, name: str) -> Any:
     """A mapping (``dict`` or anything with ``items()`` and ``get()``)."""
-    if not isinstance(value, dict) and not (callable(getattr(value, "items", None))
-                                            and callable(getattr(value, "get", None))):
+    if not isinstance(value, dict) and not (
+        callable(getattr(value, "items", None)) and callable(getattr(value, "get", None))
+    ):
         raise ArgumentTypeError(f"{name} must be a mapping, got {_show(value)}")
     return value
 
@@ -225,7 +226,25 @@ def check_time(value, name: str = "now_ms") -> int:
     return check_time_ms(value, name, bounded=False)
 
 
-__all__ = ["LONG_MAX", "LONG_MIN", "MAX_TIME_MS", "ArgumentTypeError", "check_bool", "check_callable", "check_each",
-           "check_enum", "check_instance", "check_int", "check_items", "check_list_of", "check_mapping",
-           "check_methods", "check_number", "check_optional_int", "check_str", "check_str_or_none", "check_time",
-           "check_time_ms"]
+__all__ = [
+    "LONG_MAX",
+    "LONG_MIN",
+    "MAX_TIME_MS",
+    "ArgumentTypeError",
+    "check_bool",
+    "check_callable",
+    "check_each",
+    "check_enum",
+    "check_instance",
+    "check_int",
+    "check_items",
+    "check_list_of",
+    "check_mapping",
+    "check_methods",
+    "check_number",
+    "check_optional_int",
+    "check_str",
+    "check_str_or_none",
+    "check_time",
+    "check_time_ms",
+]

@@ -112,6 +112,7 @@ def _distinct_csv(text: str) -> list[str]:
 
 def _int_in(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: a decimal integer (ASCII digits) in ``minimum..maximum``."""
+
     def parse(text: str) -> int:
         if not _INT.fullmatch(text.strip()) or len(text) > 40:
             raise argparse.ArgumentTypeError(f"not an integer: {_short(text)}")
@@ -120,6 +121,7 @@ def _int_in(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
             span = f"in {minimum}..{maximum}" if maximum is not None else f">= {minimum}"
             raise argparse.ArgumentTypeError(f"must be an integer {span}, got {value}")
         return value
+
     return parse
 
 
@@ -131,58 +133,99 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     alloc = commands.add_parser(
-        "allocate", help="who owns which queue, for any strategy",
+        "allocate",
+        help="who owns which queue, for any strategy",
         description="Who owns which queue, for any strategy. Limits: at most "
-                    f"{MAX_CONSUMERS:,} consumers and {MAX_QUEUES:,} queues (brokers x queues per broker); "
-                    f"CONSISTENT_HASH at most {MAX_VIRTUAL_NODES:,} virtual nodes per consumer and "
-                    f"{MAX_RING_POINTS:,} ring points (consumers x virtual nodes); names at most {MAX_NAME} "
-                    f"characters (topic {MAX_TOPIC}). Anything larger is refused in one line (exit code 2).")
-    alloc.add_argument("--topic", type=_topic, default="TopicTest",
-                       help=f"topic name, at most {MAX_TOPIC} characters (default TopicTest)")
-    alloc.add_argument("--brokers", type=_distinct_csv, default=["broker-a"],
-                       help="comma-separated broker names, each named once")
-    alloc.add_argument("--queues-per-broker", type=_int_in(1, MAX_QUEUES), default=4,
-                       help=f"read queues on each broker (default 4; at most {MAX_QUEUES:,} queues in all)")
+        f"{MAX_CONSUMERS:,} consumers and {MAX_QUEUES:,} queues (brokers x queues per broker); "
+        f"CONSISTENT_HASH at most {MAX_VIRTUAL_NODES:,} virtual nodes per consumer and "
+        f"{MAX_RING_POINTS:,} ring points (consumers x virtual nodes); names at most {MAX_NAME} "
+        f"characters (topic {MAX_TOPIC}). Anything larger is refused in one line (exit code 2).",
+    )
+    alloc.add_argument(
+        "--topic",
+        type=_topic,
+        default="TopicTest",
+        help=f"topic name, at most {MAX_TOPIC} characters (default TopicTest)",
+    )
+    alloc.add_argument(
+        "--brokers", type=_distinct_csv, default=["broker-a"], help="comma-separated broker names, each named once"
+    )
+    alloc.add_argument(
+        "--queues-per-broker",
+        type=_int_in(1, MAX_QUEUES),
+        default=4,
+        help=f"read queues on each broker (default 4; at most {MAX_QUEUES:,} queues in all)",
+    )
     who = alloc.add_mutually_exclusive_group()
-    who.add_argument("--consumers", type=_int_in(1, MAX_CONSUMERS),
-                     help=f"number of consumers, 1..{MAX_CONSUMERS:,} (ids 10.0.0.N@100N; default 2)")
+    who.add_argument(
+        "--consumers",
+        type=_int_in(1, MAX_CONSUMERS),
+        help=f"number of consumers, 1..{MAX_CONSUMERS:,} (ids 10.0.0.N@100N; default 2)",
+    )
     who.add_argument("--cids", type=_csv, help=f"comma-separated client ids (at most {MAX_CONSUMERS:,})")
-    alloc.add_argument("--strategy", type=_name, default="AVG",
-                       help="AVG, AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM or "
-                            f"MACHINE_ROOM_NEARBY-<inner> (at most {MAX_NEARBY_DEPTH} NEARBY prefixes; default AVG)")
-    alloc.add_argument("--virtual-nodes", type=_int_in(0, MAX_VIRTUAL_NODES), default=10,
-                       help=f"CONSISTENT_HASH points per consumer, 0..{MAX_VIRTUAL_NODES:,} (default 10; "
-                            f"consumers x virtual nodes at most {MAX_RING_POINTS:,})")
+    alloc.add_argument(
+        "--strategy",
+        type=_name,
+        default="AVG",
+        help="AVG, AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM or "
+        f"MACHINE_ROOM_NEARBY-<inner> (at most {MAX_NEARBY_DEPTH} NEARBY prefixes; default AVG)",
+    )
+    alloc.add_argument(
+        "--virtual-nodes",
+        type=_int_in(0, MAX_VIRTUAL_NODES),
+        default=10,
+        help=f"CONSISTENT_HASH points per consumer, 0..{MAX_VIRTUAL_NODES:,} (default 10; "
+        f"consumers x virtual nodes at most {MAX_RING_POINTS:,})",
+    )
     alloc.add_argument("--consumer-idcs", type=_csv, help="MACHINE_ROOM: rooms this group consumes")
-    alloc.add_argument("--config-queues", type=_csv,
-                       help="CONFIG: broker:queueId items (queue ids fit a Java int; every consumer gets the "
-                            f"whole list, at most {MAX_LISTED:,} consumer-queue pairs in all)")
-    alloc.add_argument("--room-separator", type=_name, default="-",
-                       help="MACHINE_ROOM_NEARBY: room = name before this (default -)")
-    alloc.add_argument("--group", type=_name, default="GID_rmqlib",
-                       help=f"consumer group name, at most {MAX_NAME} characters")
+    alloc.add_argument(
+        "--config-queues",
+        type=_csv,
+        help="CONFIG: broker:queueId items (queue ids fit a Java int; every consumer gets the "
+        f"whole list, at most {MAX_LISTED:,} consumer-queue pairs in all)",
+    )
+    alloc.add_argument(
+        "--room-separator", type=_name, default="-", help="MACHINE_ROOM_NEARBY: room = name before this (default -)"
+    )
+    alloc.add_argument(
+        "--group", type=_name, default="GID_rmqlib", help=f"consumer group name, at most {MAX_NAME} characters"
+    )
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     commands.add_parser("strategies", help="list the allocation strategies")
     # listed for --help only: main() hands `book` and everything after it to rmqlib.book before argparse runs
-    commands.add_parser("book", help="open the book in JupyterLab (arguments after it go to jupyter lab)",
-                        description="Start JupyterLab on the book; --lang zh opens the Chinese edition (and "
-                                    "JupyterLab's Chinese interface, if its language pack is installed: "
-                                    "pip install -e \".[zh]\"); other arguments after `book` (e.g. --allow-root) "
-                                    "go to jupyter lab.")
+    commands.add_parser(
+        "book",
+        help="open the book in JupyterLab (arguments after it go to jupyter lab)",
+        description="Start JupyterLab on the book; --lang zh opens the Chinese edition (and "
+        "JupyterLab's Chinese interface, if its language pack is installed: "
+        'pip install -e ".[zh]"); other arguments after `book` (e.g. --allow-root) '
+        "go to jupyter lab.",
+    )
 
     sim = commands.add_parser(
-        "simulate", help="run a ready-made scenario in simulated time and summarise it",
+        "simulate",
+        help="run a ready-made scenario in simulated time and summarise it",
         description="Run a ready-made scenario in simulated time and print its summary. Scenario.validate() "
-                    "states the simulator's limits (simulated span, rates, group size); a --set beyond them is "
-                    "refused in one line (exit code 2).")
-    sim.add_argument("scenario", help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, "
-                     "more_consumers_than_queues, many_topics, orderly_crash, pop_mode or pop_crash")
+        "states the simulator's limits (simulated span, rates, group size); a --set beyond them is "
+        "refused in one line (exit code 2).",
+    )
+    sim.add_argument(
+        "scenario",
+        help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, "
+        "more_consumers_than_queues, many_topics, orderly_crash, pop_mode or pop_crash",
+    )
     sim.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=1, help="random seed, 0..2^63-1 (default 1)")
-    sim.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", dest="overrides",
-                     help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 or --set "
-                          "consume_mode=ORDERLY (repeatable); numbers must be finite, booleans true or false, "
-                          "message_model and consume_mode a name; tuple and dict fields cannot be set")
+    sim.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        dest="overrides",
+        help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 or --set "
+        "consume_mode=ORDERLY (repeatable); numbers must be finite, booleans true or false, "
+        "message_model and consume_mode a name; tuple and dict fields cannot be set",
+    )
     sim.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
@@ -196,8 +239,10 @@ def _config_queues(topic: str, items: Sequence[str] | None) -> list[MessageQueue
         if not sep or not broker or not re.fullmatch(r"-?[0-9]{1,40}", queue_id):
             raise UsageError(f"rmqlib allocate: --config-queues: expected broker:queueId, got {_short(item)}")
         if not INT_MIN <= int(queue_id) <= INT_MAX:
-            raise UsageError(f"rmqlib allocate: --config-queues: queue ids must fit a Java int "
-                             f"({INT_MIN}..{INT_MAX}), got {queue_id}")
+            raise UsageError(
+                f"rmqlib allocate: --config-queues: queue ids must fit a Java int "
+                f"({INT_MIN}..{INT_MAX}), got {queue_id}"
+            )
         queues.append(MessageQueue(topic, broker, int(queue_id)))
     return queues
 
@@ -206,7 +251,7 @@ def _inner_strategy(name: str, where: str = "rmqlib allocate: --strategy") -> st
     """The strategy inside the ``MACHINE_ROOM_NEARBY-`` prefixes of ``name`` (at most MAX_NEARBY_DEPTH of them)."""
     depth = 0
     while name.startswith(NEARBY):
-        name, depth = name[len(NEARBY):], depth + 1
+        name, depth = name[len(NEARBY) :], depth + 1
         if depth > MAX_NEARBY_DEPTH:
             raise UsageError(f"{where}: at most {MAX_NEARBY_DEPTH} {NEARBY} prefixes")
     return name
@@ -234,29 +279,40 @@ def format_queues(mqs: Sequence[MessageQueue]) -> str:
 
 def _allocate(args: argparse.Namespace) -> str:
     if args.strategy.startswith("MACHINE_ROOM_NEARBY") and "-" not in args.strategy:
-        raise UsageError("rmqlib allocate: --strategy MACHINE_ROOM_NEARBY needs an inner strategy, "
-                         "e.g. MACHINE_ROOM_NEARBY-AVG")
+        raise UsageError(
+            "rmqlib allocate: --strategy MACHINE_ROOM_NEARBY needs an inner strategy, e.g. MACHINE_ROOM_NEARBY-AVG"
+        )
     inner = _inner_strategy(args.strategy)
     if len(args.brokers) * args.queues_per_broker > MAX_QUEUES:
-        raise UsageError(f"rmqlib allocate: --queues-per-broker: {len(args.brokers)} broker(s) x "
-                         f"{args.queues_per_broker} queues is more than {MAX_QUEUES:,} queues")
+        raise UsageError(
+            f"rmqlib allocate: --queues-per-broker: {len(args.brokers)} broker(s) x "
+            f"{args.queues_per_broker} queues is more than {MAX_QUEUES:,} queues"
+        )
     if args.cids is not None and len(args.cids) > MAX_CONSUMERS:
         raise UsageError(f"rmqlib allocate: --cids: at most {MAX_CONSUMERS:,} client ids, got {len(args.cids)}")
     consumers = len(args.cids) if args.cids is not None else (args.consumers or 2)
     if inner == "CONSISTENT_HASH" and consumers * args.virtual_nodes > MAX_RING_POINTS:
-        raise UsageError(f"rmqlib allocate: --virtual-nodes: {consumers} consumers x {args.virtual_nodes} virtual "
-                         f"nodes is more than {MAX_RING_POINTS:,} ring points")
+        raise UsageError(
+            f"rmqlib allocate: --virtual-nodes: {consumers} consumers x {args.virtual_nodes} virtual "
+            f"nodes is more than {MAX_RING_POINTS:,} ring points"
+        )
     config = _config_queues(args.topic, args.config_queues)
     if inner == "CONFIG" and config is not None:
         distinct = len(set(args.cids)) if args.cids is not None else consumers
         rooms = len(args.brokers) + 1 if inner != args.strategy else 1  # NEARBY hands the list out once a room
         if distinct * len(config) * rooms > MAX_LISTED:
-            raise UsageError(f"rmqlib allocate: --config-queues: every consumer gets all {len(config)} queues; "
-                             f"with {distinct} consumers that is more than {MAX_LISTED:,} pairs")
+            raise UsageError(
+                f"rmqlib allocate: --config-queues: every consumer gets all {len(config)} queues; "
+                f"with {distinct} consumers that is more than {MAX_LISTED:,} pairs"
+            )
     try:
-        strategy = strategy_from_name(args.strategy, virtual_node_cnt=args.virtual_nodes,
-                                      consumer_idcs=args.consumer_idcs, message_queue_list=config,
-                                      resolver=PrefixMachineRoomResolver(args.room_separator))
+        strategy = strategy_from_name(
+            args.strategy,
+            virtual_node_cnt=args.virtual_nodes,
+            consumer_idcs=args.consumer_idcs,
+            message_queue_list=config,
+            resolver=PrefixMachineRoomResolver(args.room_separator),
+        )
     except ValueError as error:
         raise UsageError(f"rmqlib allocate: --strategy: {error}") from None
     mqs = make_queues(args.topic, args.brokers, args.queues_per_broker)
@@ -267,15 +323,25 @@ def _allocate(args: argparse.Namespace) -> str:
         text = str(error).replace("consumer_idcs is not set", "--consumer-idcs is not set")
         raise UsageError(f"rmqlib allocate: {text}") from None
     if args.json:
-        return json.dumps({
-            "strategy": strategy.name, "topic": args.topic, "consumerGroup": args.group,
-            "allocation": {cid: [{"topic": mq.topic, "brokerName": mq.broker_name, "queueId": mq.queue_id}
-                                 for mq in queues] for cid, queues in allocation.items()},
-        }, indent=2, ensure_ascii=False)
+        return json.dumps(
+            {
+                "strategy": strategy.name,
+                "topic": args.topic,
+                "consumerGroup": args.group,
+                "allocation": {
+                    cid: [{"topic": mq.topic, "brokerName": mq.broker_name, "queueId": mq.queue_id} for mq in queues]
+                    for cid, queues in allocation.items()
+                },
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
     width = max(len("consumer"), *(len(cid) for cid in allocation))
-    lines = [f"strategy {strategy.name} | topic {args.topic} | {len(mqs)} queues on {len(args.brokers)} "
-             f"broker(s) | {len(allocation)} consumer(s)",
-             f"{'consumer':<{width}}  queues  owns"]
+    lines = [
+        f"strategy {strategy.name} | topic {args.topic} | {len(mqs)} queues on {len(args.brokers)} "
+        f"broker(s) | {len(allocation)} consumer(s)",
+        f"{'consumer':<{width}}  queues  owns",
+    ]
     lines += [f"{cid:<{width}}  {len(queues):>6}  {format_queues(queues)}" for cid, queues in allocation.items()]
     idle = idle_consumers(allocation)
     lines.append(f"imbalance (max - min): {imbalance(allocation)} | idle consumers: {len(idle)}")
@@ -348,8 +414,9 @@ def _simulate(args: argparse.Namespace) -> str:
 
     make = scenarios.ALL.get(args.scenario)
     if make is None:
-        raise UsageError(f"rmqlib simulate: unknown scenario {_short(args.scenario)}; "
-                         f"known: {', '.join(scenarios.ALL)}")
+        raise UsageError(
+            f"rmqlib simulate: unknown scenario {_short(args.scenario)}; known: {', '.join(scenarios.ALL)}"
+        )
     kinds = _field_kinds(Scenario)
     overrides = dict(_parse_override(item, kinds) for item in args.overrides)
     try:
@@ -366,8 +433,10 @@ def _simulate(args: argparse.Namespace) -> str:
     if args.json:
         return json.dumps(summary, indent=2)
     width = max(len(key) for key in summary)
-    return "\n".join(f"{key:<{width}}  {value:.1f}" if isinstance(value, float) else f"{key:<{width}}  {value}"
-                     for key, value in summary.items())
+    return "\n".join(
+        f"{key:<{width}}  {value:.1f}" if isinstance(value, float) else f"{key:<{width}}  {value}"
+        for key, value in summary.items()
+    )
 
 
 def _strategies() -> str:
@@ -378,6 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["book"] and argv[1:2] not in (["-h"], ["--help"]):
         from rmqlib.book import main as open_book  # starts JupyterLab: loaded only when asked for
+
         return open_book(argv[1:])  # everything after `book` goes to jupyter lab (argparse would eat options)
     try:
         args = build_parser().parse_args(argv)

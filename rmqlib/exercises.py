@@ -50,6 +50,7 @@ def _nbformat() -> ModuleType:
 
 # --------------------------------------------------------------------------- checks used by exercise cells
 
+
 def check(answer: object, expected: object, what: str, hint: str = "", none_is_answer: bool = False) -> None:
     """Print "Correct" if ``answer == expected``; print a helpful message and fail otherwise.
 
@@ -68,6 +69,7 @@ def check(answer: object, expected: object, what: str, hint: str = "", none_is_a
 
 
 # --------------------------------------------------------------------------- student versions
+
 
 def is_solution(cell: Mapping[str, Any]) -> bool:
     return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution", False))
@@ -91,7 +93,7 @@ def clear_solution_source(source: str) -> str:
             if inside:
                 raise ValueError(f"line {number}: nested {BEGIN}")
             inside = True
-            indent = line[:len(line) - len(line.lstrip())]
+            indent = line[: len(line) - len(line.lstrip())]
             out += [indent + stub for stub in CODE_STUB.splitlines()]
         elif stripped == END:
             if not inside:
@@ -139,8 +141,10 @@ def generate(source_dir: Path = SOURCE_DIR, student_dir: Path = STUDENT_DIR) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rmqlib.exercises",
-                                     description="Generate student exercise notebooks from the instructor sources.")
+    parser = argparse.ArgumentParser(
+        prog="python -m rmqlib.exercises",
+        description="Generate student exercise notebooks from the instructor sources.",
+    )
     parser.add_argument("--source", type=Path, default=SOURCE_DIR, help=f"instructor notebooks (default {SOURCE_DIR})")
     parser.add_argument("--dest", type=Path, default=STUDENT_DIR, help=f"where to write (default {STUDENT_DIR})")
     args = parser.parse_args(argv)

@@ -72,20 +72,25 @@ class HashRing:
 
     __slots__ = ("positions", "owners", "inserted", "collisions", "_hash")
 
-    def __init__(self, positions: np.ndarray, owners: list[str], inserted: int,
-                 collisions: list[tuple[int, str, str]], hash_function: HashFunction):
-        self.positions = positions          # sorted int64/object array of ring keys
-        self.owners = owners                # owners[i] owns positions[i]
-        self.inserted = inserted            # virtual nodes put (before overwrites)
-        self.collisions = collisions        # (position, overwritten vnode key, winning vnode key)
+    def __init__(
+        self,
+        positions: np.ndarray,
+        owners: list[str],
+        inserted: int,
+        collisions: list[tuple[int, str, str]],
+        hash_function: HashFunction,
+    ):
+        self.positions = positions  # sorted int64/object array of ring keys
+        self.owners = owners  # owners[i] owns positions[i]
+        self.inserted = inserted  # virtual nodes put (before overwrites)
+        self.collisions = collisions  # (position, overwritten vnode key, winning vnode key)
         self._hash = hash_function
 
     def __len__(self) -> int:
         return len(self.owners)
 
     @classmethod
-    def build(cls, cids: Sequence[str], virtual_node_cnt: int,
-              hash_function: HashFunction | None = None) -> HashRing:
+    def build(cls, cids: Sequence[str], virtual_node_cnt: int, hash_function: HashFunction | None = None) -> HashRing:
         """Add every cid in order with ``virtual_node_cnt`` virtual nodes, like the Java constructor."""
         virtual_node_cnt = check_int(virtual_node_cnt, "virtual_node_cnt", 0, MAX_RING_POINTS)
         check_callable(hash_function, "hash_function", none=True)
@@ -95,8 +100,10 @@ class HashRing:
             if type(cid) is not str:
                 check_str(cid, "cids[...]", empty=True)
         if len(cids) * virtual_node_cnt > MAX_RING_POINTS:
-            raise ValueError(f"virtual_node_cnt: {len(cids)} client ids x {virtual_node_cnt} virtual nodes is more "
-                             f"than the {MAX_RING_POINTS} ring points allowed")
+            raise ValueError(
+                f"virtual_node_cnt: {len(cids)} client ids x {virtual_node_cnt} virtual nodes is more "
+                f"than the {MAX_RING_POINTS} ring points allowed"
+            )
         hasher = _hasher(hash_function)
         if len(set(cids)) != len(cids):
             return cls._build_sequential(cids, virtual_node_cnt, hasher)

@@ -115,8 +115,11 @@ class MessageQueue:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MessageQueue):
             return NotImplemented
-        return (self._queue_id == other._queue_id and self._topic == other._topic
-                and self._broker_name == other._broker_name)
+        return (
+            self._queue_id == other._queue_id
+            and self._topic == other._topic
+            and self._broker_name == other._broker_name
+        )
 
     def compare_to(self, other: MessageQueue) -> int:
         """Java ``compareTo``, including the 32-bit overflow of ``queueId - other.queueId``."""
@@ -136,8 +139,7 @@ class MessageQueue:
         return _int32(self._queue_id - other._queue_id) < 0
 
     def __str__(self) -> str:
-        return (f"MessageQueue [topic={self._topic}, brokerName={self._broker_name}, "
-                f"queueId={self._queue_id}]")
+        return f"MessageQueue [topic={self._topic}, brokerName={self._broker_name}, queueId={self._queue_id}]"
 
     def __repr__(self) -> str:
         return f"MessageQueue({self._topic!r}, {self._broker_name!r}, {self._queue_id})"

@@ -70,8 +70,10 @@ class TopicRouteData:
         """True when ``old`` is None or differs once both are sorted (TopicRouteData#topicRouteDataChanged)."""
         if old is None:
             return True
-        return (sorted(self.queue_datas), sorted(self.broker_datas)) != (sorted(old.queue_datas),
-                                                                         sorted(old.broker_datas))
+        return (sorted(self.queue_datas), sorted(self.broker_datas)) != (
+            sorted(old.queue_datas),
+            sorted(old.broker_datas),
+        )
 
 
 @dataclass
@@ -95,8 +97,13 @@ class RouteInfoManager:
     broker_addr_table: dict[str, BrokerData] = field(default_factory=dict)
     broker_live_table: dict[str, _BrokerLive] = field(default_factory=dict)
 
-    def register_broker(self, broker_name: str, topic_config: dict[str, QueueData | tuple[int, int]],
-                        now_ms: int, timeout_ms: int = BROKER_CHANNEL_EXPIRED_MS) -> None:
+    def register_broker(
+        self,
+        broker_name: str,
+        topic_config: dict[str, QueueData | tuple[int, int]],
+        now_ms: int,
+        timeout_ms: int = BROKER_CHANNEL_EXPIRED_MS,
+    ) -> None:
         """A master registers (or re-registers) with its full topic config: ``topic -> QueueData`` or
         ``topic -> (read_queue_nums, write_queue_nums)``. Topics it no longer lists lose its queues."""
         check_str(broker_name, "broker_name")
@@ -107,12 +114,16 @@ class RouteInfoManager:
         for topic, spec in topic_config.items():
             check_str(topic, "topic_config key")
             if isinstance(spec, QueueData):
-                data = QueueData(broker_name, spec.read_queue_nums, spec.write_queue_nums, spec.perm,
-                                 spec.topic_sys_flag)
+                data = QueueData(
+                    broker_name, spec.read_queue_nums, spec.write_queue_nums, spec.perm, spec.topic_sys_flag
+                )
             else:
                 read, write = spec
-                data = QueueData(broker_name, check_int(read, f"topic_config[{topic!r}] read queues", 0),
-                                 check_int(write, f"topic_config[{topic!r}] write queues", 0))
+                data = QueueData(
+                    broker_name,
+                    check_int(read, f"topic_config[{topic!r}] read queues", 0),
+                    check_int(write, f"topic_config[{topic!r}] write queues", 0),
+                )
             self.topic_queue_table.setdefault(topic, {})[broker_name] = data
             listed.add(topic)
         for topic in [t for t, by_broker in self.topic_queue_table.items() if broker_name in by_broker]:
@@ -137,8 +148,9 @@ class RouteInfoManager:
         """Unregister every broker silent for longer than its timeout; return their names.
         Mirrors: #scanNotActiveBroker (strictly longer: ``last + timeout < now``)."""
         check_int(now_ms, "now_ms", 0)
-        expired = [name for name, live in self.broker_live_table.items()
-                   if live.last_update_ms + live.timeout_ms < now_ms]
+        expired = [
+            name for name, live in self.broker_live_table.items() if live.last_update_ms + live.timeout_ms < now_ms
+        ]
         for name in expired:
             self.unregister_broker(name)
         return expired
@@ -160,6 +172,20 @@ class RouteInfoManager:
             del self.topic_queue_table[topic]
 
 
-__all__ = ["BROKER_CHANNEL_EXPIRED_MS", "MASTER_ID", "PERM_INHERIT", "PERM_READ", "PERM_READ_WRITE", "PERM_WRITE",
-           "POLL_NAME_SERVER_INTERVAL_MS", "REGISTER_NAME_SERVER_PERIOD_MS", "SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS",
-           "BrokerData", "QueueData", "RouteInfoManager", "TopicRouteData", "is_readable", "is_writeable"]
+__all__ = [
+    "BROKER_CHANNEL_EXPIRED_MS",
+    "MASTER_ID",
+    "PERM_INHERIT",
+    "PERM_READ",
+    "PERM_READ_WRITE",
+    "PERM_WRITE",
+    "POLL_NAME_SERVER_INTERVAL_MS",
+    "REGISTER_NAME_SERVER_PERIOD_MS",
+    "SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS",
+    "BrokerData",
+    "QueueData",
+    "RouteInfoManager",
+    "TopicRouteData",
+    "is_readable",
+    "is_writeable",
+]

@@ -90,7 +90,8 @@ class SubscriptionData:
     def __post_init__(self) -> None:
         if not isinstance(self.topic, str) or not self.topic:
             raise (ValueError if isinstance(self.topic, str) else ArgumentTypeError)(
-                f"topic must be a non-empty str, got {self.topic!r}")
+                f"topic must be a non-empty str, got {self.topic!r}"
+            )
         check_int(self.sub_version, "sub_version")
         sub = self.sub_string
         if sub is not None and not isinstance(sub, str):

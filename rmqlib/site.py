@@ -52,13 +52,17 @@ DEFAULT_STAGE = ROOT / "site" / "_build" / "src"
 # IRI checker rfc3987_syntax (1.1.0) builds its lark parsers on import: 2 to 5 s in every kernel, for a format
 # check nothing in a chapter's kernel ever makes. Marking it absent (sys.modules[name] = None makes the import
 # raise ImportError, which jsonschema expects of an optional checker) saves that in each of the site's kernels.
-_SETUP_SOURCE = ("import sys as _sys\n_sys.modules.setdefault('rfc3987_syntax', None)\ndel _sys\n"
-                 "import rmqlib.viz.static as _rmqlib_static\n_rmqlib_static.use_static_renderer()\ndel _rmqlib_static")
+_SETUP_SOURCE = (
+    "import sys as _sys\n_sys.modules.setdefault('rfc3987_syntax', None)\ndel _sys\n"
+    "import rmqlib.viz.static as _rmqlib_static\n_rmqlib_static.use_static_renderer()\ndel _rmqlib_static"
+)
 _MEMO_SOURCE = "\nimport rmqlib.site as _rmqlib_site\n_rmqlib_site.memoize_simulations({path!r})\ndel _rmqlib_site"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_NOTES = {
-    "en": ("<p class='rmqlib-widget-note'>Interactive widget: it needs a running kernel. "
-           "Open this notebook in JupyterLab to use it.</p>"),
+    "en": (
+        "<p class='rmqlib-widget-note'>Interactive widget: it needs a running kernel. "
+        "Open this notebook in JupyterLab to use it.</p>"
+    ),
     "zh": "<p class='rmqlib-widget-note'>交互控件：需要运行中的内核。请在 JupyterLab 中打开本笔记本使用。</p>",
 }
 _WIDGET_NOTE = _WIDGET_NOTES["en"]
@@ -86,8 +90,14 @@ def _cell_number_of_error(nb) -> int | None:
     return None
 
 
-def execute_notebook(src: Path, dest: Path, timeout: int = 600, kernel_name: str = "python3",
-                     lang: str = "en", cache_dir: Path | None = None) -> Executed:
+def execute_notebook(
+    src: Path,
+    dest: Path,
+    timeout: int = 600,
+    kernel_name: str = "python3",
+    lang: str = "en",
+    cache_dir: Path | None = None,
+) -> Executed:
     """Execute ``src`` (in a copy of its folder's context) and write the executed notebook to ``dest``.
 
     ``lang`` chooses the words of the note that replaces a widget; ``cache_dir`` (optional) is where the
@@ -111,16 +121,25 @@ def execute_notebook(src: Path, dest: Path, timeout: int = 600, kernel_name: str
     # the kernel talks over local sockets (IPC), not TCP: ipykernel then has no plain-text transport to warn about
     ipc_dir = tempfile.TemporaryDirectory(prefix="rmqlib-kernel-")
     km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(ipc_dir.name) / "kernel"))
-    client = NotebookClient(run, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
-                            store_widget_state=False, resources={"metadata": {"path": str(dest.parent)}})
+    client = NotebookClient(
+        run,
+        km=km,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        allow_errors=False,
+        store_widget_state=False,
+        resources={"metadata": {"path": str(dest.parent)}},
+    )
     error = None
     try:
         client.execute()
     except (CellExecutionError, CellTimeoutError, DeadKernelError, RuntimeError) as exc:
         index = _cell_number_of_error(run)
         if index is None:  # timeout or dead kernel: the first cell without outputs after the last executed one
-            index = next((i for i, c in enumerate(run.cells) if c.cell_type == "code"
-                          and c.get("execution_count") is None), len(run.cells))
+            index = next(
+                (i for i, c in enumerate(run.cells) if c.cell_type == "code" and c.get("execution_count") is None),
+                len(run.cells),
+            )
         if index == 0:
             where = "the site's setup cell (import rmqlib.viz.static, rmqlib.site)"
         else:
@@ -156,6 +175,7 @@ def _execute_job(args):
 
 
 # --------------------------------------------------------------------------- one simulation, both editions
+
 
 def memoize_simulations(cache_dir: str | Path) -> None:
     """Make :func:`rmqlib.sim.simulate` (everywhere rmqlib refers to it) keep its results in ``cache_dir``.
@@ -238,8 +258,9 @@ def _stage_edition(edition_dir: Path, lang: str, exercises: list[Path]) -> None:
         shutil.copy2(path, edition_dir / "exercises" / path.name)
 
 
-def stage(stage_dir: Path, chapters: list[Path], exercises: list[Path], jobs: int, timeout: int,
-          log=print) -> list[Executed]:
+def stage(
+    stage_dir: Path, chapters: list[Path], exercises: list[Path], jobs: int, timeout: int, log=print
+) -> list[Executed]:
     """Fill ``stage_dir/<lang>`` (``en``, ``zh``) with conf, index, static files and the executed notebooks.
 
     Each notebook goes to the edition of its folder (``chapters/zh/X`` to ``zh``). The English
@@ -252,22 +273,29 @@ def stage(stage_dir: Path, chapters: list[Path], exercises: list[Path], jobs: in
     for lang in langs:
         _stage_edition(stage_dir / lang, lang, [p for p in exercises if _edition_of(p) == lang])
     ordered = sorted(chapters, key=lambda p: LANGUAGES.index(_edition_of(p)))
-    jobs_list = [(path, stage_dir / _edition_of(path) / "chapters" / path.name, timeout, "python3",
-                  _edition_of(path), cache) for path in ordered]
+    jobs_list = [
+        (path, stage_dir / _edition_of(path) / "chapters" / path.name, timeout, "python3", _edition_of(path), cache)
+        for path in ordered
+    ]
     results: list[Executed] = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
         for result in pool.map(_execute_job, jobs_list):
             status = "FAILED" if result.error else "ok"
-            log(f"  executed {result.path.relative_to(ROOT) if result.path.is_relative_to(ROOT) else result.path}"
-                f" in {result.seconds:5.1f} s  {status}")
+            log(
+                f"  executed {result.path.relative_to(ROOT) if result.path.is_relative_to(ROOT) else result.path}"
+                f" in {result.seconds:5.1f} s  {status}"
+            )
             results.append(result)
     return results
 
 
 def _pages(edition_dir: Path) -> list[str]:
     """The Sphinx page names an edition will have: its notebooks and markdown files, and Sphinx's own."""
-    pages = [p.relative_to(edition_dir).with_suffix("").as_posix() for pattern in ("*.md", "*/*.ipynb")
-             for p in edition_dir.glob(pattern)]
+    pages = [
+        p.relative_to(edition_dir).with_suffix("").as_posix()
+        for pattern in ("*.md", "*/*.ipynb")
+        for p in edition_dir.glob(pattern)
+    ]
     if _edition_language(edition_dir) == "en":
         pages.append("api")  # written by conf.py's rmqlib_api extension when Sphinx starts
     return sorted(set(pages) | {"genindex", "search"})
@@ -285,14 +313,26 @@ def write_editions(stage_dir: Path, langs: list[str]) -> None:
         other = others[0] if others else None
         # from this edition's root to the other's: en -> "zh/", zh -> "../"
         root = None if other is None else ("../" if lang != "en" else "") + EDITION_DIRS[other]
-        edition = {"language": lang, "twin_language": other, "twin_root": root,
-                   "twin_pages": pages[other] if other else []}
-        (stage_dir / lang / "edition.json").write_text(json.dumps(edition, ensure_ascii=False, indent=1) + "\n",
-                                                       encoding="utf-8")
+        edition = {
+            "language": lang,
+            "twin_language": other,
+            "twin_root": root,
+            "twin_pages": pages[other] if other else [],
+        }
+        (stage_dir / lang / "edition.json").write_text(
+            json.dumps(edition, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
 
 
-def build(out: Path = DEFAULT_OUT, stage_dir: Path = DEFAULT_STAGE, chapters: list[Path] | None = None,
-          exercises: list[Path] | None = None, jobs: int = 2, timeout: int = 600, log=print) -> Path:
+def build(
+    out: Path = DEFAULT_OUT,
+    stage_dir: Path = DEFAULT_STAGE,
+    chapters: list[Path] | None = None,
+    exercises: list[Path] | None = None,
+    jobs: int = 2,
+    timeout: int = 600,
+    log=print,
+) -> Path:
     """Execute, stage and render the book in both editions; return ``out`` (holding ``index.html``).
 
     ``chapters`` and ``exercises`` default to every English and Chinese notebook; a notebook under a
@@ -307,8 +347,9 @@ def build(out: Path = DEFAULT_OUT, stage_dir: Path = DEFAULT_STAGE, chapters: li
     if chapters is None:
         chapters = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "chapters" / "zh").glob("*.ipynb"))
     if exercises is None:
-        exercises = (sorted((ROOT / "exercises" / "student").glob("*.ipynb"))
-                     + sorted((ROOT / "exercises" / "student" / "zh").glob("*.ipynb")))
+        exercises = sorted((ROOT / "exercises" / "student").glob("*.ipynb")) + sorted(
+            (ROOT / "exercises" / "student" / "zh").glob("*.ipynb")
+        )
     chapters, exercises = list(chapters), list(exercises)
     if not chapters:
         raise SiteBuildError("no chapter notebooks to build")
@@ -328,8 +369,9 @@ def build(out: Path = DEFAULT_OUT, stage_dir: Path = DEFAULT_STAGE, chapters: li
     for lang in langs:
         target = out / EDITION_DIRS[lang]
         log(f"rendering the {lang} edition with Sphinx into {target}")
-        status = build_main(["-b", "html", "-q", "-E", "-d", str(stage_dir / f".doctrees-{lang}"),
-                             str(stage_dir / lang), str(target)])
+        status = build_main(
+            ["-b", "html", "-q", "-E", "-d", str(stage_dir / f".doctrees-{lang}"), str(stage_dir / lang), str(target)]
+        )
         if status != 0:
             raise SiteBuildError(f"sphinx-build failed with exit code {status} ({lang} edition)")
     log(f"site built in {time.monotonic() - t0:.1f} s (execution {t1 - t0:.1f} s): {out / 'index.html'}")
@@ -344,8 +386,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--stage", type=Path, default=None, help="staging directory (default: <out>/../src)")
     b.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
     b.add_argument("--timeout", type=int, default=600, help="seconds one cell may run (default 600)")
-    b.add_argument("notebooks", nargs="*", type=Path,
-                   help="chapter notebooks to build (default: all of chapters/ and chapters/zh/)")
+    b.add_argument(
+        "notebooks",
+        nargs="*",
+        type=Path,
+        help="chapter notebooks to build (default: all of chapters/ and chapters/zh/)",
+    )
     args = parser.parse_args(argv)
     stage_dir = args.stage or Path(args.out).resolve().parent / "src"
     chapters = [p.resolve() for p in args.notebooks] or None

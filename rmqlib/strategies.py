@@ -37,12 +37,12 @@ class AllocateMessageQueueStrategy:
         """The Java ``getName()``: a subclass sets it as a class attribute (``name = "AVG"``)."""
         return ""
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue] | None:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue] | None:
         raise NotImplementedError
 
-    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
-                     cid_all: Sequence[str]) -> GroupAnswer:
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> GroupAnswer:
         """Every consumer's ``allocate`` answer, keyed by client id (first occurrence order)."""
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all)}
 
@@ -55,8 +55,10 @@ def _check_types(current_cid: object, mq_all: object, cid_all: object, consumer_
         raise ArgumentTypeError(f"consumer_group must be str, got {type(consumer_group).__name__}")
     if current_cid is not None and not isinstance(current_cid, str):
         raise ArgumentTypeError(f"current_cid must be str, got {type(current_cid).__name__}")
-    for arg, value, element, what in (("mq_all", mq_all, MessageQueue, "MessageQueue"),
-                                      ("cid_all", cid_all, str, "str")):
+    for arg, value, element, what in (
+        ("mq_all", mq_all, MessageQueue, "MessageQueue"),
+        ("cid_all", cid_all, str, "str"),
+    ):
         if value is None:
             continue
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
@@ -72,8 +74,9 @@ class AbstractAllocateMessageQueueStrategy(AllocateMessageQueueStrategy):
     Mirrors: client/.../consumer/rebalance/AbstractAllocateMessageQueueStrategy.java#check
     """
 
-    def check(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-              cid_all: Sequence[str]) -> bool:
+    def check(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> bool:
         """Raise like Java on empty input (in Java's order); False if ``current_cid`` is not a member."""
         _check_types(current_cid, mq_all, cid_all, consumer_group)
         if not current_cid:
@@ -110,8 +113,9 @@ class _ByIndexStrategy(AbstractAllocateMessageQueueStrategy):
     def _share(self, candidates: Sequence[MessageQueue], index: int, n_cid: int) -> list[MessageQueue]:
         raise NotImplementedError
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue]:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         return self._share(self._candidates(mq_all), cid_all.index(current_cid), len(cid_all))
@@ -139,7 +143,7 @@ class AllocateMessageQueueAveragely(_ByIndexStrategy):
         bigger = mod > 0 and index < mod
         size = 1 if n_mq <= n_cid else n_mq // n_cid + (1 if bigger else 0)
         start = index * size if bigger else index * size + mod
-        return list(candidates[start:start + max(0, min(size, n_mq - start))])
+        return list(candidates[start : start + max(0, min(size, n_mq - start))])
 
 
 class AllocateMessageQueueAveragelyByCircle(_ByIndexStrategy):
@@ -179,8 +183,9 @@ class AllocateMessageQueueConsistentHash(AbstractAllocateMessageQueueStrategy):
         _check_types(None, None, cid_all)
         return HashRing.build(list(cid_all), self.virtual_node_cnt, self.hash_function)
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue]:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         owners = self.ring(cid_all).route_many([str(mq) for mq in mq_all])
@@ -215,23 +220,26 @@ class AllocateMessageQueueByConfig(AbstractAllocateMessageQueueStrategy):
             self.message_queue_list = None
             return
         if isinstance(message_queue_list, (str, bytes, MessageQueue)) or not isinstance(message_queue_list, Iterable):
-            raise ArgumentTypeError(f"message_queue_list must be a list of MessageQueue, "
-                                    f"got {type(message_queue_list).__name__}")
+            raise ArgumentTypeError(
+                f"message_queue_list must be a list of MessageQueue, got {type(message_queue_list).__name__}"
+            )
         queues = list(message_queue_list)
         for mq in queues:
             if not isinstance(mq, MessageQueue):
                 raise ArgumentTypeError(f"message_queue_list elements must be MessageQueue, got {type(mq).__name__}")
         self.message_queue_list = queues
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue] | None:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue] | None:
         # Java runs no check at all here: not even for empty input or a non-member.
         # (Wrong types are still refused: Java's signature would not compile with them.)
         _check_types(current_cid, mq_all, cid_all, consumer_group)
         return None if self.message_queue_list is None else list(self.message_queue_list)
 
-    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
-                     cid_all: Sequence[str]) -> dict[str, list[MessageQueue] | None]:
+    def allocate_all(
+        self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> dict[str, list[MessageQueue] | None]:
         _check_types(None, mq_all, cid_all, consumer_group)
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all or ())}
 
@@ -251,7 +259,8 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
 
     def __init__(self, consumer_idcs: Iterable[str] | None = None) -> None:
         self.consumer_idcs: set[str] | None = (
-            None if consumer_idcs is None else check_items(consumer_idcs, "consumer_idcs", str, into=set))
+            None if consumer_idcs is None else check_items(consumer_idcs, "consumer_idcs", str, into=set)
+        )
 
     def _candidates(self, mq_all: Sequence[MessageQueue]) -> list[MessageQueue]:
         chosen = []
@@ -266,7 +275,7 @@ class AllocateMessageQueueByMachineRoom(_ByIndexStrategy):
 
     def _share(self, chosen: Sequence[MessageQueue], index: int, n_cid: int) -> list[MessageQueue]:
         per, rem = divmod(len(chosen), n_cid)
-        share = list(chosen[per * index:per * index + per])
+        share = list(chosen[per * index : per * index + per])
         if rem > index:
             share.append(chosen[index + per * n_cid])
         return share
@@ -371,8 +380,9 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
     def name(self) -> str:
         return f"MACHINE_ROOM_NEARBY-{self.strategy.name}"
 
-    def _rooms(self, mq_all: Sequence[MessageQueue],
-               cid_all: Sequence[str]) -> tuple[dict[str, list[MessageQueue]], dict[str, list[str]]]:
+    def _rooms(
+        self, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> tuple[dict[str, list[MessageQueue]], dict[str, list[str]]]:
         mq_rooms: dict[str, list[MessageQueue]] = {}
         for mq in mq_all:
             room = self.resolver.broker_deploy_in(mq)
@@ -388,8 +398,9 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
         ordered = sorted(mq_rooms, key=utf16_key)
         return {r: mq_rooms[r] for r in ordered}, cid_rooms
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue]:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
@@ -406,10 +417,16 @@ class AllocateMachineRoomNearby(AbstractAllocateMessageQueueStrategy):
     def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Allocation:
         self._check_group(mq_all, cid_all, consumer_group)
         mq_rooms, cid_rooms = self._rooms(mq_all, cid_all)
-        own = {room: self.strategy.allocate_all(consumer_group, mq_rooms[room], cids)
-               for room, cids in cid_rooms.items() if mq_rooms.get(room)}
-        shared = [self.strategy.allocate_all(consumer_group, mqs, cid_all)
-                  for room, mqs in mq_rooms.items() if room not in cid_rooms]
+        own = {
+            room: self.strategy.allocate_all(consumer_group, mq_rooms[room], cids)
+            for room, cids in cid_rooms.items()
+            if mq_rooms.get(room)
+        }
+        shared = [
+            self.strategy.allocate_all(consumer_group, mqs, cid_all)
+            for room, mqs in mq_rooms.items()
+            if room not in cid_rooms
+        ]
         result: Allocation = {}
         for cid in dict.fromkeys(cid_all):
             room = _room_name(self.resolver.consumer_deploy_in(cid))
@@ -448,9 +465,14 @@ STRATEGIES: dict[str, type[AllocateMessageQueueStrategy]] = {
 DEFAULT_STRATEGY = "AVG"  # DefaultMQPushConsumer: AllocateMessageQueueAveragely in every constructor
 
 
-def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs: Iterable[str] | None = None,
-                       message_queue_list: Iterable[MessageQueue] | None = None,
-                       resolver: MachineRoomResolver | None = None) -> AllocateMessageQueueStrategy:
+def strategy_from_name(
+    name: str,
+    *,
+    virtual_node_cnt: int = 10,
+    consumer_idcs: Iterable[str] | None = None,
+    message_queue_list: Iterable[MessageQueue] | None = None,
+    resolver: MachineRoomResolver | None = None,
+) -> AllocateMessageQueueStrategy:
     """Build a strategy from its Java name, e.g. ``"CONSISTENT_HASH"`` or ``"MACHINE_ROOM_NEARBY-AVG"``.
 
     NEARBY uses ``resolver`` (default: ``PrefixMachineRoomResolver("-")``).
@@ -459,7 +481,7 @@ def strategy_from_name(name: str, *, virtual_node_cnt: int = 10, consumer_idcs: 
         raise ArgumentTypeError(f"name: a strategy name must be str, got {type(name).__name__}")
     nearby = 0
     while name.startswith(_NEARBY_PREFIX):  # a loop, not recursion: a long name cannot exhaust the stack
-        name = name[len(_NEARBY_PREFIX):]
+        name = name[len(_NEARBY_PREFIX) :]
         nearby += 1
         if nearby > MAX_NEARBY_NESTING:
             raise ValueError(f"name: at most {MAX_NEARBY_NESTING} nested {_NEARBY_PREFIX} prefixes")
@@ -476,8 +498,12 @@ _NEARBY_PREFIX = "MACHINE_ROOM_NEARBY-"
 MAX_NEARBY_NESTING = 16
 
 
-def _plain_strategy(name: str, virtual_node_cnt: int, consumer_idcs: Iterable[str] | None,
-                    message_queue_list: Iterable[MessageQueue] | None) -> AllocateMessageQueueStrategy:
+def _plain_strategy(
+    name: str,
+    virtual_node_cnt: int,
+    consumer_idcs: Iterable[str] | None,
+    message_queue_list: Iterable[MessageQueue] | None,
+) -> AllocateMessageQueueStrategy:
     if name == "CONSISTENT_HASH":
         return AllocateMessageQueueConsistentHash(virtual_node_cnt)
     if name == "CONFIG":

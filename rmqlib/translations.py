@@ -86,6 +86,7 @@ def text_hash(text: str) -> str:
 
 # --------------------------------------------------------------------------- where things live
 
+
 def english_notebooks(root: Path = ROOT) -> list[Path]:
     """Every English notebook of the book: chapters and instructor exercise sets."""
     return sorted((root / "chapters").glob("*.ipynb")) + sorted((root / "exercises" / "source").glob("*.ipynb"))
@@ -113,9 +114,11 @@ def _lang(lang: str) -> str:
 
 # --------------------------------------------------------------------------- catalogs
 
+
 @dataclass
 class Entry:
     """One translated cell: the English cell's id, the hash of the English it translates, the translation."""
+
     id: str
     en: str
     text: str
@@ -137,8 +140,9 @@ def load_catalog(path: Path, lang: str = "zh") -> Catalog:
         raise ValueError(f"{path}: a catalog is a mapping with 'source' (a path) and 'cells' (a list)")
     entries, seen = [], set()
     for i, item in enumerate(data["cells"]):
-        if not (isinstance(item, dict) and set(item) == {"id", "en", lang}
-                and all(isinstance(item[k], str) for k in item)):
+        if not (
+            isinstance(item, dict) and set(item) == {"id", "en", lang} and all(isinstance(item[k], str) for k in item)
+        ):
             raise ValueError(f"{path}: cells[{i}] must have exactly 'id', 'en' and '{lang}', all text")
         if item["id"] in seen:
             raise ValueError(f"{path}: cell id {item['id']!r} appears twice")
@@ -158,18 +162,21 @@ def dump_catalog(catalog: Catalog, path: Path, lang: str = "zh") -> None:
         pass
 
     Dumper.add_representer(_Literal, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", s, style="|"))
-    data = {"source": catalog.source,
-            "cells": [{"id": e.id, "en": e.en, lang: _Literal(e.text + "\n")} for e in catalog.entries]}
+    data = {
+        "source": catalog.source,
+        "cells": [{"id": e.id, "en": e.en, lang: _Literal(e.text + "\n")} for e in catalog.entries],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.dump(data, Dumper=Dumper, allow_unicode=True, sort_keys=False, width=10_000),
-                    encoding="utf-8")
+    path.write_text(yaml.dump(data, Dumper=Dumper, allow_unicode=True, sort_keys=False, width=10_000), encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- what needs work
 
+
 @dataclass
 class Todo:
     """A cell that needs a translator: ``missing`` (no entry) or ``stale`` (the English changed since)."""
+
     notebook: str
     id: str
     kind: str
@@ -265,8 +272,10 @@ def orphans(notebook: Path, lang: str = "zh", root: Path = ROOT) -> list[str]:
 
 # a repository path in the prose: one of the three book folders, then a notebook of it or nothing more
 # (the folder itself); not inside a longer path (``site/chapters/``) and not already an edition's (``chapters/zh/``)
-_BOOK_PATH = re.compile(r"(?<![\w./-])(?P<folder>chapters|exercises/source|exercises/student)/"
-                        r"(?!(?:[a-z]{2}(?:-[A-Za-z]+)?)/)(?P<name>[\w.-]+\.ipynb)?(?![\w/-])")
+_BOOK_PATH = re.compile(
+    r"(?<![\w./-])(?P<folder>chapters|exercises/source|exercises/student)/"
+    r"(?!(?:[a-z]{2}(?:-[A-Za-z]+)?)/)(?P<name>[\w.-]+\.ipynb)?(?![\w/-])"
+)
 
 
 def translated_sources(lang: str = "zh", root: Path = ROOT) -> set[str]:
@@ -300,9 +309,12 @@ def localize_paths(text: str, translated: set[str], lang: str = "zh") -> str:
 # --------------------------------------------------------------------------- recurring labels
 
 # a heading, or a label that opens a line (after a list marker): **Model answer.**, *Predict, then check*
-_LABEL = re.compile(r"^(?:(?P<level>#{1,6})[ \t]+(?P<heading>[^\n]+?)[ \t]*"
-                    r"|[ \t]*(?:(?:[-+]|\d+\.)[ \t]+)?(?P<label>\*\*[^*\n]+\*\*|\*[^*\s][^*\n]*\*)(?!\*))$"
-                    r"|^[ \t]*(?:(?:[-+]|\d+\.)[ \t]+)?(?P<lead>\*\*[^*\n]+\*\*|\*[^*\s][^*\n]*\*)(?=[^*])", re.M)
+_LABEL = re.compile(
+    r"^(?:(?P<level>#{1,6})[ \t]+(?P<heading>[^\n]+?)[ \t]*"
+    r"|[ \t]*(?:(?:[-+]|\d+\.)[ \t]+)?(?P<label>\*\*[^*\n]+\*\*|\*[^*\s][^*\n]*\*)(?!\*))$"
+    r"|^[ \t]*(?:(?:[-+]|\d+\.)[ \t]+)?(?P<lead>\*\*[^*\n]+\*\*|\*[^*\s][^*\n]*\*)(?=[^*])",
+    re.M,
+)
 # a numbering that is the notebook's own, not the label's: "02 · ", "3 · ", "11c · ", "第 3 章 · "
 _NUMBERING = re.compile(r"^(?:\d+[a-z]?(?:\.\d+)*[ \t]*[·.][ \t]*)")
 
@@ -354,9 +366,11 @@ def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, 
             english, translated = ([item for item in pair if item[0] != "*"] for pair in (english, translated))
         for (_, en), (_, rendering) in zip(english, translated):
             seen.setdefault(en, {}).setdefault(rendering, set()).add(rel)
-    out = {en: {rendering: sorted(where) for rendering, where in renderings.items()}
-           for en, renderings in seen.items()
-           if len(renderings) > 1 and len(set().union(*renderings.values())) > 1}
+    out = {
+        en: {rendering: sorted(where) for rendering, where in renderings.items()}
+        for en, renderings in seen.items()
+        if len(renderings) > 1 and len(set().union(*renderings.values())) > 1
+    }
     if unpaired:
         out[""] = {"headings differ from the English": unpaired}
     return out
@@ -378,11 +392,15 @@ def cell_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, l
     for rel, cell, entry in _translated_markdown(lang, root):
         shapes = seen.setdefault(_cell_shape(cell_text(cell)), {})
         shapes.setdefault(_cell_shape(entry.text), set()).add(rel)
-    return {en: {zh: sorted(where) for zh, where in shapes.items()} for en, shapes in seen.items()
-            if len(shapes) > 1 and len(set().union(*shapes.values())) > 1}
+    return {
+        en: {zh: sorted(where) for zh, where in shapes.items()}
+        for en, shapes in seen.items()
+        if len(shapes) > 1 and len(set().union(*shapes.values())) > 1
+    }
 
 
 # --------------------------------------------------------------------------- generating the edition
+
 
 def translate(nb, catalog: Catalog, lang: str = "zh", translated: set[str] | None = None):
     """The translated notebook: markdown from the catalog, code unchanged but for the language line.
@@ -399,8 +417,10 @@ def translate(nb, catalog: Catalog, lang: str = "zh", translated: set[str] | Non
         if cell["cell_type"] == "markdown":
             entry = entries.get(cell["id"])
             if entry is None or entry.en != text_hash(cell_text(cell)):
-                raise ValueError(f"{catalog.source}: cell {cell['id']} has no current translation "
-                                 f"(python -m rmqlib.translations todo)")
+                raise ValueError(
+                    f"{catalog.source}: cell {cell['id']} has no current translation "
+                    f"(python -m rmqlib.translations todo)"
+                )
             cell["source"] = localize_paths(entry.text, translated, lang)
         elif cell["cell_type"] == "code" and first_code:
             first_code = False
@@ -471,26 +491,35 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
             out.append(f"{rel}: no catalog ({path.relative_to(root).as_posix()})")
             continue
         out += [f"{item}" for item in todo(notebook, lang, root)]
-        out += [f"{rel} {cid}: the catalog translates a cell the English no longer has"
-                for cid in orphans(notebook, lang, root)]
+        out += [
+            f"{rel} {cid}: the catalog translates a cell the English no longer has"
+            for cid in orphans(notebook, lang, root)
+        ]
         target = translated_path(notebook, lang)
         if not any(str(t).startswith(rel) for t in todo(notebook, lang, root)):
-            expected = translate(json.loads(notebook.read_text(encoding="utf-8")), load_catalog(path, lang), lang,
-                                 translated)
+            expected = translate(
+                json.loads(notebook.read_text(encoding="utf-8")), load_catalog(path, lang), lang, translated
+            )
             nbformat = _nbformat()
             text = nbformat.writes(nbformat.from_dict(expected)) + "\n"
             if not target.exists() or target.read_text(encoding="utf-8") != text:
                 out.append(f"{target.relative_to(root).as_posix()}: stale, run python -m rmqlib.translations build")
     for english, renderings in label_conflicts(lang, root).items():
         if english:
-            out.append(f"{english!r} is rendered {len(renderings)} ways: "
-                       + "; ".join(f"{r!r} in {', '.join(w)}" for r, w in renderings.items()))
+            out.append(
+                f"{english!r} is rendered {len(renderings)} ways: "
+                + "; ".join(f"{r!r} in {', '.join(w)}" for r, w in renderings.items())
+            )
         else:
-            out += [f"{where}: the translation's headings are not the English cell's" for where in
-                    renderings["headings differ from the English"]]
+            out += [
+                f"{where}: the translation's headings are not the English cell's"
+                for where in renderings["headings differ from the English"]
+            ]
     for english, translations in cell_conflicts(lang, root).items():
-        out.append(f"a recurring cell is translated {len(translations)} ways ({english[:60]}...): "
-                   + "; ".join(f"{', '.join(w)}" for w in translations.values()))
+        out.append(
+            f"a recurring cell is translated {len(translations)} ways ({english[:60]}...): "
+            + "; ".join(f"{', '.join(w)}" for w in translations.values())
+        )
     return out
 
 

@@ -58,8 +58,11 @@ html_js_files = ["plotly.min.js"]
 html_css_files = ["rmqlib.css"]
 html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
 html_theme_options = {
-    "description": ("一本关于 Apache RocketMQ 消费者负载均衡的交互式教材" if CHINESE
-                    else "An interactive textbook on Apache RocketMQ's consumer rebalance"),
+    "description": (
+        "一本关于 Apache RocketMQ 消费者负载均衡的交互式教材"
+        if CHINESE
+        else "An interactive textbook on Apache RocketMQ's consumer rebalance"
+    ),
     "page_width": "1240px",
     "sidebar_width": "260px",
     "fixed_sidebar": True,
@@ -73,8 +76,10 @@ html_copy_source = False
 
 # --------------------------------------------------------------------------- the link to the other edition
 
-TWIN_LABELS = {"zh": ("中文", "zh-CN", "本页的中文版", "中文版的首页（本页尚无中文版）"),
-               "en": ("English", "en", "This page in English", "The English edition (this page has no English twin)")}
+TWIN_LABELS = {
+    "zh": ("中文", "zh-CN", "本页的中文版", "中文版的首页（本页尚无中文版）"),
+    "en": ("English", "en", "This page in English", "The English edition (this page has no English twin)"),
+}
 
 
 def twin_link(pagename, edition=_EDITION):
@@ -89,8 +94,13 @@ def twin_link(pagename, edition=_EDITION):
     up = "../" * pagename.count("/")
     twin = pagename in set(edition["twin_pages"])
     text, hreflang, title_twin, title_front = TWIN_LABELS[other]
-    return {"href": f"{up}{root}{pagename if twin else 'index'}.html", "text": text, "hreflang": hreflang,
-            "title": title_twin if twin else title_front, "twin": twin}
+    return {
+        "href": f"{up}{root}{pagename if twin else 'index'}.html",
+        "text": text,
+        "hreflang": hreflang,
+        "title": title_twin if twin else title_front,
+        "twin": twin,
+    }
 
 
 def _page_context(app, pagename, templatename, context, doctree):

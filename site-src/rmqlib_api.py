@@ -80,8 +80,12 @@ def cell_names(source: str, modules: dict[str, Any] | None = None) -> set[str]:
         return set()
     used: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
-                and node.module.split(".")[0] == PACKAGE:
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.split(".")[0] == PACKAGE
+        ):
             source_module = _import(node.module)
             if source_module is None:
                 continue
@@ -148,12 +152,16 @@ def chapter_usage(chapters: Path, prefix: str = "chapters") -> dict[str, list[st
 
 # --------------------------------------------------------------------------- the page
 
+
 def public_modules() -> list[str]:
     """Every importable module of rmqlib whose dotted name has no part starting with ``_``, sorted."""
     package = importlib.import_module(PACKAGE)
     names = [PACKAGE] + [info.name for info in pkgutil.walk_packages(package.__path__, f"{PACKAGE}.")]
-    public = [name for name in names if name not in SKIPPED_MODULES
-              and not any(part.startswith("_") for part in name.split("."))]
+    public = [
+        name
+        for name in names
+        if name not in SKIPPED_MODULES and not any(part.startswith("_") for part in name.split("."))
+    ]
     return sorted(name for name in public if _import(name) is not None)
 
 
@@ -168,12 +176,21 @@ def api_page(modules: Iterable[str]) -> str:
         "",
     ]
     for module in modules:
-        lines += [f"## `{module}`", "", "```{eval-rst}", f".. automodule:: {module}", "   :members:",
-                  "   :ignore-module-all:", "```", ""]
+        lines += [
+            f"## `{module}`",
+            "",
+            "```{eval-rst}",
+            f".. automodule:: {module}",
+            "   :members:",
+            "   :ignore-module-all:",
+            "```",
+            "",
+        ]
     return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- Sphinx hooks
+
 
 def _builder_inited(app: Any) -> None:
     srcdir = Path(app.srcdir)

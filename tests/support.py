@@ -23,6 +23,7 @@ def time_limit(seconds: float):
     """Fail a call that does not return within ``seconds`` (SIGALRM): what the hardening suites use to catch a
     hang or a runaway loop. Set it generously, well above a slow machine's time: speed itself is measured by
     ``benchmarks/``, never by a timed test."""
+
     def on_alarm(signum, frame):
         raise TooSlow(f"no answer within {seconds} s")
 

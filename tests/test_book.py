@@ -12,8 +12,10 @@ import pytest
 from rmqlib import book, cli
 
 ROOT = Path(__file__).resolve().parent.parent
-STORED = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-          "language_info": {"name": "python", "version": "3.0.1"}}
+STORED = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python", "version": "3.0.1"},
+}
 
 
 @pytest.fixture
@@ -39,8 +41,12 @@ def test_saving_puts_back_the_metadata_on_disk(manager, tmp_path):
 
 
 def test_other_kernels_and_files_are_left_as_jupyter_handles_them(manager, tmp_path):
-    other = {"cells": [], "metadata": {"kernelspec": {"name": "ir", "display_name": "R", "language": "R"}},
-             "nbformat": 4, "nbformat_minor": 5}
+    other = {
+        "cells": [],
+        "metadata": {"kernelspec": {"name": "ir", "display_name": "R", "language": "R"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (tmp_path / "r.ipynb").write_text(json.dumps(other), encoding="utf-8")
     assert manager.get("r.ipynb")["content"]["metadata"] == other["metadata"]
     (tmp_path / "x.txt").write_text("x", encoding="utf-8")
@@ -95,6 +101,7 @@ def test_the_chinese_readme_gives_the_readmes_two_commands_and_the_language_pack
 
 # --------------------------------------------------------------------------- rmqlib book --lang zh
 
+
 @pytest.fixture
 def no_exec(monkeypatch):
     """Record the command ``rmqlib book`` would become instead of becoming it (no server starts)."""
@@ -112,8 +119,12 @@ def test_split_lang_takes_lang_out_of_the_arguments_for_jupyter_lab():
     assert book.split_lang(["--allow-root"]) == ("en", ["--allow-root"])
     assert book.split_lang(["--lang", "zh", "--no-browser"]) == ("zh", ["--no-browser"])
     assert book.split_lang(["--port=9", "--lang=en"]) == ("en", ["--port=9"])
-    for bad, message in ((["--lang", "fr"], "one of en, zh, got 'fr'"), (["--lang"], "needs a value"),
-                         (["--lang=zh", "--lang", "en"], "given twice"), (["--lang="], "got ''")):
+    for bad, message in (
+        (["--lang", "fr"], "one of en, zh, got 'fr'"),
+        (["--lang"], "needs a value"),
+        (["--lang=zh", "--lang", "en"], "given twice"),
+        (["--lang="], "got ''"),
+    ):
         with pytest.raises(ValueError, match=f"^--lang: .*{message}"):
             book.split_lang(bad)
 
@@ -169,11 +180,13 @@ def test_language_pack_installed_reads_jupyterlabs_entry_points(monkeypatch):
         def __init__(self, name):
             self.name = name
 
-    monkeypatch.setattr(book, "entry_points", lambda group: [EntryPoint("fr_FR")]
-                        if group == book.LANGUAGE_PACK_ENTRY_POINTS else [])
+    monkeypatch.setattr(
+        book, "entry_points", lambda group: [EntryPoint("fr_FR")] if group == book.LANGUAGE_PACK_ENTRY_POINTS else []
+    )
     assert book.language_pack_installed("en") and not book.language_pack_installed("zh")
-    monkeypatch.setattr(book, "entry_points", lambda group: [EntryPoint("zh_CN")]
-                        if group == book.LANGUAGE_PACK_ENTRY_POINTS else [])
+    monkeypatch.setattr(
+        book, "entry_points", lambda group: [EntryPoint("zh_CN")] if group == book.LANGUAGE_PACK_ENTRY_POINTS else []
+    )
     assert book.language_pack_installed("zh")
     with pytest.raises(ValueError, match="--lang"):
         book.language_pack_installed("fr")
@@ -199,7 +212,8 @@ def test_python_m_rmqlib_book_names_a_contents_manager_the_server_can_import(no_
 def test_python_m_rmqlib_book_with_a_bad_lang_exits_2_with_one_line():
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "rmqlib.book", "--lang", "fr"], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "rmqlib.book", "--lang", "fr"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "rmqlib book: --lang: one of en, zh, got 'fr'\n"

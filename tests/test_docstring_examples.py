@@ -9,8 +9,9 @@ import pytest
 import rmqlib
 
 # rmqlib.__main__ runs the command line when imported
-MODULES = sorted(info.name for info in pkgutil.walk_packages(rmqlib.__path__, "rmqlib.")
-                 if info.name != "rmqlib.__main__")
+MODULES = sorted(
+    info.name for info in pkgutil.walk_packages(rmqlib.__path__, "rmqlib.") if info.name != "rmqlib.__main__"
+)
 
 
 def test_some_docstrings_have_examples():

@@ -23,6 +23,8 @@ RUBRIC = {"en": "Rubric", "zh": "评分标准"}  # how an answer in words announ
 
 def _lang(path):
     return "zh" if path.parent.name == "zh" else "en"
+
+
 CHAPTER_NUMBERS = ("02", "03", "04", "05")
 
 
@@ -40,8 +42,11 @@ def test_every_set_asks_at_least_one_question_answered_in_words_and_graded_by_ha
     assert ZH_SOURCES, "the Chinese exercise sets are generated into exercises/source/zh"
     for path in SOURCES + ZH_SOURCES:
         nb = nbformat.read(path, as_version=4)
-        manual = [c for c in nb.cells if c.cell_type == "markdown" and exercises.is_solution(c)
-                  and c.metadata["nbgrader"].get("grade")]
+        manual = [
+            c
+            for c in nb.cells
+            if c.cell_type == "markdown" and exercises.is_solution(c) and c.metadata["nbgrader"].get("grade")
+        ]
         assert manual, f"{path.name}: add an 'explain why' question with a rubric"
 
 
@@ -59,8 +64,13 @@ def test_solution_cells_are_marked_like_nbgrader():
                 assert cell.cell_type == "markdown" and nbg["points"] > 0 and not nbg["locked"], path.name
                 assert RUBRIC[_lang(path)] in cell.source and exercises.BEGIN in cell.source, path.name
             elif nbg["solution"]:
-                assert nbg == {"solution": True, "grade": False, "grade_id": nbg["grade_id"], "locked": False,
-                               "schema_version": 3}
+                assert nbg == {
+                    "solution": True,
+                    "grade": False,
+                    "grade_id": nbg["grade_id"],
+                    "locked": False,
+                    "schema_version": 3,
+                }
                 assert exercises.BEGIN in cell.source and exercises.END in cell.source, path.name
             else:
                 assert nbg["grade"] and nbg["locked"] and nbg["points"] > 0
@@ -83,8 +93,9 @@ def students_zh(tmp_path_factory) -> dict[str, Path]:
     return {p.name: p for p in written}
 
 
-def test_a_chinese_student_version_runs_the_english_ones_code_so_it_fails_where_the_english_fails(students,
-                                                                                                  students_zh):
+def test_a_chinese_student_version_runs_the_english_ones_code_so_it_fails_where_the_english_fails(
+    students, students_zh
+):
     """The English student versions are executed below; a Chinese one has the same code cells and nbgrader
     marks (but for the language line), so an unanswered Chinese set fails exactly where the English does."""
     from rmqlib import translations
@@ -111,8 +122,9 @@ def test_student_versions_hide_every_solution_in_both_editions(students_zh):
 
 def test_generating_student_versions_is_deterministic(students, tmp_path):
     again = exercises.generate(ROOT / "exercises" / "source", tmp_path)
-    assert {p.name: p.read_text(encoding="utf-8") for p in again} == \
-        {name: p.read_text(encoding="utf-8") for name, p in students.items()}
+    assert {p.name: p.read_text(encoding="utf-8") for p in again} == {
+        name: p.read_text(encoding="utf-8") for name, p in students.items()
+    }
 
 
 def test_student_versions_hide_every_solution(students):
@@ -124,14 +136,18 @@ def test_student_versions_hide_every_solution(students):
             if cell.cell_type == "code":
                 assert not cell.outputs and cell.execution_count is None
             if exercises.is_solution(cell):  # code: the stub raises; words: the answer cell is blank
-                assert ("raise NotImplementedError()" in cell.source if cell.cell_type == "code"
-                        else cell.source == exercises.TEXT_STUB)
+                assert (
+                    "raise NotImplementedError()" in cell.source
+                    if cell.cell_type == "code"
+                    else cell.source == exercises.TEXT_STUB
+                )
 
 
 def test_clear_solution_keeps_indentation_and_surroundings():
     src = "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    return x + y\n    ### END SOLUTION\nprint(f)"
     assert exercises.clear_solution_source(src) == (
-        "def f(x):\n    y = 1\n    # YOUR CODE HERE\n    raise NotImplementedError()\nprint(f)")
+        "def f(x):\n    y = 1\n    # YOUR CODE HERE\n    raise NotImplementedError()\nprint(f)"
+    )
     assert exercises.clear_solution_source("x = 1") == exercises.CODE_STUB
     with pytest.raises(ValueError):
         exercises.clear_solution_source("### BEGIN SOLUTION\nx = 1")
@@ -157,10 +173,16 @@ def test_student_version_fails_only_with_not_implemented_error(students, name):
     from nbclient import NotebookClient
 
     nb = nbformat.read(students[name], as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(ROOT)}}).execute()
-    failing = [(i, cell, out) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-               for out in cell.outputs if out.output_type == "error"]
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(ROOT)}}
+    ).execute()
+    failing = [
+        (i, cell, out)
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "error"
+    ]
     assert failing, "an unanswered student notebook should not pass its checks"
     for i, cell, out in failing:
         # A solution cell raises its stub; a check cell may only fail because the answer it checks is still a stub.

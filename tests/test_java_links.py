@@ -39,6 +39,7 @@ READING_TABLE = {"en": "## Reading the book", "zh": "## 如何阅读本书"}  # 
 def _id(path):
     return f"zh/{path.name}" if path.parent.name == "zh" else path.name
 
+
 _C = "client/src/main/java/org/apache/rocketmq/client/"
 _B = "broker/src/main/java/org/apache/rocketmq/broker/"
 _S = "store/src/main/java/org/apache/rocketmq/store/"
@@ -49,107 +50,110 @@ _REMOTING = "remoting/src/main/java/org/apache/rocketmq/remoting/"
 # docs/java-twins-broker.md, and the other classes the chapters name in backticks, each with the
 # file that declares it at JAVA_COMMIT (found with `git grep` on the source; test sources left out).
 # A name declared in two modules the book uses (the client's and the broker's PullRequest) accepts both.
-CLASS_FILES = {name: tuple(paths) for name, paths in {
-    # client
-    "AbstractAllocateMessageQueueStrategy": [_C + "consumer/rebalance/AbstractAllocateMessageQueueStrategy.java"],
-    "AllocateMachineRoomNearby": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],
-    "MachineRoomResolver": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],  # nested interface
-    "AllocateMessageQueueAveragely": [_C + "consumer/rebalance/AllocateMessageQueueAveragely.java"],
-    "AllocateMessageQueueAveragelyByCircle": [_C + "consumer/rebalance/AllocateMessageQueueAveragelyByCircle.java"],
-    "AllocateMessageQueueByConfig": [_C + "consumer/rebalance/AllocateMessageQueueByConfig.java"],
-    "AllocateMessageQueueByMachineRoom": [_C + "consumer/rebalance/AllocateMessageQueueByMachineRoom.java"],
-    "AllocateMessageQueueConsistentHash": [_C + "consumer/rebalance/AllocateMessageQueueConsistentHash.java"],
-    "AllocateMessageQueueStrategy": [_C + "consumer/AllocateMessageQueueStrategy.java"],
-    "ClientConfig": [_C + "ClientConfig.java"],
-    "ClientRemotingProcessor": [_C + "impl/ClientRemotingProcessor.java"],
-    "ConsumeMessageConcurrentlyService": [_C + "impl/consumer/ConsumeMessageConcurrentlyService.java"],
-    "ConsumeMessageOrderlyService": [_C + "impl/consumer/ConsumeMessageOrderlyService.java"],
-    "ControllableOffset": [_C + "consumer/store/ControllableOffset.java"],
-    "DefaultLitePullConsumer": [_C + "consumer/DefaultLitePullConsumer.java"],
-    "DefaultLitePullConsumerImpl": [_C + "impl/consumer/DefaultLitePullConsumerImpl.java"],
-    "DefaultMQProducerImpl": [_C + "impl/producer/DefaultMQProducerImpl.java"],
-    "DefaultMQPushConsumer": [_C + "consumer/DefaultMQPushConsumer.java"],
-    "DefaultMQPushConsumerImpl": [_C + "impl/consumer/DefaultMQPushConsumerImpl.java"],
-    "LocalFileOffsetStore": [_C + "consumer/store/LocalFileOffsetStore.java"],
-    "MQBrokerException": [_C + "exception/MQBrokerException.java"],
-    "MQClientAPIImpl": [_C + "impl/MQClientAPIImpl.java"],
-    "MQClientException": [_C + "exception/MQClientException.java"],
-    "MQClientInstance": [_C + "impl/factory/MQClientInstance.java"],
-    "OffsetNotFoundException": [_C + "exception/OffsetNotFoundException.java"],
-    "PopProcessQueue": [_C + "impl/consumer/PopProcessQueue.java"],
-    "PopRequest": [_C + "impl/consumer/PopRequest.java"],
-    "ProcessQueue": [_C + "impl/consumer/ProcessQueue.java"],
-    "PullCallback": [_C + "consumer/PullCallback.java"],
-    "PullMessageService": [_C + "impl/consumer/PullMessageService.java"],
-    "PullRequest": [_C + "impl/consumer/PullRequest.java", _B + "longpolling/PullRequest.java"],
-    "PullResult": [_C + "consumer/PullResult.java"],
-    "PullStatus": [_C + "consumer/PullStatus.java"],
-    "ReadOffsetType": [_C + "consumer/store/ReadOffsetType.java"],
-    "RebalanceImpl": [_C + "impl/consumer/RebalanceImpl.java"],
-    "RebalanceLitePullImpl": [_C + "impl/consumer/RebalanceLitePullImpl.java"],
-    "RebalancePushImpl": [_C + "impl/consumer/RebalancePushImpl.java"],
-    "RebalanceService": [_C + "impl/consumer/RebalanceService.java"],
-    "RemoteBrokerOffsetStore": [_C + "consumer/store/RemoteBrokerOffsetStore.java"],
-    # broker
-    "AbstractSendMessageProcessor": [_B + "processor/AbstractSendMessageProcessor.java"],
-    "AckMessageProcessor": [_B + "processor/AckMessageProcessor.java"],
-    "AdminBrokerProcessor": [_B + "processor/AdminBrokerProcessor.java"],
-    "BrokerController": [_B + "BrokerController.java"],
-    "ChangeInvisibleTimeProcessor": [_B + "processor/ChangeInvisibleTimeProcessor.java"],
-    "ClientChannelInfo": [_B + "client/ClientChannelInfo.java"],
-    "ClientHousekeepingService": [_B + "client/ClientHousekeepingService.java"],
-    "ClientManageProcessor": [_B + "processor/ClientManageProcessor.java"],
-    "ConsumerGroupEvent": [_B + "client/ConsumerGroupEvent.java"],
-    "ConsumerGroupInfo": [_B + "client/ConsumerGroupInfo.java"],
-    "ConsumerManageProcessor": [_B + "processor/ConsumerManageProcessor.java"],
-    "ConsumerManager": [_B + "client/ConsumerManager.java"],
-    "ConsumerOffsetManager": [_B + "offset/ConsumerOffsetManager.java"],
-    "DefaultConsumerIdsChangeListener": [_B + "client/DefaultConsumerIdsChangeListener.java"],
-    "DefaultPullMessageResultHandler": [_B + "processor/DefaultPullMessageResultHandler.java"],
-    "ManyPullRequest": [_B + "longpolling/ManyPullRequest.java"],
-    "NotifyMessageArrivingListener": [_B + "longpolling/NotifyMessageArrivingListener.java"],
-    "PopBufferMergeService": [_B + "processor/PopBufferMergeService.java"],
-    "PopLongPollingService": [_B + "longpolling/PopLongPollingService.java"],
-    "PopMessageProcessor": [_B + "processor/PopMessageProcessor.java"],
-    "PopReviveService": [_B + "processor/PopReviveService.java"],
-    "PullMessageProcessor": [_B + "processor/PullMessageProcessor.java"],
-    "PullRequestHoldService": [_B + "longpolling/PullRequestHoldService.java"],
-    "QueryAssignmentProcessor": [_B + "processor/QueryAssignmentProcessor.java"],
-    "RebalanceLockManager": [_B + "client/rebalance/RebalanceLockManager.java"],
-    # store
-    "CommitLog": [_S + "CommitLog.java"],
-    "DefaultMessageStore": [_S + "DefaultMessageStore.java"],
-    "ReputMessageService": [_S + "DefaultMessageStore.java"],  # nested in DefaultMessageStore
-    "GetMessageResult": [_S + "GetMessageResult.java"],
-    "GetMessageStatus": [_S + "GetMessageStatus.java"],
-    "MessageStore": [_S + "MessageStore.java"],
-    "MessageStoreConfig": [_S + "config/MessageStoreConfig.java"],
-    "PopCheckPoint": [_S + "pop/PopCheckPoint.java"],
-    # common
-    "BrokerConfig": [_COMMON + "BrokerConfig.java"],
-    "ConsistentHashRouter": [_COMMON + "consistenthash/ConsistentHashRouter.java"],
-    "ConsumeFromWhere": [_COMMON + "consumer/ConsumeFromWhere.java"],
-    "MessageExt": [_COMMON + "message/MessageExt.java"],
-    "MessageQueue": [_COMMON + "message/MessageQueue.java"],
-    "MessageRequestMode": [_COMMON + "message/MessageRequestMode.java"],
-    "MixAll": [_COMMON + "MixAll.java"],
-    "VirtualNode": [_COMMON + "consistenthash/VirtualNode.java"],
-    # remoting
-    "BrokerData": [_REMOTING + "protocol/route/BrokerData.java"],
-    "ConsumeType": [_REMOTING + "protocol/heartbeat/ConsumeType.java"],
-    "ConsumerData": [_REMOTING + "protocol/heartbeat/ConsumerData.java"],
-    "FilterAPI": [_REMOTING + "protocol/filter/FilterAPI.java"],
-    "MessageModel": [_REMOTING + "protocol/heartbeat/MessageModel.java"],
-    "NettyServerConfig": [_REMOTING + "netty/NettyServerConfig.java"],
-    "PullMessageRequestHeader": [_REMOTING + "protocol/header/PullMessageRequestHeader.java"],
-    "QueueData": [_REMOTING + "protocol/route/QueueData.java"],
-    "ResponseCode": [_REMOTING + "protocol/ResponseCode.java"],
-    "SubscriptionData": [_REMOTING + "protocol/heartbeat/SubscriptionData.java"],
-    "SubscriptionGroupConfig": [_REMOTING + "protocol/subscription/SubscriptionGroupConfig.java"],
-    "TopicRouteData": [_REMOTING + "protocol/route/TopicRouteData.java"],
-    # name server
-    "RouteInfoManager": ["namesrv/src/main/java/org/apache/rocketmq/namesrv/routeinfo/RouteInfoManager.java"],
-}.items()}
+CLASS_FILES = {
+    name: tuple(paths)
+    for name, paths in {
+        # client
+        "AbstractAllocateMessageQueueStrategy": [_C + "consumer/rebalance/AbstractAllocateMessageQueueStrategy.java"],
+        "AllocateMachineRoomNearby": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],
+        "MachineRoomResolver": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],  # nested interface
+        "AllocateMessageQueueAveragely": [_C + "consumer/rebalance/AllocateMessageQueueAveragely.java"],
+        "AllocateMessageQueueAveragelyByCircle": [_C + "consumer/rebalance/AllocateMessageQueueAveragelyByCircle.java"],
+        "AllocateMessageQueueByConfig": [_C + "consumer/rebalance/AllocateMessageQueueByConfig.java"],
+        "AllocateMessageQueueByMachineRoom": [_C + "consumer/rebalance/AllocateMessageQueueByMachineRoom.java"],
+        "AllocateMessageQueueConsistentHash": [_C + "consumer/rebalance/AllocateMessageQueueConsistentHash.java"],
+        "AllocateMessageQueueStrategy": [_C + "consumer/AllocateMessageQueueStrategy.java"],
+        "ClientConfig": [_C + "ClientConfig.java"],
+        "ClientRemotingProcessor": [_C + "impl/ClientRemotingProcessor.java"],
+        "ConsumeMessageConcurrentlyService": [_C + "impl/consumer/ConsumeMessageConcurrentlyService.java"],
+        "ConsumeMessageOrderlyService": [_C + "impl/consumer/ConsumeMessageOrderlyService.java"],
+        "ControllableOffset": [_C + "consumer/store/ControllableOffset.java"],
+        "DefaultLitePullConsumer": [_C + "consumer/DefaultLitePullConsumer.java"],
+        "DefaultLitePullConsumerImpl": [_C + "impl/consumer/DefaultLitePullConsumerImpl.java"],
+        "DefaultMQProducerImpl": [_C + "impl/producer/DefaultMQProducerImpl.java"],
+        "DefaultMQPushConsumer": [_C + "consumer/DefaultMQPushConsumer.java"],
+        "DefaultMQPushConsumerImpl": [_C + "impl/consumer/DefaultMQPushConsumerImpl.java"],
+        "LocalFileOffsetStore": [_C + "consumer/store/LocalFileOffsetStore.java"],
+        "MQBrokerException": [_C + "exception/MQBrokerException.java"],
+        "MQClientAPIImpl": [_C + "impl/MQClientAPIImpl.java"],
+        "MQClientException": [_C + "exception/MQClientException.java"],
+        "MQClientInstance": [_C + "impl/factory/MQClientInstance.java"],
+        "OffsetNotFoundException": [_C + "exception/OffsetNotFoundException.java"],
+        "PopProcessQueue": [_C + "impl/consumer/PopProcessQueue.java"],
+        "PopRequest": [_C + "impl/consumer/PopRequest.java"],
+        "ProcessQueue": [_C + "impl/consumer/ProcessQueue.java"],
+        "PullCallback": [_C + "consumer/PullCallback.java"],
+        "PullMessageService": [_C + "impl/consumer/PullMessageService.java"],
+        "PullRequest": [_C + "impl/consumer/PullRequest.java", _B + "longpolling/PullRequest.java"],
+        "PullResult": [_C + "consumer/PullResult.java"],
+        "PullStatus": [_C + "consumer/PullStatus.java"],
+        "ReadOffsetType": [_C + "consumer/store/ReadOffsetType.java"],
+        "RebalanceImpl": [_C + "impl/consumer/RebalanceImpl.java"],
+        "RebalanceLitePullImpl": [_C + "impl/consumer/RebalanceLitePullImpl.java"],
+        "RebalancePushImpl": [_C + "impl/consumer/RebalancePushImpl.java"],
+        "RebalanceService": [_C + "impl/consumer/RebalanceService.java"],
+        "RemoteBrokerOffsetStore": [_C + "consumer/store/RemoteBrokerOffsetStore.java"],
+        # broker
+        "AbstractSendMessageProcessor": [_B + "processor/AbstractSendMessageProcessor.java"],
+        "AckMessageProcessor": [_B + "processor/AckMessageProcessor.java"],
+        "AdminBrokerProcessor": [_B + "processor/AdminBrokerProcessor.java"],
+        "BrokerController": [_B + "BrokerController.java"],
+        "ChangeInvisibleTimeProcessor": [_B + "processor/ChangeInvisibleTimeProcessor.java"],
+        "ClientChannelInfo": [_B + "client/ClientChannelInfo.java"],
+        "ClientHousekeepingService": [_B + "client/ClientHousekeepingService.java"],
+        "ClientManageProcessor": [_B + "processor/ClientManageProcessor.java"],
+        "ConsumerGroupEvent": [_B + "client/ConsumerGroupEvent.java"],
+        "ConsumerGroupInfo": [_B + "client/ConsumerGroupInfo.java"],
+        "ConsumerManageProcessor": [_B + "processor/ConsumerManageProcessor.java"],
+        "ConsumerManager": [_B + "client/ConsumerManager.java"],
+        "ConsumerOffsetManager": [_B + "offset/ConsumerOffsetManager.java"],
+        "DefaultConsumerIdsChangeListener": [_B + "client/DefaultConsumerIdsChangeListener.java"],
+        "DefaultPullMessageResultHandler": [_B + "processor/DefaultPullMessageResultHandler.java"],
+        "ManyPullRequest": [_B + "longpolling/ManyPullRequest.java"],
+        "NotifyMessageArrivingListener": [_B + "longpolling/NotifyMessageArrivingListener.java"],
+        "PopBufferMergeService": [_B + "processor/PopBufferMergeService.java"],
+        "PopLongPollingService": [_B + "longpolling/PopLongPollingService.java"],
+        "PopMessageProcessor": [_B + "processor/PopMessageProcessor.java"],
+        "PopReviveService": [_B + "processor/PopReviveService.java"],
+        "PullMessageProcessor": [_B + "processor/PullMessageProcessor.java"],
+        "PullRequestHoldService": [_B + "longpolling/PullRequestHoldService.java"],
+        "QueryAssignmentProcessor": [_B + "processor/QueryAssignmentProcessor.java"],
+        "RebalanceLockManager": [_B + "client/rebalance/RebalanceLockManager.java"],
+        # store
+        "CommitLog": [_S + "CommitLog.java"],
+        "DefaultMessageStore": [_S + "DefaultMessageStore.java"],
+        "ReputMessageService": [_S + "DefaultMessageStore.java"],  # nested in DefaultMessageStore
+        "GetMessageResult": [_S + "GetMessageResult.java"],
+        "GetMessageStatus": [_S + "GetMessageStatus.java"],
+        "MessageStore": [_S + "MessageStore.java"],
+        "MessageStoreConfig": [_S + "config/MessageStoreConfig.java"],
+        "PopCheckPoint": [_S + "pop/PopCheckPoint.java"],
+        # common
+        "BrokerConfig": [_COMMON + "BrokerConfig.java"],
+        "ConsistentHashRouter": [_COMMON + "consistenthash/ConsistentHashRouter.java"],
+        "ConsumeFromWhere": [_COMMON + "consumer/ConsumeFromWhere.java"],
+        "MessageExt": [_COMMON + "message/MessageExt.java"],
+        "MessageQueue": [_COMMON + "message/MessageQueue.java"],
+        "MessageRequestMode": [_COMMON + "message/MessageRequestMode.java"],
+        "MixAll": [_COMMON + "MixAll.java"],
+        "VirtualNode": [_COMMON + "consistenthash/VirtualNode.java"],
+        # remoting
+        "BrokerData": [_REMOTING + "protocol/route/BrokerData.java"],
+        "ConsumeType": [_REMOTING + "protocol/heartbeat/ConsumeType.java"],
+        "ConsumerData": [_REMOTING + "protocol/heartbeat/ConsumerData.java"],
+        "FilterAPI": [_REMOTING + "protocol/filter/FilterAPI.java"],
+        "MessageModel": [_REMOTING + "protocol/heartbeat/MessageModel.java"],
+        "NettyServerConfig": [_REMOTING + "netty/NettyServerConfig.java"],
+        "PullMessageRequestHeader": [_REMOTING + "protocol/header/PullMessageRequestHeader.java"],
+        "QueueData": [_REMOTING + "protocol/route/QueueData.java"],
+        "ResponseCode": [_REMOTING + "protocol/ResponseCode.java"],
+        "SubscriptionData": [_REMOTING + "protocol/heartbeat/SubscriptionData.java"],
+        "SubscriptionGroupConfig": [_REMOTING + "protocol/subscription/SubscriptionGroupConfig.java"],
+        "TopicRouteData": [_REMOTING + "protocol/route/TopicRouteData.java"],
+        # name server
+        "RouteInfoManager": ["namesrv/src/main/java/org/apache/rocketmq/namesrv/routeinfo/RouteInfoManager.java"],
+    }.items()
+}
 
 # `Name`, `Name.member`, `Name#member`, `Name.method(args)`, `Name.java`, `path/.../Name.java#L12`;
 # a dotted Python name (`rmqlib.client.RebalanceImpl`) is our port, not a mention of the Java.
@@ -161,8 +165,11 @@ LINK = re.compile(r"\[([^\]\n]*)\]\((https://github\.com/apache/rocketmq/blob/[^
 def _markdown(path):
     """The chapter's markdown cells, one string, in order."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-                     for c in cells if c["cell_type"] == "markdown")
+    return "\n".join(
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in cells
+        if c["cell_type"] == "markdown"
+    )
 
 
 def sections(markdown):
@@ -206,8 +213,9 @@ def unlinked_mentions(markdown, exempt_table_in=None):
 def test_every_section_that_names_a_java_class_links_to_its_line(path):
     exempt = READING_TABLE["zh" if path.parent.name == "zh" else "en"] if path.name.startswith("00_") else None
     missing = unlinked_mentions(_markdown(path), exempt_table_in=exempt)
-    assert not missing, (f"link each class (first mention in the section) to its file at {JAVA_COMMIT[:8]} "
-                         f"with a #L anchor: {missing}")
+    assert not missing, (
+        f"link each class (first mention in the section) to its file at {JAVA_COMMIT[:8]} with a #L anchor: {missing}"
+    )
 
 
 def _link(mention, line=10):
@@ -217,38 +225,47 @@ def _link(mention, line=10):
 
 def test_the_check_fails_a_section_without_the_link():
     bare = "# T\n\nIntro.\n\n## The queue\n\nThe `ProcessQueue` holds messages; see `RebalanceImpl.doRebalance()`.\n"
-    assert unlinked_mentions(bare) == [("## The queue", "`ProcessQueue`"),
-                                       ("## The queue", "`RebalanceImpl.doRebalance()`")]
+    assert unlinked_mentions(bare) == [
+        ("## The queue", "`ProcessQueue`"),
+        ("## The queue", "`RebalanceImpl.doRebalance()`"),
+    ]
     unanchored = bare.replace("The `ProcessQueue`", _link("ProcessQueue").split("#L")[0] + ")")
     assert ("## The queue", "`ProcessQueue`") in unlinked_mentions(unanchored)
     elsewhere = bare.replace("The `ProcessQueue`", _link("ProcessQueue").replace(JAVA_COMMIT, "0" * 40))
     assert ("## The queue", "`ProcessQueue`") in unlinked_mentions(elsewhere)
     linked = bare.replace("The `ProcessQueue`", "The " + _link("ProcessQueue")).replace(
-        "`RebalanceImpl.doRebalance()`", _link("RebalanceImpl.doRebalance", 233))
+        "`RebalanceImpl.doRebalance()`", _link("RebalanceImpl.doRebalance", 233)
+    )
     assert unlinked_mentions(linked) == []
 
 
 def test_a_link_counts_only_in_its_own_section_and_restating_sections_are_exempt():
-    text = ("## One\n\n" + _link("ProcessQueue")
-            + "\n\n## Two\n\nAgain `ProcessQueue` and `client/.../PullRequest.java`."
-            "\n\n### A subsection\n\n`MQClientInstance#rebalanceLater`\n\n## Summary\n\n`RebalanceService`\n")
-    assert unlinked_mentions(text) == [("## Two", "`ProcessQueue`"), ("## Two", "`client/.../PullRequest.java`"),
-                                       ("## Two", "`MQClientInstance#rebalanceLater`")]
+    text = (
+        "## One\n\n" + _link("ProcessQueue") + "\n\n## Two\n\nAgain `ProcessQueue` and `client/.../PullRequest.java`."
+        "\n\n### A subsection\n\n`MQClientInstance#rebalanceLater`\n\n## Summary\n\n`RebalanceService`\n"
+    )
+    assert unlinked_mentions(text) == [
+        ("## Two", "`ProcessQueue`"),
+        ("## Two", "`client/.../PullRequest.java`"),
+        ("## Two", "`MQClientInstance#rebalanceLater`"),
+    ]
     fenced = "## One\n\n```python\n# not a heading\n```\n\n" + _link("ProcessQueue") + " and `ProcessQueue`\n"
     assert unlinked_mentions(fenced) == []
     python = "## One\n\n`rmqlib.client.RebalanceImpl` and `TreeMap<Long, MessageExt>` are not Java class mentions\n"
     assert unlinked_mentions(python) == []
     table = "## Reading the book\n\n| 07 | `ProcessQueue` |\n\nProse naming `ProcessQueue`.\n"
-    assert unlinked_mentions(table, exempt_table_in="## Reading the book") == [("## Reading the book",
-                                                                                  "`ProcessQueue`")]
+    assert unlinked_mentions(table, exempt_table_in="## Reading the book") == [
+        ("## Reading the book", "`ProcessQueue`")
+    ]
 
 
 NESTED = {"MachineRoomResolver", "ReputMessageService"}  # declared inside another class's file
 
 
 def test_every_java_twin_in_the_docs_is_in_the_class_list():
-    docs = "".join((ROOT / "docs" / name).read_text(encoding="utf-8")
-                   for name in ("java-twins-client.md", "java-twins-broker.md"))
+    docs = "".join(
+        (ROOT / "docs" / name).read_text(encoding="utf-8") for name in ("java-twins-client.md", "java-twins-broker.md")
+    )
     twins = set(re.findall(r"(\w+)\.java", docs))
     assert twins - set(CLASS_FILES) == set()
     for name, paths in CLASS_FILES.items():
@@ -261,9 +278,14 @@ def links_by_cell(path):
     ``text`` is the link text where it is code (a Java name in backticks), else "" (prose, translated).
     """
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return {c["id"]: sorted((text if text.startswith("`") else "", url) for text, url in
-                            LINK.findall("".join(c["source"]) if isinstance(c["source"], list) else c["source"]))
-            for c in cells if c["cell_type"] == "markdown"}
+    return {
+        c["id"]: sorted(
+            (text if text.startswith("`") else "", url)
+            for text, url in LINK.findall("".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+        )
+        for c in cells
+        if c["cell_type"] == "markdown"
+    }
 
 
 def link_differences(chinese, english):
@@ -283,12 +305,17 @@ def test_a_chinese_cell_has_the_same_anchored_links_as_the_english_it_translates
     english = ROOT / "chapters" / path.name
     assert english.is_file(), f"no English chapter for {path.relative_to(ROOT)}"
     differ = link_differences(links_by_cell(path), links_by_cell(english))
-    assert not differ, "each cell keeps the English cell's RocketMQ links (text and URL with #L anchor), " \
-                       f"(cell, only in Chinese, only in English): {differ}"
+    assert not differ, (
+        "each cell keeps the English cell's RocketMQ links (text and URL with #L anchor), "
+        f"(cell, only in Chinese, only in English): {differ}"
+    )
 
 
 def test_the_link_comparison_names_the_cell_and_the_link():
-    a = ("`ProcessQueue`", f"https://github.com/apache/rocketmq/blob/{JAVA_COMMIT}/{CLASS_FILES['ProcessQueue'][0]}#L10")
+    a = (
+        "`ProcessQueue`",
+        f"https://github.com/apache/rocketmq/blob/{JAVA_COMMIT}/{CLASS_FILES['ProcessQueue'][0]}#L10",
+    )
     b = (a[0], a[1].replace("#L10", "#L11"))
     assert link_differences({"c1": [a]}, {"c1": [a]}) == []
     assert link_differences({"c1": [b]}, {"c1": [a]}) == [("c1", [b], [a])]
@@ -299,8 +326,9 @@ def test_the_link_comparison_names_the_cell_and_the_link():
 def test_the_glossary_links_each_file_at_a_line():
     links = LINK.findall(_markdown(ROOT / "chapters" / GLOSSARY))
     java = [(text, url) for text, url in links if ".java" in url]
-    assert java and all(re.search(r"\.java#L\d+$", url) for _, url in java), \
-        [text for text, url in java if not re.search(r"\.java#L\d+$", url)]
+    assert java and all(re.search(r"\.java#L\d+$", url) for _, url in java), [
+        text for text, url in java if not re.search(r"\.java#L\d+$", url)
+    ]
 
 
 # --- against the source ----------------------------------------------------------------------------------------
@@ -324,8 +352,9 @@ def verdict(text, file, lines, line):
     said = re.fullmatch(r"`([A-Z]\w*)((?:[.#]\w+)*)(?:\(\))?`", text)
     if entry["exists"] and said and said[1] in CLASS_FILES and ".java" not in said[2]:
         name, members = said[1], re.split(r"[.#]", said[2])[1:]
-        entry["declares"] = file in CLASS_FILES[name] and declares(lines[line - 1], name,
-                                                                   members[-1] if members else None)
+        entry["declares"] = file in CLASS_FILES[name] and declares(
+            lines[line - 1], name, members[-1] if members else None
+        )
     return entry
 
 
@@ -350,18 +379,23 @@ def test_the_declaration_check_tells_a_declaration_from_a_use():
     assert declares("public class ProcessQueue {", "ProcessQueue", None)
     assert not declares("    private final ProcessQueue pq = new ProcessQueue();", "ProcessQueue", None)
     assert declares("    public boolean isLockExpired() {", "ProcessQueue", "isLockExpired")
-    assert declares("    public final static long REBALANCE_LOCK_INTERVAL = Long.parseLong(", "X",
-                    "REBALANCE_LOCK_INTERVAL")
-    assert declares("    BROADCASTING(\"BROADCASTING\"),", "MessageModel", "BROADCASTING")
+    assert declares(
+        "    public final static long REBALANCE_LOCK_INTERVAL = Long.parseLong(", "X", "REBALANCE_LOCK_INTERVAL"
+    )
+    assert declares('    BROADCASTING("BROADCASTING"),', "MessageModel", "BROADCASTING")
     assert declares("    CHANGE,", "ConsumerGroupEvent", "CHANGE")
     assert not declares("        return this.isLockExpired();", "ProcessQueue", "isLockExpired")
     assert not declares("        if (pq.isLockExpired()) {", "ProcessQueue", "isLockExpired")
     assert not declares("            isLockExpired();", "ProcessQueue", "isLockExpired")
-    assert not declares("        (now - this.lastUpdateTimestamp) > REBALANCE_LOCK_MAX_LIVE_TIME;", "X",
-                        "REBALANCE_LOCK_MAX_LIVE_TIME")
+    assert not declares(
+        "        (now - this.lastUpdateTimestamp) > REBALANCE_LOCK_MAX_LIVE_TIME;", "X", "REBALANCE_LOCK_MAX_LIVE_TIME"
+    )
     assert not declares("     * public boolean isLockExpired() {", "ProcessQueue", "isLockExpired")
-    assert declares("    final ConcurrentMap<String/* topic */, Set<MessageQueue>> topicSubscribeInfoTable =", "X",
-                    "topicSubscribeInfoTable")
+    assert declares(
+        "    final ConcurrentMap<String/* topic */, Set<MessageQueue>> topicSubscribeInfoTable =",
+        "X",
+        "topicSubscribeInfoTable",
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=_id)
@@ -372,6 +406,9 @@ def test_each_anchor_was_checked_against_the_source_and_declares_what_the_link_s
         links = [link for link in links if link[0].startswith("`")]
     unchecked = [f"{text} {url}" for text, url, _, _ in links if f"{text} {url}" not in checked]
     assert not unchecked, f"run tools/java_link_lines.py --repo <a RocketMQ checkout>: {unchecked[:5]}"
-    wrong = [(text, url) for text, url, _, _ in links
-             if not checked[f"{text} {url}"]["exists"] or checked[f"{text} {url}"].get("declares") is False]
+    wrong = [
+        (text, url)
+        for text, url, _, _ in links
+        if not checked[f"{text} {url}"]["exists"] or checked[f"{text} {url}"].get("declares") is False
+    ]
     assert not wrong, wrong

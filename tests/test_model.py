@@ -30,7 +30,7 @@ def test_order_is_topic_then_broker_then_queue_id():
 
 def test_strings_compare_by_utf16_code_units_not_code_points():
     # U+1F600 is the surrogate pair D83D DE00, which Java puts before U+FF5E.
-    emoji, fullwidth = "\U0001F600", "\uFF5E"
+    emoji, fullwidth = "\U0001f600", "\uff5e"
     assert emoji > fullwidth  # Python: code points
     assert java_string_compare(emoji, fullwidth) < 0  # Java: code units
     assert java_sorted_cids([fullwidth, emoji]) == [emoji, fullwidth]
@@ -53,10 +53,19 @@ def test_bad_queue_fields_are_rejected():
         MessageQueue("t", "b", 2**31)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("a@b", ["a", "b"]), ("a@", ["a"]), ("a@@", ["a"]), ("@a", ["", "a"]), ("@", []),
-    ("", [""]), ("a", ["a"]), ("a@@b@", ["a", "", "b"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a@b", ["a", "b"]),
+        ("a@", ["a"]),
+        ("a@@", ["a"]),
+        ("@a", ["", "a"]),
+        ("@", []),
+        ("", [""]),
+        ("a", ["a"]),
+        ("a@@b@", ["a", "", "b"]),
+    ],
+)
 def test_split_drops_trailing_empty_strings_like_java(text, expected):
     assert java_split(text, "@") == expected
 
@@ -65,15 +74,23 @@ def test_split_drops_trailing_empty_strings_like_java(text, expected):
 def test_java_string_order_matches_utf16_lexicographic(items):
     def units(s):
         data = s.encode("utf-16-be", "surrogatepass")
-        return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
+        return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
     assert java_sorted_cids(items) == sorted(items, key=units)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["T", "U", "\U0001F600", "\uE000"]),
-                          st.sampled_from(["broker-a", "b", "\uFFFF", "\U00010000"]),
-                          st.integers(-2**31, 2**31 - 1)), max_size=25),
-       st.integers(0, 2**31 - 1))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["T", "U", "\U0001f600", "\ue000"]),
+            st.sampled_from(["broker-a", "b", "\uffff", "\U00010000"]),
+            st.integers(-(2**31), 2**31 - 1),
+        ),
+        max_size=25,
+    ),
+    st.integers(0, 2**31 - 1),
+)
 def test_java_sorted_mqs_gives_the_compare_to_order_with_or_without_overflowing_ids(rows, span):
     """The key-sort fast path (ids less than 2**31 apart) and the compareTo sort give the same list."""
     mqs = [MessageQueue(t, b, q) for t, b, q in rows]

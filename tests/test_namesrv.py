@@ -35,16 +35,24 @@ def test_consumers_get_read_queues_and_producers_get_write_queues():
     assert len(subscribe) == 8 + 4
     assert MessageQueue("T", "broker-a", 7) in subscribe
     publish = topic_route_data_to_publish_info("T", route)
-    assert publish == [MessageQueue("T", "broker-a", 0), MessageQueue("T", "broker-a", 1)] + \
-        [MessageQueue("T", "broker-b", i) for i in range(4)]  # brokers by name, as Java sorts QueueData
+    assert publish == [MessageQueue("T", "broker-a", 0), MessageQueue("T", "broker-a", 1)] + [
+        MessageQueue("T", "broker-b", i) for i in range(4)
+    ]  # brokers by name, as Java sorts QueueData
 
 
 def test_permissions_and_a_missing_master_decide_who_sees_a_broker():
     route = TopicRouteData(
-        (QueueData("read-only", 4, 4, PERM_READ), QueueData("write-only", 4, 4, PERM_WRITE),
-         QueueData("no-master", 4, 4)),
-        (BrokerData("read-only", ((0, "r:1"),)), BrokerData("write-only", ((0, "w:1"),)),
-         BrokerData("no-master", ((1, "slave:1"),))))
+        (
+            QueueData("read-only", 4, 4, PERM_READ),
+            QueueData("write-only", 4, 4, PERM_WRITE),
+            QueueData("no-master", 4, 4),
+        ),
+        (
+            BrokerData("read-only", ((0, "r:1"),)),
+            BrokerData("write-only", ((0, "w:1"),)),
+            BrokerData("no-master", ((1, "slave:1"),)),
+        ),
+    )
     assert {mq.broker_name for mq in topic_route_data_to_subscribe_info("T", route)} == {"read-only", "no-master"}
     assert {mq.broker_name for mq in topic_route_data_to_publish_info("T", route)} == {"write-only"}
 
@@ -74,8 +82,9 @@ def test_registering_again_keeps_a_broker_alive_and_drops_the_topics_it_no_longe
 
 
 def test_a_route_change_is_seen_whatever_the_order_of_its_records():
-    one = TopicRouteData((QueueData("a", 4, 4), QueueData("b", 4, 4)), (BrokerData("a", ((0, "a"),)),
-                                                                       BrokerData("b", ((0, "b"),))))
+    one = TopicRouteData(
+        (QueueData("a", 4, 4), QueueData("b", 4, 4)), (BrokerData("a", ((0, "a"),)), BrokerData("b", ((0, "b"),)))
+    )
     same = TopicRouteData(one.queue_datas[::-1], one.broker_datas[::-1])
     grown = TopicRouteData((QueueData("a", 8, 8), QueueData("b", 4, 4)), one.broker_datas)
     assert not same.topic_route_data_changed(one)

@@ -37,8 +37,13 @@ ASSIGNMENTS = {ASSIGNMENT: (SOURCES, SOURCES), ZH_ASSIGNMENT: (ZH_SOURCES, ZH_GR
 
 
 def _nbgrader(course: Path, *args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force", "--log-level=WARN"], cwd=course,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args, "--force", "--log-level=WARN"],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
 
 
@@ -51,7 +56,9 @@ def course(tmp_path_factory) -> Path:
         f"c.CourseDirectory.root = {str(course)!r}\n"
         f"c.CourseDirectory.db_assignments = [dict(name=a) for a in {tuple(ASSIGNMENTS)!r}]\n"
         f"c.CourseDirectory.db_students = [dict(id=s) for s in {STUDENTS!r}]\n"
-        "c.ExecutePreprocessor.timeout = 300\n", encoding="utf-8")
+        "c.ExecutePreprocessor.timeout = 300\n",
+        encoding="utf-8",
+    )
     for assignment, (released, submitted) in ASSIGNMENTS.items():
         source = course / "source" / assignment
         source.mkdir(parents=True)
@@ -87,8 +94,11 @@ def test_the_release_hides_every_solution_like_our_own_student_versions(course, 
         for theirs, mine in zip(released.cells, ours.cells):
             if exercises.is_solution(mine):
                 assert exercises.BEGIN not in theirs.source and "SOLUTION" not in theirs.source, path.name
-                assert ("raise NotImplementedError()" in theirs.source if mine.cell_type == "code"
-                        else theirs.source == mine.source), path.name
+                assert (
+                    "raise NotImplementedError()" in theirs.source
+                    if mine.cell_type == "code"
+                    else theirs.source == mine.source
+                ), path.name
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -96,8 +106,9 @@ def test_every_solution_autogrades_to_full_marks(course, assignment):
     scores = _scores(course, "solver", assignment)
     assert sorted(scores) == sorted(p.stem for p in ASSIGNMENTS[assignment][1])
     assert scores and all(maximum > 0 for _, maximum in scores.values())
-    assert {name: score for name, (score, _) in scores.items()} == \
-        {name: maximum for name, (_, maximum) in scores.items()}
+    assert {name: score for name, (score, _) in scores.items()} == {
+        name: maximum for name, (_, maximum) in scores.items()
+    }
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -109,9 +120,15 @@ def test_the_untouched_release_autogrades_to_zero(course, assignment):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_answers_in_words_wait_for_the_instructor_unless_left_blank(course, assignment):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        manual = {s: [g for path in ASSIGNMENTS[assignment][1]
-                      for g in gb.find_submission_notebook(path.stem, assignment, s).grades
-                      if g.cell_type == "markdown"] for s in STUDENTS}
+        manual = {
+            s: [
+                g
+                for path in ASSIGNMENTS[assignment][1]
+                for g in gb.find_submission_notebook(path.stem, assignment, s).grades
+                if g.cell_type == "markdown"
+            ]
+            for s in STUDENTS
+        }
     assert manual["solver"], "at least one set asks for an answer in words"
     # a written answer waits for the instructor; the blank one from the release scores 0 by itself
     assert all(g.needs_manual_grade and g.manual_score is None for g in manual["solver"])

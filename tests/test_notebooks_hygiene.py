@@ -26,11 +26,22 @@ EXERCISES_ZH = sorted((ROOT / "exercises" / "source" / "zh").glob("*.ipynb"))
 
 # What a chapter's shape looks for, in each edition's words (i18n/zh/terms.yml, and the translated chapters).
 LABELS = {
-    "en": {"checks": "## The book checks itself", "learn": "What you will learn", "summary": "## Summary",
-           "exercises": "## Exercises", "simulator": "chapter 13",
-           "caption": re.compile(r"^\*Figure (\d+[a-z]?)\.(\d+) — [^\n]+\.\*$")},  # chapter 07b's figures are 7b.k
-    "zh": {"checks": "## 本书的自检", "learn": "本章你将学到", "summary": "## 小结", "exercises": "## 练习",
-           "simulator": "第 13 章", "caption": re.compile(r"^\*图 (\d+[a-z]?)\.(\d+) — [^\n]+。\*$")},
+    "en": {
+        "checks": "## The book checks itself",
+        "learn": "What you will learn",
+        "summary": "## Summary",
+        "exercises": "## Exercises",
+        "simulator": "chapter 13",
+        "caption": re.compile(r"^\*Figure (\d+[a-z]?)\.(\d+) — [^\n]+\.\*$"),
+    },  # chapter 07b's figures are 7b.k
+    "zh": {
+        "checks": "## 本书的自检",
+        "learn": "本章你将学到",
+        "summary": "## 小结",
+        "exercises": "## 练习",
+        "simulator": "第 13 章",
+        "caption": re.compile(r"^\*图 (\d+[a-z]?)\.(\d+) — [^\n]+。\*$"),
+    },
 }
 
 
@@ -64,8 +75,9 @@ def test_there_are_notebooks_to_check():
 
 def _checker():
     """``tools/check_committed_notebooks.py`` (the CI step on the committed files), loaded as a module."""
-    spec = importlib.util.spec_from_file_location("check_committed_notebooks",
-                                                  ROOT / "tools" / "check_committed_notebooks.py")
+    spec = importlib.util.spec_from_file_location(
+        "check_committed_notebooks", ROOT / "tools" / "check_committed_notebooks.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -73,13 +85,25 @@ def _checker():
 
 def _notebook(cells, kernelspec=None, **metadata):
     spec = kernelspec or {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-    return json.dumps({"cells": cells, "metadata": {"kernelspec": spec, "language_info": {"name": "python"},
-                                                    **metadata}, "nbformat": 4, "nbformat_minor": 5})
+    return json.dumps(
+        {
+            "cells": cells,
+            "metadata": {"kernelspec": spec, "language_info": {"name": "python"}, **metadata},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 def _code(source, outputs=()):
-    return {"cell_type": "code", "execution_count": None, "id": "c0", "metadata": {}, "outputs": list(outputs),
-            "source": source}
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "c0",
+        "metadata": {},
+        "outputs": list(outputs),
+        "source": source,
+    }
 
 
 CHECKED = _code("# NBVAL_CHECK_OUTPUT\nprint(1)", [{"output_type": "stream", "name": "stdout", "text": "1\n"}])
@@ -89,17 +113,37 @@ def test_the_storage_check_passes_a_clean_notebook():
     assert _checker().problems(_notebook([CHECKED, _code("x = 1")])) == []
 
 
-@pytest.mark.parametrize("text, complaint", [
-    (_notebook([_code("fig", [{"output_type": "display_data", "metadata": {},
-                                "data": {"application/vnd.plotly.v1+json": {}}}])]), "plotly figure"),
-    (_notebook([CHECKED], widgets={"application/vnd.jupyter.widget-state+json": {}}), "widget state"),
-    (_notebook([_code("x", [{"output_type": "stream", "name": "stdout", "text": "x"}])]), "not marked"),
-    (_notebook([_code("# NBVAL_CHECK_OUTPUT\nprint(1)")]), "no stored output"),
-    (_notebook([CHECKED], kernelspec={"display_name": "Python 3", "language": "python", "name": "python3"}),
-     "kernelspec"),
-    (_notebook([_code("s = '" + "x" * 1_000_000 + "'")]), "bytes"),
-    (_notebook([_code("<script>window.PlotlyConfig = {}</script>")]), "plotly.js"),
-])
+@pytest.mark.parametrize(
+    "text, complaint",
+    [
+        (
+            _notebook(
+                [
+                    _code(
+                        "fig",
+                        [
+                            {
+                                "output_type": "display_data",
+                                "metadata": {},
+                                "data": {"application/vnd.plotly.v1+json": {}},
+                            }
+                        ],
+                    )
+                ]
+            ),
+            "plotly figure",
+        ),
+        (_notebook([CHECKED], widgets={"application/vnd.jupyter.widget-state+json": {}}), "widget state"),
+        (_notebook([_code("x", [{"output_type": "stream", "name": "stdout", "text": "x"}])]), "not marked"),
+        (_notebook([_code("# NBVAL_CHECK_OUTPUT\nprint(1)")]), "no stored output"),
+        (
+            _notebook([CHECKED], kernelspec={"display_name": "Python 3", "language": "python", "name": "python3"}),
+            "kernelspec",
+        ),
+        (_notebook([_code("s = '" + "x" * 1_000_000 + "'")]), "bytes"),
+        (_notebook([_code("<script>window.PlotlyConfig = {}</script>")]), "plotly.js"),
+    ],
+)
 def test_the_storage_check_flags_what_a_run_and_save_leaves(text, complaint):
     found = _checker().problems(text)
     assert any(complaint in problem for problem in found), found
@@ -150,8 +194,11 @@ def test_a_chinese_notebook_is_its_english_twin_cell_by_cell_with_the_same_check
 
 
 def test_the_twin_check_catches_a_changed_number_code_line_or_tag():
-    path = next(p for p in CHINESE if any(_source(c).startswith("# NBVAL_CHECK_OUTPUT") and c["outputs"]
-                                          for c in _load(p)["cells"]))
+    path = next(
+        p
+        for p in CHINESE
+        if any(_source(c).startswith("# NBVAL_CHECK_OUTPUT") and c["outputs"] for c in _load(p)["cells"])
+    )
     en, source = _load(_english(path)), _english(path).relative_to(ROOT).as_posix()
     assert twin_problems(_load(path), en, source) == []
     zh = _load(path)
@@ -162,8 +209,12 @@ def test_the_twin_check_catches_a_changed_number_code_line_or_tag():
     code[-1]["metadata"] = {**code[-1]["metadata"], "tags": ["changed"]}
     code[0]["source"] = _source(code[0]).replace("use_language", "use_languag")
     found = twin_problems(zh, en, source)
-    for complaint in (f"cell {checked['id']}: checked output differs", f"cell {code[-1]['id']}: code differs",
-                      f"cell {code[-1]['id']}: metadata", "does not switch the language"):
+    for complaint in (
+        f"cell {checked['id']}: checked output differs",
+        f"cell {code[-1]['id']}: code differs",
+        f"cell {code[-1]['id']}: metadata",
+        "does not switch the language",
+    ):
         assert any(problem.startswith(complaint) or complaint in problem for problem in found), (complaint, found)
     zh["cells"].pop()
     assert twin_problems(zh, en, source) == [] + ["its cells (ids and types) are not the English cells"]
@@ -174,11 +225,10 @@ def test_every_chapter_has_a_book_checks_itself_assert_cell_collapsed_on_the_sit
     nb = _load(path)
     cells = nb["cells"]
     label = LABELS[_lang(path)]["checks"]
-    heading = [i for i, c in enumerate(cells)
-               if c["cell_type"] == "markdown" and _source(c).startswith(label)]
+    heading = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and _source(c).startswith(label)]
     assert heading, f"no '{label}' section"
     after = []
-    for cell in cells[heading[0] + 1:]:
+    for cell in cells[heading[0] + 1 :]:
         if cell["cell_type"] != "code":
             break
         after.append(cell)
@@ -198,8 +248,7 @@ def test_every_chapter_has_the_chapter_shape(path):
 LOOK_UP_ONLY = {"14_glossary_and_further_reading.ipynb"}  # a glossary teaches nothing to predict
 
 
-@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name[:2] >= "02" and p.name not in LOOK_UP_ONLY],
-                         ids=_id)
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name[:2] >= "02" and p.name not in LOOK_UP_ONLY], ids=_id)
 def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
     cells = _load(path)["cells"]
     asks = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "Prediction(" in _source(c)]
@@ -208,24 +257,29 @@ def test_every_chapter_from_02_asks_the_reader_to_predict_before_it_shows(path):
     assert asks[0] < checks[0], "the prediction comes before the answers"
     for i in asks:  # its code holds the explanation: collapsed in JupyterLab and on the site, or it gives it away
         meta = cells[i]["metadata"]
-        assert meta.get("jupyter", {}).get("source_hidden") is True and "hide-input" in meta.get("tags", []), \
+        assert meta.get("jupyter", {}).get("source_hidden") is True and "hide-input" in meta.get("tags", []), (
             f"cell {i}: hide the Prediction's source (jupyter.source_hidden and the hide-input tag)"
+        )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=_id)
 def test_chapters_that_simulate_point_to_the_simulator_appendix(path):
     cells = _load(path)["cells"]
-    simulates = any(re.search(r"\b(simulate|run_variants|sweep)\(", _source(c))
-                    for c in cells if c["cell_type"] == "code")
+    simulates = any(
+        re.search(r"\b(simulate|run_variants|sweep)\(", _source(c)) for c in cells if c["cell_type"] == "code"
+    )
     prose = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
     if simulates and not path.name.startswith("13_"):
-        assert LABELS[_lang(path)]["simulator"] in prose, \
+        assert LABELS[_lang(path)]["simulator"] in prose, (
             "say where the simulator's assumptions and counts are explained (chapter 13)"
+        )
 
 
 JAVA_COMMIT = "8fc57f1468d182eea11c01e089c0250d647dc5f3"  # the RocketMQ source the book was checked against
 JAVA_MENTION = re.compile(r"`[\w./-]*\.java`")
-JAVA_LINK = re.compile(r"\[`[\w./-]*?([\w]+\.java)`\]\(https://github\.com/apache/rocketmq/blob/(\w+)/[\w/.-]+/\1(#L\d+)?\)")
+JAVA_LINK = re.compile(
+    r"\[`[\w./-]*?([\w]+\.java)`\]\(https://github\.com/apache/rocketmq/blob/(\w+)/[\w/.-]+/\1(#L\d+)?\)"
+)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=_id)
@@ -244,18 +298,20 @@ def test_the_storage_check_flags_a_stale_student_notebook():
     checker = _checker()
     source = (ROOT / "exercises" / "source" / "02_sharing_evenly.ipynb").read_text(encoding="utf-8")
     nbs = {"exercises/source/02_sharing_evenly.ipynb": source}
-    assert checker.stale_students(nbs) == ["exercises/student/02_sharing_evenly.ipynb: stale or missing: "
-                                           "run python -m rmqlib.exercises"]
+    assert checker.stale_students(nbs) == [
+        "exercises/student/02_sharing_evenly.ipynb: stale or missing: run python -m rmqlib.exercises"
+    ]
     nbs["exercises/student/02_sharing_evenly.ipynb"] = source  # solutions left in: not what the generator makes
     assert len(checker.stale_students(nbs)) == 1
     # each edition apart: a Chinese source makes its student version under exercises/student/zh
     zh = (ROOT / "exercises" / "source" / "zh" / "02_sharing_evenly.ipynb").read_text(encoding="utf-8")
     assert checker.stale_students({"exercises/source/zh/02_sharing_evenly.ipynb": zh}) == [
         "exercises/student/zh/02_sharing_evenly.ipynb: stale or missing: run python -m rmqlib.exercises "
-        "(or python -m rmqlib.translations build)"]
-    assert checker.stale_students({"exercises/source/zh/02_sharing_evenly.ipynb": zh,
-                                   "exercises/student/02_sharing_evenly.ipynb": source})[0].startswith(
-        "exercises/student/02_sharing_evenly.ipynb")
+        "(or python -m rmqlib.translations build)"
+    ]
+    assert checker.stale_students(
+        {"exercises/source/zh/02_sharing_evenly.ipynb": zh, "exercises/student/02_sharing_evenly.ipynb": source}
+    )[0].startswith("exercises/student/02_sharing_evenly.ipynb")
     assert {"chapters/zh/*.ipynb", "exercises/*/zh/*.ipynb"} <= set(checker.PATTERNS)
 
 
@@ -263,7 +319,7 @@ def test_the_storage_check_flags_a_stale_student_notebook():
 def test_figure_captions_are_numbered_in_order_right_after_their_figure(path):
     cells = _load(path)["cells"]
     caption = LABELS[_lang(path)]["caption"]
-    start = caption.pattern[1:caption.pattern.index(" ")].replace("\\", "")  # '*Figure' or '*图'
+    start = caption.pattern[1 : caption.pattern.index(" ")].replace("\\", "")  # '*Figure' or '*图'
     numbers = []
     for i, cell in enumerate(cells):
         text = _source(cell)

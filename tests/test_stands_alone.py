@@ -21,8 +21,13 @@ SECTION_CITATION = re.compile("\u00a7" + r"\s*\d")
 
 def repository_files() -> list[Path]:
     """The files a clone holds: git's list (tracked and new, not ignored)."""
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
     return [ROOT / name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
 
 
@@ -66,8 +71,14 @@ def test_the_conformance_vectors_live_in_the_repository(name):
     assert (ROOT / "tests" / "data" / "conformance" / name).is_file()
 
 
-NOTEBOOK_DIRS = ("chapters", "chapters/zh", "exercises/source", "exercises/source/zh",
-                 "exercises/student", "exercises/student/zh")
+NOTEBOOK_DIRS = (
+    "chapters",
+    "chapters/zh",
+    "exercises/source",
+    "exercises/source/zh",
+    "exercises/student",
+    "exercises/student/zh",
+)
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -90,10 +101,13 @@ def test_the_link_check_knows_where_a_chinese_notebook_is():
     english, chinese = ROOT / "chapters" / "02_x.ipynb", ROOT / "chapters" / "zh" / "02_x.ipynb"
     assert broken_links("[set](../exercises/source/02_sharing_evenly.ipynb)", english) == []
     assert broken_links("[set](../exercises/source/02_sharing_evenly.ipynb)", chinese) == [
-        "../exercises/source/02_sharing_evenly.ipynb"]
+        "../exercises/source/02_sharing_evenly.ipynb"
+    ]
     up_two = "../" * 2  # written in pieces: this file is checked too
-    assert broken_links(f"[set]({up_two}exercises/source/zh/02_sharing_evenly.ipynb#q1) [Java](https://x/y.java)",
-                        chinese) == []
+    assert (
+        broken_links(f"[set]({up_two}exercises/source/zh/02_sharing_evenly.ipynb#q1) [Java](https://x/y.java)", chinese)
+        == []
+    )
 
 
 def test_every_relative_link_in_a_notebook_of_either_edition_resolves():

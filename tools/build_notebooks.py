@@ -29,8 +29,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 ROOT = Path(__file__).resolve().parent.parent
 CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
 # what JupyterLab writes on opening with the ipykernel kernel, so that opening a notebook does not mark it dirty
-KERNEL = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-          "language_info": {"name": "python"}}
+KERNEL = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
 
 
 def md(source: str):
@@ -106,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             seconds = build_in_place(path)
         except Exception as exc:  # report and go on with the others
-            print(f"{path}: FAILED ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-                  file=sys.stderr)
+            print(
+                f"{path}: FAILED ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+                file=sys.stderr,
+            )
             status = 1
             continue
         print(f"{path}: executed in {seconds:.1f} s")

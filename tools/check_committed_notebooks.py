@@ -80,13 +80,26 @@ def problems(text: str) -> list[str]:
 def committed_notebooks(worktree: bool = False) -> dict[str, str]:
     """``{path: text}`` for every book and exercise notebook, from HEAD (or from disk with ``worktree``)."""
     if worktree:
-        return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
-                for pattern in PATTERNS for p in sorted(ROOT.glob(pattern))}
-    tree = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=ROOT,
-                          capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
+        return {
+            str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+            for pattern in PATTERNS
+            for p in sorted(ROOT.glob(pattern))
+        }
+    tree = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.splitlines()
     names = [name for name in tree if any(fnmatch.fnmatchcase(name, pattern) for pattern in PATTERNS)]
-    return {name: subprocess.run(["git", "show", f"HEAD:{name}"], cwd=ROOT, capture_output=True, check=True,
-                                 timeout=60).stdout.decode("utf-8") for name in names}
+    return {
+        name: subprocess.run(
+            ["git", "show", f"HEAD:{name}"], cwd=ROOT, capture_output=True, check=True, timeout=60
+        ).stdout.decode("utf-8")
+        for name in names
+    }
 
 
 def stale_students(notebooks: dict[str, str]) -> list[str]:
@@ -102,8 +115,8 @@ def stale_students(notebooks: dict[str, str]) -> list[str]:
         prefix = f"exercises/{part}/"
         if not path.startswith(prefix):
             return None
-        rest = path[len(prefix):]
-        return rest[:rest.index("/") + 1] if "/" in rest else ""
+        rest = path[len(prefix) :]
+        return rest[: rest.index("/") + 1] if "/" in rest else ""
 
     fresh = {}
     editions = {edition(path, "source") for path in notebooks} | {edition(path, "student") for path in notebooks}
@@ -116,12 +129,19 @@ def stale_students(notebooks: dict[str, str]) -> list[str]:
                     (source / Path(path).name).write_text(text, encoding="utf-8")
             if not any(source.iterdir()):  # students without sources: all of them stale
                 continue
-            fresh.update({f"exercises/student/{sub}{p.name}": p.read_text(encoding="utf-8")
-                          for p in exercises.generate(source, student)})
+            fresh.update(
+                {
+                    f"exercises/student/{sub}{p.name}": p.read_text(encoding="utf-8")
+                    for p in exercises.generate(source, student)
+                }
+            )
     committed = {path: text for path, text in notebooks.items() if edition(path, "student") is not None}
-    return [f"{path}: stale or missing: run python -m rmqlib.exercises"
-            + (" (or python -m rmqlib.translations build)" if "/zh/" in path else "")
-            for path in sorted(fresh.keys() | committed.keys()) if fresh.get(path) != committed.get(path)]
+    return [
+        f"{path}: stale or missing: run python -m rmqlib.exercises"
+        + (" (or python -m rmqlib.translations build)" if "/zh/" in path else "")
+        for path in sorted(fresh.keys() | committed.keys())
+        if fresh.get(path) != committed.get(path)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

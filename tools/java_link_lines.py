@@ -28,8 +28,9 @@ def main() -> int:
 
     @cache
     def lines(path: str) -> list[str]:
-        return subprocess.run(["git", "-C", str(repo), "show", f"{links.JAVA_COMMIT}:{path}"], check=True,
-                              capture_output=True, text=True).stdout.splitlines()
+        return subprocess.run(
+            ["git", "-C", str(repo), "show", f"{links.JAVA_COMMIT}:{path}"], check=True, capture_output=True, text=True
+        ).stdout.splitlines()
 
     found = {}
     for chapter in links.CHAPTERS:

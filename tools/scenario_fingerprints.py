@@ -19,14 +19,16 @@ STORE = Path(__file__).resolve().parents[1] / "tests" / "data" / "scenario_finge
 SEED = 7
 # the ready-made scenarios, plus the modes they do not cover on their own
 CASES = {name: (name, {}) for name in scenarios.ALL}
-CASES.update({
-    "steady_state/broadcasting": ("steady_state", {"message_model": "BROADCASTING"}),
-    "crash/no_real_time_notify": ("crash", {"real_time_notify": False}),
-    "scale_out/short_polling": ("scale_out", {"long_polling": False}),
-    "crash/exponential": ("crash", {"consume_time_dist": "exponential", "start_jitter_ms": 500}),
-    "broker_outage/orderly": ("broker_outage", {"consume_mode": "ORDERLY"}),
-    "topic_grows/broadcasting": ("topic_grows", {"message_model": "BROADCASTING"}),
-})
+CASES.update(
+    {
+        "steady_state/broadcasting": ("steady_state", {"message_model": "BROADCASTING"}),
+        "crash/no_real_time_notify": ("crash", {"real_time_notify": False}),
+        "scale_out/short_polling": ("scale_out", {"long_polling": False}),
+        "crash/exponential": ("crash", {"consume_time_dist": "exponential", "start_jitter_ms": 500}),
+        "broker_outage/orderly": ("broker_outage", {"consume_mode": "ORDERLY"}),
+        "topic_grows/broadcasting": ("topic_grows", {"message_model": "BROADCASTING"}),
+    }
+)
 
 
 def _trimmed(series) -> list[int]:
@@ -40,7 +42,8 @@ def _trimmed(series) -> list[int]:
 def fingerprint(result: SimResult) -> str:
     """sha256 over what the run recorded: deliveries, ownership, consumption, events, load, counters."""
     record = {
-        "produced": result.produced, "duplicates": result.duplicates,
+        "produced": result.produced,
+        "duplicates": result.duplicates,
         "delivered": sorted(result.delivered.items()),
         "ownership": {q: [list(i) for i in v] for q, v in sorted(result.ownership.items())},
         "locks": {q: [list(i) for i in v] for q, v in sorted(result.lock_ownership.items())},

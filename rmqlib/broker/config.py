@@ -65,24 +65,34 @@ class BrokerConfig:
     broker_name: str = "broker-a"
 
     def __post_init__(self) -> None:
-        for name in ("long_polling_enable", "notify_consumer_ids_changed_enable", "real_time_notify_consumer_change",
-                     "enable_retry_topic_v2", "init_pop_offset_by_check_msg_in_mem", "server_load_balancer_enable"):
+        for name in (
+            "long_polling_enable",
+            "notify_consumer_ids_changed_enable",
+            "real_time_notify_consumer_change",
+            "enable_retry_topic_v2",
+            "init_pop_offset_by_check_msg_in_mem",
+            "server_load_balancer_enable",
+        ):
             check_bool(getattr(self, name), name)
-        for name in ("short_polling_time_mills", "channel_expired_timeout",
-                     "subscription_expired_timeout", "revive_interval"):
+        for name in (
+            "short_polling_time_mills",
+            "channel_expired_timeout",
+            "subscription_expired_timeout",
+            "revive_interval",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 check_int(value, name)  # a wrong type: the type error
                 raise ValueError(f"{name} must be a non-negative int, got {value!r}")
         check_int(self.pop_from_retry_probability, "pop_from_retry_probability")
         if not 0 <= self.pop_from_retry_probability <= 100:
-            raise ValueError("pop_from_retry_probability must be in [0, 100], "
-                             f"got {self.pop_from_retry_probability!r}")
+            raise ValueError(f"pop_from_retry_probability must be in [0, 100], got {self.pop_from_retry_probability!r}")
         check_int(self.revive_queue_num, "revive_queue_num")
         if self.revive_queue_num < 1:
             raise ValueError(f"revive_queue_num must be >= 1, got {self.revive_queue_num!r}")
         if self.default_message_request_mode not in ("PULL", "POP"):
-            raise ValueError("default_message_request_mode must be 'PULL' or 'POP', "
-                             f"got {self.default_message_request_mode!r}")
+            raise ValueError(
+                f"default_message_request_mode must be 'PULL' or 'POP', got {self.default_message_request_mode!r}"
+            )
         check_int(self.default_pop_share_queue_num, "default_pop_share_queue_num")
         check_str(self.broker_name, "broker_name")

@@ -92,14 +92,17 @@ class ClientChannelInfo:
 
     __slots__ = ("channel", "client_id", "language", "version", "last_update_timestamp")
 
-    def __init__(self, channel: str, client_id: str, language: str = "JAVA", version: int = 0,
-                 last_update_timestamp=None):
+    def __init__(
+        self, channel: str, client_id: str, language: str = "JAVA", version: int = 0, last_update_timestamp=None
+    ):
         if not isinstance(channel, str) or not channel:
             raise (ValueError if isinstance(channel, str) else ArgumentTypeError)(
-                f"channel must be a non-empty str id, got {channel!r}")
+                f"channel must be a non-empty str id, got {channel!r}"
+            )
         if not isinstance(client_id, str) or not client_id:
             raise (ValueError if isinstance(client_id, str) else ArgumentTypeError)(
-                f"client_id must be a non-empty str, got {client_id!r}")
+                f"client_id must be a non-empty str, got {client_id!r}"
+            )
         check_str(language, "language")
         check_int(version, "version")
         if last_update_timestamp is not None:
@@ -111,8 +114,10 @@ class ClientChannelInfo:
         self.last_update_timestamp = last_update_timestamp
 
     def __repr__(self) -> str:
-        return (f"ClientChannelInfo(channel={self.channel!r}, client_id={self.client_id!r}, "
-                f"last_update_timestamp={self.last_update_timestamp!r})")
+        return (
+            f"ClientChannelInfo(channel={self.channel!r}, client_id={self.client_id!r}, "
+            f"last_update_timestamp={self.last_update_timestamp!r})"
+        )
 
 
 class ConsumerGroupInfo:
@@ -121,19 +126,22 @@ class ConsumerGroupInfo:
     Mirrors: broker/.../client/ConsumerGroupInfo.java
     """
 
-    def __init__(self, group_name: str, consume_type=None, message_model=None,
-                 consume_from_where=None, now_ms=0):
+    def __init__(self, group_name: str, consume_type=None, message_model=None, consume_from_where=None, now_ms=0):
         if not isinstance(group_name, str) or not group_name:
             raise (ValueError if isinstance(group_name, str) else ArgumentTypeError)(
-                f"group_name must be a non-empty str, got {group_name!r}")
+                f"group_name must be a non-empty str, got {group_name!r}"
+            )
         check_time(now_ms)
         self.group_name = group_name
-        self.consume_type = None if consume_type is None else coerce_enum(
-            ConsumeType, consume_type, "consume_type")
-        self.message_model = None if message_model is None else coerce_enum(
-            MessageModel, message_model, "message_model")
-        self.consume_from_where = None if consume_from_where is None else coerce_enum(
-            ConsumeFromWhere, consume_from_where, "consume_from_where")
+        self.consume_type = None if consume_type is None else coerce_enum(ConsumeType, consume_type, "consume_type")
+        self.message_model = (
+            None if message_model is None else coerce_enum(MessageModel, message_model, "message_model")
+        )
+        self.consume_from_where = (
+            None
+            if consume_from_where is None
+            else coerce_enum(ConsumeFromWhere, consume_from_where, "consume_from_where")
+        )
         self.subscription_table: dict[str, SubscriptionData] = {}
         self.channel_info_table: dict[str, ClientChannelInfo] = {}
         self.last_update_timestamp = now_ms
@@ -187,8 +195,9 @@ class ConsumerGroupInfo:
         check_str(channel, "channel", empty=True)
         return self.channel_info_table.pop(channel, None)
 
-    def update_channel(self, info_new: ClientChannelInfo, consume_type, message_model,
-                       consume_from_where, now_ms) -> bool:
+    def update_channel(
+        self, info_new: ClientChannelInfo, consume_type, message_model, consume_from_where, now_ms
+    ) -> bool:
         """Register or refresh a channel. True only when the channel is new.
 
         The group's consume type, message model and consume-from-where are
@@ -203,8 +212,7 @@ class ConsumerGroupInfo:
         updated = False
         self.consume_type = coerce_enum(ConsumeType, consume_type, "consume_type")
         self.message_model = coerce_enum(MessageModel, message_model, "message_model")
-        self.consume_from_where = coerce_enum(ConsumeFromWhere, consume_from_where,
-                                              "consume_from_where")
+        self.consume_from_where = coerce_enum(ConsumeFromWhere, consume_from_where, "consume_from_where")
         if info_new.last_update_timestamp is None:
             info_new.last_update_timestamp = now_ms  # Java: stamped at construction
         info_old = self.channel_info_table.get(info_new.channel)
@@ -323,8 +331,9 @@ class DefaultConsumerIdsChangeListener:
         if channels is None or not self.broker_config.notify_consumer_ids_changed_enable:
             return
         if self.broker_config.real_time_notify_consumer_change:
-            self.outbox.extend([ConsumerIdsChangedNotification(now_ms, info.channel, info.client_id, group)
-                                for info in channels])
+            self.outbox.extend(
+                [ConsumerIdsChangedNotification(now_ms, info.channel, info.client_id, group) for info in channels]
+            )
         else:
             self.consumer_channel_map[group] = list(channels)
 
@@ -464,10 +473,18 @@ class ConsumerManager:
         return set(self.topic_group_table.get(topic, ()))
 
     # ---- heartbeat --------------------------------------------------------
-    def register_consumer(self, group: str, client_channel_info: ClientChannelInfo, consume_type,
-                          message_model, consume_from_where, subscriptions,
-                          is_notify_consumer_ids_changed_enable: bool, now_ms,
-                          update_subscription: bool = True) -> bool:
+    def register_consumer(
+        self,
+        group: str,
+        client_channel_info: ClientChannelInfo,
+        consume_type,
+        message_model,
+        consume_from_where,
+        subscriptions,
+        is_notify_consumer_ids_changed_enable: bool,
+        now_ms,
+        update_subscription: bool = True,
+    ) -> bool:
         """Handle one consumer heartbeat for ``group``. True if channel or topics changed.
 
         CHANGE fires when the channel is new or a topic was added/removed, the
@@ -487,21 +504,27 @@ class ConsumerManager:
             self.consumer_table[group] = info
         for sub in subscriptions:
             self.topic_group_table.setdefault(sub.topic, set()).add(group)
-        r1 = info.update_channel(client_channel_info, consume_type, message_model,
-                                 consume_from_where, now_ms)
+        r1 = info.update_channel(client_channel_info, consume_type, message_model, consume_from_where, now_ms)
         if r1:
-            self._call_listeners(ConsumerGroupEvent.CLIENT_REGISTER, group, now_ms, client_channel_info,
-                                 {s.topic for s in subscriptions})
+            self._call_listeners(
+                ConsumerGroupEvent.CLIENT_REGISTER, group, now_ms, client_channel_info, {s.topic for s in subscriptions}
+            )
         r2 = info.update_subscription(subscriptions, now_ms) if update_subscription else False
-        if (r1 or r2) and is_notify_consumer_ids_changed_enable \
-                and info.message_model is not MessageModel.BROADCASTING:
+        if (r1 or r2) and is_notify_consumer_ids_changed_enable and info.message_model is not MessageModel.BROADCASTING:
             self._call_listeners(ConsumerGroupEvent.CHANGE, group, now_ms, self._channels_of(info))
         self._call_listeners(ConsumerGroupEvent.REGISTER, group, now_ms, subscriptions, client_channel_info)
         return r1 or r2
 
-    def register_consumer_without_sub(self, group: str, client_channel_info: ClientChannelInfo,
-                                      consume_type, message_model, consume_from_where,
-                                      is_notify_consumer_ids_changed_enable: bool, now_ms) -> bool:
+    def register_consumer_without_sub(
+        self,
+        group: str,
+        client_channel_info: ClientChannelInfo,
+        consume_type,
+        message_model,
+        consume_from_where,
+        is_notify_consumer_ids_changed_enable: bool,
+        now_ms,
+    ) -> bool:
         """Heartbeat V2 path that keeps the stored subscriptions.
 
         Mirrors: ConsumerManager.java#registerConsumerWithoutSub
@@ -516,15 +539,14 @@ class ConsumerManager:
             self.consumer_table[group] = info
         for topic in info.subscription_table:
             self.topic_group_table.setdefault(topic, set()).add(group)
-        updated = info.update_channel(client_channel_info, consume_type, message_model,
-                                      consume_from_where, now_ms)
-        if updated and is_notify_consumer_ids_changed_enable \
-                and info.message_model is not MessageModel.BROADCASTING:
+        updated = info.update_channel(client_channel_info, consume_type, message_model, consume_from_where, now_ms)
+        if updated and is_notify_consumer_ids_changed_enable and info.message_model is not MessageModel.BROADCASTING:
             self._call_listeners(ConsumerGroupEvent.CHANGE, group, now_ms, self._channels_of(info))
         return updated
 
-    def unregister_consumer(self, group: str, client_channel_info: ClientChannelInfo,
-                            is_notify_consumer_ids_changed_enable: bool, now_ms) -> None:
+    def unregister_consumer(
+        self, group: str, client_channel_info: ClientChannelInfo, is_notify_consumer_ids_changed_enable: bool, now_ms
+    ) -> None:
         """Client shutdown (UNREGISTER_CLIENT).
 
         Java fires CHANGE here even when the channel was not registered, as
@@ -541,8 +563,9 @@ class ConsumerManager:
         if info is None:
             return
         if info.unregister_channel(client_channel_info):
-            self._call_listeners(ConsumerGroupEvent.CLIENT_UNREGISTER, group, now_ms, client_channel_info,
-                                 info.get_subscribe_topics())
+            self._call_listeners(
+                ConsumerGroupEvent.CLIENT_UNREGISTER, group, now_ms, client_channel_info, info.get_subscribe_topics()
+            )
         if not info.channel_info_table:
             if self.consumer_table.pop(group, None) is not None:
                 self._call_listeners(ConsumerGroupEvent.UNREGISTER, group, now_ms)
@@ -566,8 +589,9 @@ class ConsumerManager:
             if closed is None:
                 continue
             removed = True
-            self._call_listeners(ConsumerGroupEvent.CLIENT_UNREGISTER, group, now_ms, closed,
-                                 info.get_subscribe_topics())
+            self._call_listeners(
+                ConsumerGroupEvent.CLIENT_UNREGISTER, group, now_ms, closed, info.get_subscribe_topics()
+            )
             if not info.channel_info_table:
                 if self.consumer_table.pop(group, None) is not None:
                     self._call_listeners(ConsumerGroupEvent.UNREGISTER, group, now_ms)
@@ -594,8 +618,9 @@ class ConsumerManager:
         for group, info in list(self.consumer_table.items()):
             for channel, cci in list(info.channel_info_table.items()):
                 if now_ms - cci.last_update_timestamp > self.channel_expired_timeout:
-                    self._call_listeners(ConsumerGroupEvent.CLIENT_UNREGISTER, group, now_ms, cci,
-                                         info.get_subscribe_topics())
+                    self._call_listeners(
+                        ConsumerGroupEvent.CLIENT_UNREGISTER, group, now_ms, cci, info.get_subscribe_topics()
+                    )
                     self.closed_channels.append((now_ms, channel))
                     del info.channel_info_table[channel]
                     removed.append((group, cci))

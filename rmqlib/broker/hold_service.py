@@ -65,9 +65,17 @@ class PullRequest:
             check_methods(self.message_filter, "message_filter", "is_matched_by_consume_queue")
 
     @classmethod
-    def _trusted(cls, request_command: Any, channel: str, client_id: str, timeout_millis: int,
-                 suspend_timestamp: int, pull_from_this_offset: int, subscription_data: Any,
-                 message_filter: Any) -> PullRequest:
+    def _trusted(
+        cls,
+        request_command: Any,
+        channel: str,
+        client_id: str,
+        timeout_millis: int,
+        suspend_timestamp: int,
+        pull_from_this_offset: int,
+        subscription_data: Any,
+        message_filter: Any,
+    ) -> PullRequest:
         """A held pull built by code that has checked every field (the pull processor, from a request it has
         just answered): every field, in order, no checks."""
         r = object.__new__(cls)
@@ -140,8 +148,13 @@ class PullRequestHoldService:
     Mirrors: broker/.../longpolling/PullRequestHoldService.java
     """
 
-    def __init__(self, store, broker_config: BrokerConfig | None = None,
-                 wakeup_handler: Callable[[PullRequest, int], object] | None = None, start_ms=0):
+    def __init__(
+        self,
+        store,
+        broker_config: BrokerConfig | None = None,
+        wakeup_handler: Callable[[PullRequest, int], object] | None = None,
+        start_ms=0,
+    ):
         check_methods(store, "store", "get_max_offset")
         if broker_config is not None:
             check_instance(broker_config, "broker_config", BrokerConfig)
@@ -241,9 +254,17 @@ class PullRequestHoldService:
             self.next_check_ms = now_ms + self.wait_interval_ms
         return woken
 
-    def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, now_ms,
-                                tags_code: int | None = None, msg_store_time=0,
-                                filter_bit_map=None, properties=None) -> list[PullRequest]:
+    def notify_message_arriving(
+        self,
+        topic: str,
+        queue_id: int,
+        max_offset: int,
+        now_ms,
+        tags_code: int | None = None,
+        msg_store_time=0,
+        filter_bit_map=None,
+        properties=None,
+    ) -> list[PullRequest]:
         """Wake what can be woken on ``topic@queue_id``; re-hold the rest.
 
         For each held request: newest = ``max_offset`` (re-read from the store
@@ -265,8 +286,9 @@ class PullRequestHoldService:
             check_int(tags_code, "tags_code")
         return self._notify_message_arriving_trusted(topic, queue_id, max_offset, now_ms, tags_code)
 
-    def _notify_message_arriving_trusted(self, topic: str, queue_id: int, max_offset: int, now_ms: int,
-                                         tags_code: int | None) -> list[PullRequest]:
+    def _notify_message_arriving_trusted(
+        self, topic: str, queue_id: int, max_offset: int, now_ms: int, tags_code: int | None
+    ) -> list[PullRequest]:
         """:meth:`notify_message_arriving` for a caller that has checked its arguments (the store's reput, through
         the simulator's listener): the same wake-ups, no checks."""
         mpr = self.pull_request_table.get(build_key(topic, queue_id))
@@ -351,11 +373,18 @@ class NotifyMessageArrivingListener:
         self.pop_message_processor = pop_message_processor
         self.last_woken: list[PullRequest] = []
 
-    def arriving(self, topic: str, queue_id: int, logic_offset: int, tags_code, msg_store_time,
-                 properties, now_ms) -> list[PullRequest]:
+    def arriving(
+        self, topic: str, queue_id: int, logic_offset: int, tags_code, msg_store_time, properties, now_ms
+    ) -> list[PullRequest]:
         woken = self.pull_request_hold_service.notify_message_arriving(
-            topic, queue_id, logic_offset, now_ms, tags_code=tags_code,
-            msg_store_time=msg_store_time, properties=properties)
+            topic,
+            queue_id,
+            logic_offset,
+            now_ms,
+            tags_code=tags_code,
+            msg_store_time=msg_store_time,
+            properties=properties,
+        )
         if self.pop_message_processor is not None:
             self.pop_message_processor.notify_message_arriving(topic, queue_id, logic_offset, now_ms)
         self.last_woken = woken

@@ -55,8 +55,8 @@ class UnlockReport:
     """
 
     unlocked: set = field(default_factory=set)
-    held_by_other: dict = field(default_factory=dict)   # mq -> owner client id (left locked)
-    not_locked: set = field(default_factory=set)        # no entry (or unknown group)
+    held_by_other: dict = field(default_factory=dict)  # mq -> owner client id (left locked)
+    not_locked: set = field(default_factory=set)  # no entry (or unknown group)
 
 
 def _check_mqs(mqs) -> list[MessageQueue]:
@@ -71,7 +71,8 @@ def _check_mq(mq) -> None:
 def _check_id(value, argname: str) -> str:
     if not isinstance(value, str) or not value:
         raise (ValueError if isinstance(value, str) else ArgumentTypeError)(
-            f"{argname} must be a non-empty str, got {value!r}")
+            f"{argname} must be a non-empty str, got {value!r}"
+        )
     return value
 
 
@@ -82,8 +83,7 @@ class RebalanceLockManager:
     """
 
     def __init__(self, lock_max_live_time: int = REBALANCE_LOCK_MAX_LIVE_TIME):
-        if isinstance(lock_max_live_time, bool) or not isinstance(lock_max_live_time, int) \
-                or lock_max_live_time < 0:
+        if isinstance(lock_max_live_time, bool) or not isinstance(lock_max_live_time, int) or lock_max_live_time < 0:
             raise ValueError(f"lock_max_live_time must be an int >= 0, got {lock_max_live_time!r}")
         self.lock_max_live_time = lock_max_live_time
         self.mq_lock_table: dict[str, dict[MessageQueue, LockEntry]] = {}

@@ -175,8 +175,9 @@ def _property_pairs(properties) -> tuple:
     try:
         pairs = dict(properties)
     except (TypeError, ValueError):
-        raise ArgumentTypeError(f"properties must be a mapping or (name, value) pairs, "
-                                f"got {properties!r:.80}") from None
+        raise ArgumentTypeError(
+            f"properties must be a mapping or (name, value) pairs, got {properties!r:.80}"
+        ) from None
     for key, value in pairs.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise ArgumentTypeError(f"properties must map str to str, got {key!r}: {value!r}")
@@ -194,16 +195,17 @@ class _ConsumeQueue:
     def __init__(self, topic: str, queue_id: int):
         self.topic = topic
         self.queue_id = queue_id
-        self.min_offset = 0           # logical offset of entries[0]
-        self.max_offset = 0           # one past the last dispatched entry (min_offset + len(entries))
+        self.min_offset = 0  # logical offset of entries[0]
+        self.max_offset = 0  # one past the last dispatched entry (min_offset + len(entries))
         self.entries: list[StoredMessage] = []
-        self.next_put_offset = 0      # queue offset the next put gets (CommitLog topicQueueTable)
+        self.next_put_offset = 0  # queue offset the next put gets (CommitLog topicQueueTable)
 
     def put(self, msg: StoredMessage) -> None:
         """Dispatch one message: it must carry the next offset (ConsumeQueue.java#putMessagePositionInfo)."""
         if msg.queue_offset != self.max_offset:
-            raise AssertionError(f"consume queue {self.topic}@{self.queue_id} out of order: "
-                                 f"{msg.queue_offset} != {self.max_offset}")
+            raise AssertionError(
+                f"consume queue {self.topic}@{self.queue_id} out of order: {msg.queue_offset} != {self.max_offset}"
+            )
         self.entries.append(msg)
         self.max_offset += 1
 
@@ -227,9 +229,12 @@ class MessageStore:
     ReputMessageService#doReput, notifyMessageArriveIfNecessary)
     """
 
-    def __init__(self, broker_config: BrokerConfig | None = None,
-                 message_arriving_listener: MessageArrivingListener | None = None,
-                 access_message_in_memory_max_bytes: int | None = None):
+    def __init__(
+        self,
+        broker_config: BrokerConfig | None = None,
+        message_arriving_listener: MessageArrivingListener | None = None,
+        access_message_in_memory_max_bytes: int | None = None,
+    ):
         if broker_config is not None:
             check_instance(broker_config, "broker_config", BrokerConfig)
         check_callable(message_arriving_listener, "message_arriving_listener", none=True)
@@ -243,8 +248,8 @@ class MessageStore:
         self.topic_queue_nums: dict[str, int] = {}
         self._queues: dict[tuple[str, int], _ConsumeQueue] = {}
         self.commit_log: list[StoredMessage] = []
-        self.commit_log_max_offset = 0     # physical bytes written
-        self.reput_from_index = 0          # commit-log entries already dispatched
+        self.commit_log_max_offset = 0  # physical bytes written
+        self.reput_from_index = 0  # commit-log entries already dispatched
         self.offsets = ConsumerOffsetManager()
 
     # ---- topics -----------------------------------------------------------
@@ -256,11 +261,17 @@ class MessageStore:
         """
         if not isinstance(topic, str) or not topic or "@" in topic:
             raise (ValueError if isinstance(topic, str) else ArgumentTypeError)(
-                f"topic must be a non-empty str without '@', got {topic!r}")
-        if isinstance(queue_nums, bool) or not isinstance(queue_nums, int) or queue_nums < 1 \
-                or queue_nums > MAX_QUEUE_NUMS:
+                f"topic must be a non-empty str without '@', got {topic!r}"
+            )
+        if (
+            isinstance(queue_nums, bool)
+            or not isinstance(queue_nums, int)
+            or queue_nums < 1
+            or queue_nums > MAX_QUEUE_NUMS
+        ):
             raise (ValueError if type(queue_nums) is int else ArgumentTypeError)(
-                f"queue_nums must be an int in 1..{MAX_QUEUE_NUMS}, got {queue_nums!r}")
+                f"queue_nums must be an int in 1..{MAX_QUEUE_NUMS}, got {queue_nums!r}"
+            )
         old = self.topic_queue_nums.get(topic, 0)
         if queue_nums < old:
             raise ValueError(f"queue_nums cannot shrink topic {topic!r} from {old} to {queue_nums}")
@@ -292,8 +303,9 @@ class MessageStore:
             raise ValueError(f"queue_id must be an int, got {queue_id!r}")
         cq = self._queues.get((topic, queue_id))
         if cq is None:
-            raise ValueError(f"queue_id: topic {topic!r} has queues 0..{self.topic_queue_nums[topic] - 1}, "
-                             f"got {queue_id}")
+            raise ValueError(
+                f"queue_id: topic {topic!r} has queues 0..{self.topic_queue_nums[topic] - 1}, got {queue_id}"
+            )
         return cq
 
     # ---- offsets of a queue -------------------------------------------------
@@ -314,8 +326,10 @@ class MessageStore:
         cq = self._queue(topic, queue_id)
         check_non_negative_int(new_min_offset, "new_min_offset")
         if new_min_offset > cq.max_offset:
-            raise ValueError(f"new_min_offset {new_min_offset} is past max offset {cq.max_offset} "
-                             f"of topic {topic!r} queue_id {queue_id}")
+            raise ValueError(
+                f"new_min_offset {new_min_offset} is past max offset {cq.max_offset} "
+                f"of topic {topic!r} queue_id {queue_id}"
+            )
         drop = max(0, new_min_offset - cq.min_offset)
         if drop:
             del cq.entries[:drop]
@@ -336,9 +350,18 @@ class MessageStore:
         return (self.commit_log_max_offset - msg.commit_log_offset) <= self.access_message_in_memory_max_bytes
 
     # ---- put / reput --------------------------------------------------------
-    def put_message(self, topic: str, queue_id: int, now_ms, body_size: int = 1,
-                    tags: str | None = None, uniq_key: str | None = None,
-                    born_timestamp=None, reconsume_times: int = 0, properties=()) -> StoredMessage:
+    def put_message(
+        self,
+        topic: str,
+        queue_id: int,
+        now_ms,
+        body_size: int = 1,
+        tags: str | None = None,
+        uniq_key: str | None = None,
+        born_timestamp=None,
+        reconsume_times: int = 0,
+        properties=(),
+    ) -> StoredMessage:
         """Append a message to the commit log; it is visible to consumers after :meth:`reput`.
 
         The queue offset is fixed now (CommitLog's topicQueueTable), the
@@ -355,12 +378,30 @@ class MessageStore:
         if uniq_key is not None:
             check_str(uniq_key, "uniq_key", empty=True)
         born_timestamp = now_ms if born_timestamp is None else check_time(born_timestamp, "born_timestamp")
-        return self._put_message_trusted(topic, queue_id, now_ms, body_size, tags, uniq_key, born_timestamp,
-                                         reconsume_times, _property_pairs(properties))
+        return self._put_message_trusted(
+            topic,
+            queue_id,
+            now_ms,
+            body_size,
+            tags,
+            uniq_key,
+            born_timestamp,
+            reconsume_times,
+            _property_pairs(properties),
+        )
 
-    def _put_message_trusted(self, topic: str, queue_id: int, now_ms: int, body_size: int, tags: str | None,
-                             uniq_key: str | None, born_timestamp: int, reconsume_times: int,
-                             pairs: tuple) -> StoredMessage:
+    def _put_message_trusted(
+        self,
+        topic: str,
+        queue_id: int,
+        now_ms: int,
+        body_size: int,
+        tags: str | None,
+        uniq_key: str | None,
+        born_timestamp: int,
+        reconsume_times: int,
+        pairs: tuple,
+    ) -> StoredMessage:
         """:meth:`put_message` for a caller that has checked every argument (an existing queue, int times, the
         properties already as ``(name, value)`` pairs): the same append, no checks."""
         cq = self._queues[(topic, queue_id)]
@@ -368,8 +409,20 @@ class MessageStore:
         queue_offset = cq.next_put_offset
         if uniq_key is None:
             uniq_key = f"{topic}#{queue_id}#{queue_offset}@{phy}"
-        msg = StoredMessage(topic, queue_id, queue_offset, phy, body_size, now_ms, born_timestamp, uniq_key,
-                            tags, tags_code_of(tags), reconsume_times, pairs)
+        msg = StoredMessage(
+            topic,
+            queue_id,
+            queue_offset,
+            phy,
+            body_size,
+            now_ms,
+            born_timestamp,
+            uniq_key,
+            tags,
+            tags_code_of(tags),
+            reconsume_times,
+            pairs,
+        )
         cq.next_put_offset = queue_offset + 1
         self.commit_log.append(msg)
         self.commit_log_max_offset = phy + max(body_size, 1)  # a body of 0 bytes still takes a commit-log entry
@@ -400,15 +453,28 @@ class MessageStore:
             queues[(msg.topic, msg.queue_id)].put(msg)
             dispatched.append(msg)
             if self.broker_config.long_polling_enable and self.message_arriving_listener is not None:
-                self.message_arriving_listener(msg.topic, msg.queue_id, msg.queue_offset + 1,
-                                               msg.tags_code, msg.store_timestamp,
-                                               dict(msg.properties) if msg.properties else {}, now_ms)
+                self.message_arriving_listener(
+                    msg.topic,
+                    msg.queue_id,
+                    msg.queue_offset + 1,
+                    msg.tags_code,
+                    msg.store_timestamp,
+                    dict(msg.properties) if msg.properties else {},
+                    now_ms,
+                )
         return dispatched
 
     # ---- read ---------------------------------------------------------------
-    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    message_filter=None, max_total_msg_size: int = DEFAULT_MAX_TOTAL_MSG_SIZE
-                    ) -> GetMessageResult:
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        message_filter=None,
+        max_total_msg_size: int = DEFAULT_MAX_TOTAL_MSG_SIZE,
+    ) -> GetMessageResult:
         """Read up to ``max_msg_nums`` messages of one queue from ``offset``.
 
         Status by position: empty queue → NO_MESSAGE_IN_QUEUE (next = 0);
@@ -430,11 +496,20 @@ class MessageStore:
         check_str(group, "group", empty=True)
         if message_filter is not None:
             check_methods(message_filter, "message_filter", "is_matched_by_consume_queue")
-        return self._get_message_trusted(group, topic, queue_id, offset, max_msg_nums, message_filter,
-                                         max_total_msg_size)
+        return self._get_message_trusted(
+            group, topic, queue_id, offset, max_msg_nums, message_filter, max_total_msg_size
+        )
 
-    def _get_message_trusted(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                             message_filter, max_total_msg_size: int) -> GetMessageResult:
+    def _get_message_trusted(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        message_filter,
+        max_total_msg_size: int,
+    ) -> GetMessageResult:
         """:meth:`get_message` for a caller that has checked every argument and knows the queue exists (the pull
         processor, for a request whose topic and queue id it has just looked up): the same read, no checks."""
         cq = self._queues[(topic, queue_id)]
@@ -475,8 +550,9 @@ class MessageStore:
         return GetMessageResult(status, next_begin, min_offset, max_offset, messages, total)
 
     @staticmethod
-    def _is_the_batch_full(size_py: int, max_msg_nums: int, max_msg_size: int, buffer_total: int,
-                           message_total: int) -> bool:
+    def _is_the_batch_full(
+        size_py: int, max_msg_nums: int, max_msg_size: int, buffer_total: int, message_total: int
+    ) -> bool:
         if buffer_total == 0 or message_total == 0:
             return False
         if message_total + 1 > max_msg_nums:
@@ -505,8 +581,9 @@ class MessageStore:
         self._queue(topic, queue_id)
         return self.offsets.query_offset(group, topic, queue_id)
 
-    def query_consumer_offset(self, group: str, topic: str, queue_id: int,
-                              set_zero_if_not_found: bool | None = None) -> tuple[ResponseCode, int | None]:
+    def query_consumer_offset(
+        self, group: str, topic: str, queue_id: int, set_zero_if_not_found: bool | None = None
+    ) -> tuple[ResponseCode, int | None]:
         """What QUERY_CONSUMER_OFFSET answers: ``(code, offset)``.
 
         With nothing stored, the broker answers 0 (not "not found") when the

@@ -68,10 +68,10 @@ def _check_init_mode(init_mode) -> None:
             raise ValueError(f"init_mode must be ConsumeInitMode.MIN (0) or MAX (1), got {init_mode!r}")
 
 
-
 # ---------------------------------------------------------------------------
 # Pop / ack / change invisible time / revive
 # ---------------------------------------------------------------------------
+
 
 @dataclass
 class PopCheckPoint:
@@ -143,9 +143,17 @@ class AckHandle:
     broker_name: str
 
     def __post_init__(self):
-        if (type(self.group) is str and type(self.topic) is str and type(self.broker_name) is str
-                and type(self.queue_id) is int and type(self.queue_offset) is int and type(self.start_offset) is int
-                and type(self.invisible_time) is int and type(self.revive_qid) is int and type(self.pop_time) is int):
+        if (
+            type(self.group) is str
+            and type(self.topic) is str
+            and type(self.broker_name) is str
+            and type(self.queue_id) is int
+            and type(self.queue_offset) is int
+            and type(self.start_offset) is int
+            and type(self.invisible_time) is int
+            and type(self.revive_qid) is int
+            and type(self.pop_time) is int
+        ):
             return  # the common case: plain values (one handle per popped message)
         for name in ("group", "topic", "broker_name"):
             check_str(getattr(self, name), name, empty=True)
@@ -204,8 +212,9 @@ class PopMessageProcessor:
     broker/.../processor/ChangeInvisibleTimeProcessor.java
     """
 
-    def __init__(self, store: MessageStore, broker_config: BrokerConfig | None = None,
-                 rng: random.Random | None = None):
+    def __init__(
+        self, store: MessageStore, broker_config: BrokerConfig | None = None, rng: random.Random | None = None
+    ):
         check_instance(store, "store", MessageStore)
         if broker_config is not None:
             check_instance(broker_config, "broker_config", BrokerConfig)
@@ -217,13 +226,22 @@ class PopMessageProcessor:
             raise ValueError(f"rng must be a random.Random, got {rng!r}")
         self.rng = rng
         self.ck_message_number = 0
-        self.checkpoints: dict[tuple, PopCheckPoint] = {}   # the revive log, acks applied
-        self.ack_log: list[tuple[float, AckHandle, bool]] = []   # (time, handle, matched a live ck)
+        self.checkpoints: dict[tuple, PopCheckPoint] = {}  # the revive log, acks applied
+        self.ack_log: list[tuple[float, AckHandle, bool]] = []  # (time, handle, matched a live ck)
         self.arrivals: list[tuple[str, int, int, float]] = []
 
     # ---- pop ----------------------------------------------------------------
-    def pop(self, group: str, topic: str, queue_id: int, max_msg_nums: int, invisible_time: int,
-            now_ms, init_mode: int = ConsumeInitMode.MAX, sub_expression: str = SUB_ALL) -> PopResult:
+    def pop(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        max_msg_nums: int,
+        invisible_time: int,
+        now_ms,
+        init_mode: int = ConsumeInitMode.MAX,
+        sub_expression: str = SUB_ALL,
+    ) -> PopResult:
         """Pop up to ``max_msg_nums`` messages of ``topic`` for ``group``.
 
         ``queue_id`` < 0 reads every queue, starting from a random one.
@@ -239,15 +257,20 @@ class PopMessageProcessor:
             raise ValueError(f"invisible_time must be an int >= 0, got {invisible_time!r}")
         if isinstance(queue_id, bool) or not isinstance(queue_id, int):
             raise ArgumentTypeError(f"queue_id must be an int, got {queue_id!r}")
-        if not (type(group) is str and group and type(topic) is str and type(sub_expression) is str
-                and type(init_mode) is int and (init_mode == 0 or init_mode == 1)):
+        if not (
+            type(group) is str
+            and group
+            and type(topic) is str
+            and type(sub_expression) is str
+            and type(init_mode) is int
+            and (init_mode == 0 or init_mode == 1)
+        ):
             check_str(group, "group")
             check_str(topic, "topic", empty=True)
             _check_init_mode(init_mode)
             check_str_or_none(sub_expression, "sub_expression")
         if max_msg_nums > POP_MAX_MSG_NUMS:
-            return PopResult(ResponseCode.INVALID_PARAMETER, now_ms,
-                             remark="pop message's num is greater than 32")
+            return PopResult(ResponseCode.INVALID_PARAMETER, now_ms, remark="pop message's num is greater than 32")
         if not self.store.has_topic(topic):
             return PopResult(ResponseCode.TOPIC_NOT_EXIST, now_ms, remark=f"topic[{topic}] not exist")
         if queue_id >= self.store.read_queue_nums(topic):
@@ -287,8 +310,22 @@ class PopMessageProcessor:
             rest = self._pop_from_queue(read_topic, is_retry, (random_q + i) % n, rest, *args)
         return rest
 
-    def _pop_from_queue(self, read_topic, is_retry, queue_id, rest, group, request_topic, max_msg_nums,
-                        invisible_time, pop_time, revive_qid, init_mode, message_filter, out) -> int:
+    def _pop_from_queue(
+        self,
+        read_topic,
+        is_retry,
+        queue_id,
+        rest,
+        group,
+        request_topic,
+        max_msg_nums,
+        invisible_time,
+        pop_time,
+        revive_qid,
+        init_mode,
+        message_filter,
+        out,
+    ) -> int:
         """Mirrors: PopMessageProcessor.java#popMsgFromQueue (the queue lock always succeeds here)."""
         store = self.store
         offset = self.get_pop_offset(read_topic, group, queue_id, init_mode, init=True)
@@ -296,33 +333,62 @@ class PopMessageProcessor:
             return store.get_max_offset(read_topic, queue_id) - offset + rest
         final_offset = offset
         result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out), message_filter)
-        if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY,
-                             GetMessageStatus.OFFSET_FOUND_NULL):
+        if result.status in (
+            GetMessageStatus.OFFSET_TOO_SMALL,
+            GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+            GetMessageStatus.OFFSET_FOUND_NULL,
+        ):
             store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
             offset = result.next_begin_offset
-            result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out),
-                                       message_filter)
+            result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out), message_filter)
         if result.messages:
-            ck = PopCheckPoint(read_topic, group, queue_id, final_offset, pop_time, invisible_time, revive_qid,
-                               self.broker_config.broker_name,
-                               [m.queue_offset - final_offset for m in result.messages])
+            ck = PopCheckPoint(
+                read_topic,
+                group,
+                queue_id,
+                final_offset,
+                pop_time,
+                invisible_time,
+                revive_qid,
+                self.broker_config.broker_name,
+                [m.queue_offset - final_offset for m in result.messages],
+            )
             self.checkpoints[ck.key()] = ck
             store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
             for m in result.messages:
-                handle = AckHandle(group, read_topic, queue_id, m.queue_offset, final_offset, pop_time,
-                                   invisible_time, revive_qid, self.broker_config.broker_name)
+                handle = AckHandle(
+                    group,
+                    read_topic,
+                    queue_id,
+                    m.queue_offset,
+                    final_offset,
+                    pop_time,
+                    invisible_time,
+                    revive_qid,
+                    self.broker_config.broker_name,
+                )
                 out.append(PoppedMessage(m, request_topic, handle))
-        elif result.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
-                               GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \
-                and result.next_begin_offset > -1:
+        elif (
+            result.status
+            in (
+                GetMessageStatus.NO_MATCHED_MESSAGE,
+                GetMessageStatus.OFFSET_FOUND_NULL,
+                GetMessageStatus.MESSAGE_WAS_REMOVING,
+                GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
+            )
+            and result.next_begin_offset > -1
+        ):
             # Java: popBufferMergeService.addCkMock moves the pop offset past the filtered entries.
             store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
         return result.max_offset - result.next_begin_offset + rest
 
     def get_pop_offset(self, topic: str, group: str, queue_id: int, init_mode: int, init: bool) -> int:
         """Stored offset, else the init offset (committed when ``init``). Mirrors: #getPopOffset"""
-        if (type(init_mode) is not int or (init_mode != 0 and init_mode != 1)
-                or (init is not True and init is not False)):
+        if (
+            type(init_mode) is not int
+            or (init_mode != 0 and init_mode != 1)
+            or (init is not True and init is not False)
+        ):
             _check_init_mode(init_mode)
             check_bool(init, "init")
         offset = self.store.query_offset(group, topic, queue_id)
@@ -342,9 +408,11 @@ class PopMessageProcessor:
         store = self.store
         if init_mode == ConsumeInitMode.MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             offset = store.get_min_offset(topic, queue_id)
-        elif (self.broker_config.init_pop_offset_by_check_msg_in_mem
-              and store.get_min_offset(topic, queue_id) <= 0
-              and store.check_in_mem_by_consume_offset(topic, queue_id, 0)):
+        elif (
+            self.broker_config.init_pop_offset_by_check_msg_in_mem
+            and store.get_min_offset(topic, queue_id) <= 0
+            and store.check_in_mem_by_consume_offset(topic, queue_id, 0)
+        ):
             offset = 0
         else:
             offset = max(store.get_max_offset(topic, queue_id) - 1, 0)
@@ -376,8 +444,7 @@ class PopMessageProcessor:
         return None
 
     def _apply_ack(self, handle: AckHandle, now_ms) -> bool:
-        key = (handle.topic, handle.group, handle.queue_id, handle.start_offset, handle.pop_time,
-               handle.broker_name)
+        key = (handle.topic, handle.group, handle.queue_id, handle.start_offset, handle.pop_time, handle.broker_name)
         ck = self.checkpoints.get(key)
         matched = False
         if ck is not None:
@@ -403,8 +470,9 @@ class PopMessageProcessor:
         self._apply_ack(handle, now_ms)
         return ResponseCode.SUCCESS
 
-    def change_invisible_time(self, handle: AckHandle, invisible_time: int, now_ms
-                              ) -> tuple[ResponseCode, AckHandle | None]:
+    def change_invisible_time(
+        self, handle: AckHandle, invisible_time: int, now_ms
+    ) -> tuple[ResponseCode, AckHandle | None]:
         """Extend (or shorten) a loan: new checkpoint from ``now_ms``, then ack the old one.
 
         Returns the new handle the client must use from now on.
@@ -417,13 +485,30 @@ class PopMessageProcessor:
         error = self._validate_handle(handle, upper_inclusive=False)
         if error is not None:
             return error, None
-        ck = PopCheckPoint(handle.topic, handle.group, handle.queue_id, handle.queue_offset, now_ms,
-                           invisible_time, handle.revive_qid, handle.broker_name, [0])
+        ck = PopCheckPoint(
+            handle.topic,
+            handle.group,
+            handle.queue_id,
+            handle.queue_offset,
+            now_ms,
+            invisible_time,
+            handle.revive_qid,
+            handle.broker_name,
+            [0],
+        )
         self.checkpoints[ck.key()] = ck
         self._apply_ack(handle, now_ms)
-        new_handle = AckHandle(handle.group, handle.topic, handle.queue_id, handle.queue_offset,
-                               handle.queue_offset, now_ms, invisible_time, handle.revive_qid,
-                               handle.broker_name)
+        new_handle = AckHandle(
+            handle.group,
+            handle.topic,
+            handle.queue_id,
+            handle.queue_offset,
+            handle.queue_offset,
+            now_ms,
+            invisible_time,
+            handle.revive_qid,
+            handle.broker_name,
+        )
         return ResponseCode.SUCCESS, new_handle
 
     def in_flight(self) -> int:
@@ -456,23 +541,26 @@ class PopReviveService:
     #reviveMsgFromCk, #reviveRetry
     """
 
-    def __init__(self, pop_message_processor: PopMessageProcessor,
-                 revive_margin_ms: int = ACK_TIME_INTERVAL + SECOND, start_ms=0):
+    def __init__(
+        self, pop_message_processor: PopMessageProcessor, revive_margin_ms: int = ACK_TIME_INTERVAL + SECOND, start_ms=0
+    ):
         check_instance(pop_message_processor, "pop_message_processor", PopMessageProcessor)
         check_int(revive_margin_ms, "revive_margin_ms", 0)
         self.processor = pop_message_processor
         self.store = pop_message_processor.store
         self.revive_margin_ms = revive_margin_ms
-        self.next_revive_ms = (check_schedule_time(start_ms, "start_ms")
-                               + pop_message_processor.broker_config.revive_interval)
+        self.next_revive_ms = (
+            check_schedule_time(start_ms, "start_ms") + pop_message_processor.broker_config.revive_interval
+        )
         self.revived: list[tuple[float, PopCheckPoint, StoredMessage]] = []
 
     def revive(self, now_ms) -> list[StoredMessage]:
         check_time(now_ms)
         config = self.processor.broker_config
-        due = sorted((ck for ck in self.processor.checkpoints.values()
-                      if now_ms - ck.revive_time > self.revive_margin_ms),
-                     key=lambda ck: (ck.revive_time, ck.key()))
+        due = sorted(
+            (ck for ck in self.processor.checkpoints.values() if now_ms - ck.revive_time > self.revive_margin_ms),
+            key=lambda ck: (ck.revive_time, ck.key()),
+        )
         out = []
         for ck in due:
             for j in range(ck.num):
@@ -490,9 +578,17 @@ class PopReviveService:
                 props = dict(msg.properties)
                 if msg.reconsume_times == 0 or PROPERTY_FIRST_POP_TIME not in props:
                     props[PROPERTY_FIRST_POP_TIME] = str(ck.pop_time)
-                new = self.store.put_message(retry_topic, 0, now_ms, body_size=msg.body_size, tags=msg.tags,
-                                             uniq_key=msg.uniq_key, born_timestamp=msg.born_timestamp,
-                                             reconsume_times=msg.reconsume_times + 1, properties=props)
+                new = self.store.put_message(
+                    retry_topic,
+                    0,
+                    now_ms,
+                    body_size=msg.body_size,
+                    tags=msg.tags,
+                    uniq_key=msg.uniq_key,
+                    born_timestamp=msg.born_timestamp,
+                    reconsume_times=msg.reconsume_times + 1,
+                    properties=props,
+                )
                 self.revived.append((now_ms, ck, new))
                 out.append(new)
             del self.processor.checkpoints[ck.key()]

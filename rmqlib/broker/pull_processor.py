@@ -125,10 +125,24 @@ class PullMessageRequest:
         check_bool(self.has_subscription_flag, "has_subscription_flag")
 
     @classmethod
-    def _trusted(cls, consumer_group: str, topic: str, queue_id: int, queue_offset: int, max_msg_nums: int,
-                 has_commit_offset_flag: bool, commit_offset: int, has_suspend_flag: bool,
-                 suspend_timeout_millis: int, has_subscription_flag: bool, sub_expression: str, sub_version: int,
-                 client_id: str, channel: str, opaque: int) -> PullMessageRequest:
+    def _trusted(
+        cls,
+        consumer_group: str,
+        topic: str,
+        queue_id: int,
+        queue_offset: int,
+        max_msg_nums: int,
+        has_commit_offset_flag: bool,
+        commit_offset: int,
+        has_suspend_flag: bool,
+        suspend_timeout_millis: int,
+        has_subscription_flag: bool,
+        sub_expression: str,
+        sub_version: int,
+        client_id: str,
+        channel: str,
+        opaque: int,
+    ) -> PullMessageRequest:
         """The header as the client's pull path fills it, for code that computed every field itself (the
         simulator's wire): every field, in order, no checks."""
         r = object.__new__(cls)
@@ -151,9 +165,11 @@ class PullMessageRequest:
 
     @property
     def sys_flag(self) -> int:
-        return ((FLAG_COMMIT_OFFSET if self.has_commit_offset_flag else 0)
-                | (FLAG_SUSPEND if self.has_suspend_flag else 0)
-                | (FLAG_SUBSCRIPTION if self.has_subscription_flag else 0))
+        return (
+            (FLAG_COMMIT_OFFSET if self.has_commit_offset_flag else 0)
+            | (FLAG_SUSPEND if self.has_suspend_flag else 0)
+            | (FLAG_SUBSCRIPTION if self.has_subscription_flag else 0)
+        )
 
 
 @dataclass(slots=True)
@@ -187,8 +203,13 @@ class PullMessageProcessor:
     broker/.../processor/DefaultPullMessageResultHandler.java#handle
     """
 
-    def __init__(self, store: MessageStore, hold_service: PullRequestHoldService | None = None,
-                 consumer_manager=None, broker_config: BrokerConfig | None = None):
+    def __init__(
+        self,
+        store: MessageStore,
+        hold_service: PullRequestHoldService | None = None,
+        consumer_manager=None,
+        broker_config: BrokerConfig | None = None,
+    ):
         check_instance(store, "store", MessageStore)
         if hold_service is not None:
             check_instance(hold_service, "hold_service", PullRequestHoldService)
@@ -205,39 +226,48 @@ class PullMessageProcessor:
         if store.message_arriving_listener is None:
             # Wire reput → hold service, as BrokerController does at start-up.
             from rmqlib.broker.hold_service import NotifyMessageArrivingListener
+
             store.message_arriving_listener = NotifyMessageArrivingListener(self.hold_service)
         self.consumer_manager = consumer_manager
         self.outbox: list[PullResponse] = []
 
-    def process_request(self, request: PullMessageRequest, now_ms,
-                        broker_allow_suspend: bool = True) -> PullResponse | None:
+    def process_request(
+        self, request: PullMessageRequest, now_ms, broker_allow_suspend: bool = True
+    ) -> PullResponse | None:
         """Answer a pull, or suspend it (returns None) on PULL_NOT_FOUND with the suspend flag."""
         now_ms = check_time(now_ms)
         check_instance(request, "request", PullMessageRequest)
         check_bool(broker_allow_suspend, "broker_allow_suspend")
         return self._process_request_trusted(request, now_ms, broker_allow_suspend)
 
-    def _process_request_trusted(self, request: PullMessageRequest, now_ms: int,
-                                 broker_allow_suspend: bool) -> PullResponse | None:
+    def _process_request_trusted(
+        self, request: PullMessageRequest, now_ms: int, broker_allow_suspend: bool
+    ) -> PullResponse | None:
         """:meth:`process_request` for a caller that has checked its arguments (a woken request is re-run
         with its own checked header)."""
         store = self.store
         topic, queue_id, queue_offset = request.topic, request.queue_id, request.queue_offset
         read_queue_nums = store.topic_queue_nums.get(topic)  # Java: selectTopicConfig(topic)
         if read_queue_nums is None:
-            return PullResponse(request, ResponseCode.TOPIC_NOT_EXIST, now_ms,
-                                remark=f"topic[{topic}] not exist")
+            return PullResponse(request, ResponseCode.TOPIC_NOT_EXIST, now_ms, remark=f"topic[{topic}] not exist")
         if queue_id < 0 or queue_id >= read_queue_nums:
-            return PullResponse(request, ResponseCode.INVALID_PARAMETER, now_ms,
-                                remark=f"queueId[{queue_id}] is illegal")
+            return PullResponse(
+                request, ResponseCode.INVALID_PARAMETER, now_ms, remark=f"queueId[{queue_id}] is illegal"
+            )
         subscription, error = self._subscription_for(request, now_ms)
         if error is not None:
             return error
 
         # the header was checked when it was built, and the topic and queue id looked up just above
         result: GetMessageResult = store._get_message_trusted(
-            request.consumer_group, topic, queue_id, queue_offset, request.max_msg_nums, subscription,
-            DEFAULT_MAX_TOTAL_MSG_SIZE)
+            request.consumer_group,
+            topic,
+            queue_id,
+            queue_offset,
+            request.max_msg_nums,
+            subscription,
+            DEFAULT_MAX_TOTAL_MSG_SIZE,
+        )
         status = result.status
         code = self._compose_code(request, result)
         # tryCommitOffset: store the piggy-backed commit offset, but only on a first (suspendable) run
@@ -248,14 +278,30 @@ class PullMessageProcessor:
             polling_time = request.suspend_timeout_millis
             if not self.broker_config.long_polling_enable:
                 polling_time = self.broker_config.short_polling_time_mills
-            held = PullRequest._trusted(request, request.channel, request.client_id, polling_time, now_ms,
-                                        queue_offset, subscription, subscription)
+            held = PullRequest._trusted(
+                request,
+                request.channel,
+                request.client_id,
+                polling_time,
+                now_ms,
+                queue_offset,
+                subscription,
+                subscription,
+            )
             self.hold_service._suspend_pull_request_trusted(topic, queue_id, held)  # the store has just read this queue
             return None
         # The result is ours alone and dropped here, so the response may take its message list.
-        return PullResponse(request, code, now_ms, result.next_begin_offset, result.min_offset,
-                            result.max_offset, result.messages if code is _SUCCESS else [],
-                            status, _REMARK_OF_STATUS[status])
+        return PullResponse(
+            request,
+            code,
+            now_ms,
+            result.next_begin_offset,
+            result.min_offset,
+            result.max_offset,
+            result.messages if code is _SUCCESS else [],
+            status,
+            _REMARK_OF_STATUS[status],
+        )
 
     def execute_request_when_wakeup(self, held: PullRequest, now_ms) -> PullResponse:
         """Re-run a woken request without suspending; the answer goes to :attr:`outbox`."""
@@ -288,15 +334,18 @@ class PullMessageProcessor:
             return sub, None
         info = self.consumer_manager.get_consumer_group_info(request.consumer_group)
         if info is None:
-            return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms,
-                                      remark="the consumer's group info not exist")
+            return None, PullResponse(
+                request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms, remark="the consumer's group info not exist"
+            )
         sub = info.find_subscription_data(request.topic)
         if sub is None:
-            return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms,
-                                      remark="the consumer's subscription not exist")
+            return None, PullResponse(
+                request, ResponseCode.SUBSCRIPTION_NOT_EXIST, now_ms, remark="the consumer's subscription not exist"
+            )
         if sub.sub_version < request.sub_version:
-            return None, PullResponse(request, ResponseCode.SUBSCRIPTION_NOT_LATEST, now_ms,
-                                      remark="the consumer's subscription not latest")
+            return None, PullResponse(
+                request, ResponseCode.SUBSCRIPTION_NOT_LATEST, now_ms, remark="the consumer's subscription not latest"
+            )
         return sub, None
 
     @staticmethod

@@ -125,8 +125,9 @@ class QueryAssignmentProcessor:
         share = self.broker_config.default_pop_share_queue_num if mode is MessageRequestMode.POP else 0
         return mode, share
 
-    def query_assignment(self, topic: str, group: str, client_id: str, message_model,
-                         strategy_name: str) -> set[MessageQueueAssignment] | None:
+    def query_assignment(
+        self, topic: str, group: str, client_id: str, message_model, strategy_name: str
+    ) -> set[MessageQueueAssignment] | None:
         """The client's assignments with the mode to use, or None ("skip this round").
 
         Mirrors: QueryAssignmentProcessor.java#queryAssignment
@@ -138,8 +139,16 @@ class QueryAssignmentProcessor:
             return None
         return {MessageQueueAssignment(mq, mode) for mq in mqs}
 
-    def do_load_balance(self, topic: str, group: str, client_id: str, message_model, strategy_name: str,
-                    mode=None, pop_share_queue_num: int | None = None) -> set[MessageQueue] | None:
+    def do_load_balance(
+        self,
+        topic: str,
+        group: str,
+        client_id: str,
+        message_model,
+        strategy_name: str,
+        mode=None,
+        pop_share_queue_num: int | None = None,
+    ) -> set[MessageQueue] | None:
         """Server-side load balance. None = invalid (client keeps its old view); empty = drop all.
 
         BROADCASTING → every queue. CLUSTERING → sort queues (Java order) and
@@ -183,8 +192,9 @@ class QueryAssignmentProcessor:
         return set(result)
 
     @staticmethod
-    def allocate_for_pop(strategy, consumer_group: str, client_id: str, mq_all: list, cid_all: list,
-                         pop_share_queue_num: int) -> list[MessageQueue]:
+    def allocate_for_pop(
+        strategy, consumer_group: str, client_id: str, mq_all: list, cid_all: list, pop_share_queue_num: int
+    ) -> list[MessageQueue]:
         """Pop-mode allocation.
 
         ``pop_share_queue_num`` ≤ 0 or ≥ ``len(cid_all) - 1`` → every client

@@ -50,18 +50,19 @@ def delay_level_millis(level: int) -> int:
 class SendBack(NamedTuple):
     """What the broker stored for one CONSUMER_SEND_MSG_BACK."""
 
-    topic: str             # %RETRY%<group> or %DLQ%<group>
-    reconsume_times: int   # the copy's reconsumeTimes (the original's + 1)
-    delay_level: int       # 0 for the dead-letter queue (delivered to nobody)
-    delay_ms: int          # how long until a consumer of the retry topic can get it (0 for the DLQ)
+    topic: str  # %RETRY%<group> or %DLQ%<group>
+    reconsume_times: int  # the copy's reconsumeTimes (the original's + 1)
+    delay_level: int  # 0 for the dead-letter queue (delivered to nobody)
+    delay_ms: int  # how long until a consumer of the retry topic can get it (0 for the DLQ)
 
     @property
     def dead(self) -> bool:
         return self.topic.startswith(DLQ_GROUP_TOPIC_PREFIX)
 
 
-def consumer_send_msg_back(consumer_group: str, reconsume_times: int, delay_level: int = 0,
-                           max_reconsume_times: int = 16) -> SendBack:
+def consumer_send_msg_back(
+    consumer_group: str, reconsume_times: int, delay_level: int = 0, max_reconsume_times: int = 16
+) -> SendBack:
     """The broker's handling of a message sent back by a consumer.
 
     ``reconsume_times`` is the failed message's count so far (0 the first time); ``delay_level`` is the
@@ -69,15 +70,19 @@ def consumer_send_msg_back(consumer_group: str, reconsume_times: int, delay_leve
     to the dead-letter queue); ``max_reconsume_times`` comes with the request (16 for a concurrent
     consumer unless configured).
     """
-    for name, value in (("reconsume_times", reconsume_times), ("delay_level", delay_level),
-                        ("max_reconsume_times", max_reconsume_times)):
+    for name, value in (
+        ("reconsume_times", reconsume_times),
+        ("delay_level", delay_level),
+        ("max_reconsume_times", max_reconsume_times),
+    ):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ArgumentTypeError(f"{name} must be an int, got {type(value).__name__}")
     if reconsume_times < 0 or max_reconsume_times < 0:
         raise ValueError("reconsume_times and max_reconsume_times must be >= 0")
     if not isinstance(consumer_group, str) or not consumer_group:
         raise (ValueError if isinstance(consumer_group, str) else ArgumentTypeError)(
-            f"consumer_group must be a non-empty str, got {consumer_group!r}")
+            f"consumer_group must be a non-empty str, got {consumer_group!r}"
+        )
     if reconsume_times >= max_reconsume_times or delay_level < 0:
         return SendBack(dlq_topic(consumer_group), reconsume_times + 1, 0, 0)
     level = delay_level or FIRST_RETRY_DELAY_LEVEL + reconsume_times
@@ -87,9 +92,9 @@ def consumer_send_msg_back(consumer_group: str, reconsume_times: int, delay_leve
 class Attempt(NamedTuple):
     """One delivery of a message that keeps failing."""
 
-    number: int        # 0: the first delivery, 1: the first retry, ...
-    at_ms: int         # when it is delivered, counted from the first delivery (consume time ignored)
-    topic: str         # where it was delivered from
+    number: int  # 0: the first delivery, 1: the first retry, ...
+    at_ms: int  # when it is delivered, counted from the first delivery (consume time ignored)
+    topic: str  # where it was delivered from
 
 
 def retry_timeline(consumer_group: str, max_reconsume_times: int = 16, delay_level: int = 0) -> list[Attempt]:
@@ -114,7 +119,17 @@ def retry_timeline(consumer_group: str, max_reconsume_times: int = 16, delay_lev
         attempts.append(Attempt(times, at, back.topic))
 
 
-__all__ = ["DELAY_LEVEL_MILLIS", "DLQ_GROUP_TOPIC_PREFIX", "FIRST_RETRY_DELAY_LEVEL", "MAX_DELAY_LEVEL",
-           "MAX_TIMELINE_RECONSUME_TIMES",
-           "MESSAGE_DELAY_LEVEL", "Attempt", "SendBack", "consumer_send_msg_back", "delay_level_millis", "dlq_topic",
-           "retry_timeline"]
+__all__ = [
+    "DELAY_LEVEL_MILLIS",
+    "DLQ_GROUP_TOPIC_PREFIX",
+    "FIRST_RETRY_DELAY_LEVEL",
+    "MAX_DELAY_LEVEL",
+    "MAX_TIMELINE_RECONSUME_TIMES",
+    "MESSAGE_DELAY_LEVEL",
+    "Attempt",
+    "SendBack",
+    "consumer_send_msg_back",
+    "delay_level_millis",
+    "dlq_topic",
+    "retry_timeline",
+]

@@ -90,12 +90,14 @@ class ClientBrokerAPI(Protocol):
     def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
         """GET_CONSUMER_LIST_BY_GROUP to one broker of the topic; None when it fails."""
 
-    def lock_batch_mq(self, broker_name: str, group: str, client_id: str,
-                      mqs: set[MessageQueue], now_ms: int) -> set[MessageQueue]:
+    def lock_batch_mq(
+        self, broker_name: str, group: str, client_id: str, mqs: set[MessageQueue], now_ms: int
+    ) -> set[MessageQueue]:
         """LOCK_BATCH_MQ: return the subset of ``mqs`` now locked by ``client_id``."""
 
-    def unlock_batch_mq(self, broker_name: str, group: str, client_id: str,
-                        mqs: set[MessageQueue], now_ms: int) -> None:
+    def unlock_batch_mq(
+        self, broker_name: str, group: str, client_id: str, mqs: set[MessageQueue], now_ms: int
+    ) -> None:
         """UNLOCK_BATCH_MQ (sent oneway by the rebalance)."""
 
     def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:

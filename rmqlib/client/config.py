@@ -96,14 +96,17 @@ class PushConsumerConfig:
             if v < lo or (hi is not None and v > hi):
                 raise ValueError(f"{name} out of range [{lo}, {hi if hi is not None else 'inf'}]: {v}")
         if self.consume_thread_min > self.consume_thread_max:
-            raise ValueError(f"consume_thread_min ({self.consume_thread_min}) is larger than "
-                             f"consume_thread_max ({self.consume_thread_max})")
+            raise ValueError(
+                f"consume_thread_min ({self.consume_thread_min}) is larger than "
+                f"consume_thread_max ({self.consume_thread_max})"
+            )
         if self.pull_threshold_for_topic != -1 and not 1 <= self.pull_threshold_for_topic <= 6553500:
-            raise ValueError(f"pull_threshold_for_topic out of range [1, 6553500] (or -1): "
-                             f"{self.pull_threshold_for_topic}")
-        if (self.pull_threshold_size_for_topic != -1
-                and not 1 <= self.pull_threshold_size_for_topic <= 102400):
-            raise ValueError(f"pull_threshold_size_for_topic out of range [1, 102400] (or -1): "
-                             f"{self.pull_threshold_size_for_topic}")
+            raise ValueError(
+                f"pull_threshold_for_topic out of range [1, 6553500] (or -1): {self.pull_threshold_for_topic}"
+            )
+        if self.pull_threshold_size_for_topic != -1 and not 1 <= self.pull_threshold_size_for_topic <= 102400:
+            raise ValueError(
+                f"pull_threshold_size_for_topic out of range [1, 102400] (or -1): {self.pull_threshold_size_for_topic}"
+            )
         if self.max_reconsume_times < -1:
             raise ValueError(f"max_reconsume_times must be >= -1, got {self.max_reconsume_times}")

@@ -100,9 +100,14 @@ class ConcurrentConsumeOutcome:
     resubmit: list[Message] = field(default_factory=list)
     resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS
 
-    def __init__(self, processed: bool, offset: int = -1, sent_back: list[Message] | _DefaultFactory = _FACTORY,
-                 resubmit: list[Message] | _DefaultFactory = _FACTORY,
-                 resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS) -> None:
+    def __init__(
+        self,
+        processed: bool,
+        offset: int = -1,
+        sent_back: list[Message] | _DefaultFactory = _FACTORY,
+        resubmit: list[Message] | _DefaultFactory = _FACTORY,
+        resubmit_delay_ms: int = SUBMIT_CONSUME_REQUEST_LATER_MILLS,
+    ) -> None:
         # The generated __init__, written out (one outcome per consumed batch; no default_factory calls).
         self.processed = processed
         self.offset = offset
@@ -112,10 +117,17 @@ class ConcurrentConsumeOutcome:
 
 
 def process_consume_result_concurrently(
-        pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeConcurrentlyStatus, *,
-        offset_store: OffsetStore | LocalFileOffsetStore, message_model: MessageModel = MessageModel.CLUSTERING,
-        send_back: SendBack | None = None, ack_index: int = INT_MAX,
-        now_ms: int | None = None) -> ConcurrentConsumeOutcome:
+    pq: ProcessQueue,
+    mq: MessageQueue,
+    msgs: list[Message],
+    status: ConsumeConcurrentlyStatus,
+    *,
+    offset_store: OffsetStore | LocalFileOffsetStore,
+    message_model: MessageModel = MessageModel.CLUSTERING,
+    send_back: SendBack | None = None,
+    ack_index: int = INT_MAX,
+    now_ms: int | None = None,
+) -> ConcurrentConsumeOutcome:
     """Settle one concurrent consume request.
 
     Mirrors: client/.../impl/consumer/ConsumeMessageConcurrentlyService.java#processConsumeResult
@@ -144,8 +156,13 @@ def process_consume_result_concurrently(
             raise ValueError(f"message_model must be CLUSTERING or BROADCASTING, got {message_model!r}") from None
     if now_ms is not None and type(now_ms) is not int:
         check_time(now_ms)
-    if (type(pq) is not ProcessQueue or type(mq) is not MessageQueue or send_back is not None
-            or type(offset_store) not in _KNOWN_STORES or type(msgs) is not list):
+    if (
+        type(pq) is not ProcessQueue
+        or type(mq) is not MessageQueue
+        or send_back is not None
+        or type(offset_store) not in _KNOWN_STORES
+        or type(msgs) is not list
+    ):
         msgs = _check_common(pq, mq, msgs, offset_store, send_back)
     else:  # the engine's call: exact types, a list of messages (checked by remove_message below, before any use
         for m in msgs:  # but the send-back loop, so checked here)
@@ -169,7 +186,7 @@ def process_consume_result_concurrently(
         ack_index = -1
     if message_model is _CLUSTERING and ack_index < last:  # some message not acknowledged
         failed = []
-        for msg in msgs[ack_index + 1:]:
+        for msg in msgs[ack_index + 1 :]:
             if not pq.contains_message(msg):
                 continue  # already cleaned as expired
             ok = True if send_back is None else bool(send_back(msg))
@@ -201,10 +218,17 @@ class OrderlyConsumeOutcome:
 
 
 def process_consume_result_orderly(
-        pq: ProcessQueue, mq: MessageQueue, msgs: list[Message], status: ConsumeOrderlyStatus, *,
-        offset_store: OffsetStore | LocalFileOffsetStore, auto_commit: bool = True, max_reconsume_times: int = -1,
-        suspend_current_queue_time_millis: int = 1000,
-        send_back: SendBack | None = None) -> OrderlyConsumeOutcome:
+    pq: ProcessQueue,
+    mq: MessageQueue,
+    msgs: list[Message],
+    status: ConsumeOrderlyStatus,
+    *,
+    offset_store: OffsetStore | LocalFileOffsetStore,
+    auto_commit: bool = True,
+    max_reconsume_times: int = -1,
+    suspend_current_queue_time_millis: int = 1000,
+    send_back: SendBack | None = None,
+) -> OrderlyConsumeOutcome:
     """Settle one orderly batch taken with ``pq.take_messages``.
 
     Mirrors: client/.../impl/consumer/ConsumeMessageOrderlyService.java#processConsumeResult
@@ -223,8 +247,9 @@ def process_consume_result_orderly(
     msgs = _check_common(pq, mq, msgs, offset_store, send_back)
     check_bool(auto_commit, "auto_commit")
     max_reconsume_times = check_int(max_reconsume_times, "max_reconsume_times", -1)
-    suspend_current_queue_time_millis = check_int(suspend_current_queue_time_millis,
-                                                  "suspend_current_queue_time_millis")
+    suspend_current_queue_time_millis = check_int(
+        suspend_current_queue_time_millis, "suspend_current_queue_time_millis"
+    )
     max_times = INT_MAX if max_reconsume_times == -1 else max_reconsume_times
     delay = min(max(suspend_current_queue_time_millis, MIN_SUSPEND_MILLIS), MAX_SUSPEND_MILLIS)
     out = OrderlyConsumeOutcome(continue_consume=True)
@@ -310,8 +335,9 @@ class ConsumeMessageOrderlyService:
     continuous-consume limit and the listener's SUSPEND status are not exercised by the driver.
     """
 
-    def __init__(self, rebalance: RebalanceImpl, *, consume_batch_size: int,
-                 lock_max_live_time_ms: int = 30_000) -> None:
+    def __init__(
+        self, rebalance: RebalanceImpl, *, consume_batch_size: int, lock_max_live_time_ms: int = 30_000
+    ) -> None:
         check_methods(rebalance, "rebalance", "lock")
         self.rebalance = rebalance
         self.consume_batch_size = check_int(consume_batch_size, "consume_batch_size", 1)
@@ -349,7 +375,12 @@ class ConsumeMessageOrderlyService:
         """The listener returned: release the consume lock taken by :meth:`next_step`."""
         pq.release_consume_lock()
 
-    def process_consume_result(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[Message],
-                               status: ConsumeOrderlyStatus = ConsumeOrderlyStatus.SUCCESS) -> OrderlyConsumeOutcome:
+    def process_consume_result(
+        self,
+        mq: MessageQueue,
+        pq: ProcessQueue,
+        msgs: list[Message],
+        status: ConsumeOrderlyStatus = ConsumeOrderlyStatus.SUCCESS,
+    ) -> OrderlyConsumeOutcome:
         """Settle the batch (auto-commit): :func:`process_consume_result_orderly` with this consumer's offset store."""
         return process_consume_result_orderly(pq, mq, msgs, status, offset_store=self.rebalance.offset_store)

@@ -24,6 +24,7 @@ def _mqs(mqs: Iterable[MessageQueue]) -> frozenset[MessageQueue]:
     checked: frozenset[MessageQueue] = check_items(mqs, "mqs", MessageQueue, into=frozenset)
     return checked
 
+
 #: Broker-side lock expiry (broker/.../client/rebalance/RebalanceLockManager.java;
 #: rocketmq.broker.rebalance.lockMaxLiveTime).
 BROKER_REBALANCE_LOCK_MAX_LIVE_TIME = 60_000
@@ -69,8 +70,9 @@ class InMemoryClientBrokerAPI:
         ids = self.consumer_ids.get(group)
         return None if ids is None else list(ids)
 
-    def lock_batch_mq(self, broker_name: str, group: str, client_id: str, mqs: Iterable[MessageQueue],
-                      now_ms: int) -> set[MessageQueue]:
+    def lock_batch_mq(
+        self, broker_name: str, group: str, client_id: str, mqs: Iterable[MessageQueue], now_ms: int
+    ) -> set[MessageQueue]:
         self._check_call(broker_name, group, client_id, now_ms)
         checked = _mqs(mqs)
         self._maybe_fail("lock_batch_mq")
@@ -78,14 +80,14 @@ class InMemoryClientBrokerAPI:
         granted = set()
         for mq in checked:
             held = self.locks.get((group, mq))
-            if (held is None or held[0] == client_id
-                    or now_ms - held[1] > BROKER_REBALANCE_LOCK_MAX_LIVE_TIME):
+            if held is None or held[0] == client_id or now_ms - held[1] > BROKER_REBALANCE_LOCK_MAX_LIVE_TIME:
                 self.locks[(group, mq)] = (client_id, now_ms)
                 granted.add(mq)
         return granted
 
-    def unlock_batch_mq(self, broker_name: str, group: str, client_id: str, mqs: Iterable[MessageQueue],
-                        now_ms: int) -> None:
+    def unlock_batch_mq(
+        self, broker_name: str, group: str, client_id: str, mqs: Iterable[MessageQueue], now_ms: int
+    ) -> None:
         self._check_call(broker_name, group, client_id, now_ms)
         checked = _mqs(mqs)
         self._maybe_fail("unlock_batch_mq")

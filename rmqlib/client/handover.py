@@ -35,25 +35,25 @@ WORKING, DROPPED = "working", "dropped"
 class HandoverFrame(NamedTuple):
     """One moment of the replay: after ``step`` (None: before the round), the state of everything."""
 
-    number: int                                         # 0: before the round, k: after the k-th step
+    number: int  # 0: before the round, k: after the k-th step
     step: RebalanceStep | None
-    tables: dict[str, dict[MessageQueue, str]]          # client id -> queue -> WORKING | DROPPED
+    tables: dict[str, dict[MessageQueue, str]]  # client id -> queue -> WORKING | DROPPED
     memory_offsets: dict[str, dict[MessageQueue, int]]  # client id -> its OffsetStore's memory table
-    broker_offsets: dict[MessageQueue, int]             # committed at the broker
-    first_pulls: dict[str, dict[MessageQueue, int]]     # client id -> new PullRequests' next offsets so far
-    locks: dict[MessageQueue, str]                      # broker lock holder (orderly groups)
+    broker_offsets: dict[MessageQueue, int]  # committed at the broker
+    first_pulls: dict[str, dict[MessageQueue, int]]  # client id -> new PullRequests' next offsets so far
+    locks: dict[MessageQueue, str]  # broker lock holder (orderly groups)
 
 
 class HandoverReplay(NamedTuple):
     """What :func:`replay_handover` returns: the frames and the facts they lead to."""
 
     frames: list[HandoverFrame]
-    queues: list[MessageQueue]                           # Java order
-    before: dict[str, list[MessageQueue]]                # who held what before the round
-    after: dict[str, list[MessageQueue]]                 # what each member works on after it
-    consumed: dict[MessageQueue, int]                    # the offset each queue's old owner had reached
-    redelivered: dict[MessageQueue, int]                 # messages a new owner will consume again
-    order: list[str]                                     # the members in the order they ran their round
+    queues: list[MessageQueue]  # Java order
+    before: dict[str, list[MessageQueue]]  # who held what before the round
+    after: dict[str, list[MessageQueue]]  # what each member works on after it
+    consumed: dict[MessageQueue, int]  # the offset each queue's old owner had reached
+    redelivered: dict[MessageQueue, int]  # messages a new owner will consume again
+    order: list[str]  # the members in the order they ran their round
 
 
 def _check_int(name: str, value: object, least: int) -> None:
@@ -63,12 +63,22 @@ def _check_int(name: str, value: object, least: int) -> None:
         raise ValueError(f"{name} must be >= {least}, got {value}")
 
 
-def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strategy: str = "AVG",
-                    order: str | Sequence[str] = OLD_OWNERS_FIRST, consumed: int = 100, unpersisted: int = 7,
-                    backlog: int = 20, orderly: bool = False, consuming: Iterable[int] = (),
-                    since_last_lock_ms: int = 5_000,
-                    consume_from_where: ConsumeFromWhere | str = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
-                    round_ms: int = 60_000) -> HandoverReplay:
+def replay_handover(
+    queues: int = 6,
+    before: int = 2,
+    after: int = 3,
+    *,
+    strategy: str = "AVG",
+    order: str | Sequence[str] = OLD_OWNERS_FIRST,
+    consumed: int = 100,
+    unpersisted: int = 7,
+    backlog: int = 20,
+    orderly: bool = False,
+    consuming: Iterable[int] = (),
+    since_last_lock_ms: int = 5_000,
+    consume_from_where: ConsumeFromWhere | str = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+    round_ms: int = 60_000,
+) -> HandoverReplay:
     """Replay one rebalance round after the group grows from ``before`` to ``after`` consumers.
 
     Queue ``k`` (Java order) has been consumed to offset ``consumed + 3k`` by its old owner, which
@@ -83,8 +93,13 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
     _check_int("queues", queues, 1)
     _check_int("before", before, 1)
     _check_int("after", after, before)
-    for name, value in (("consumed", consumed), ("unpersisted", unpersisted), ("backlog", backlog),
-                        ("since_last_lock_ms", since_last_lock_ms), ("round_ms", round_ms)):
+    for name, value in (
+        ("consumed", consumed),
+        ("unpersisted", unpersisted),
+        ("backlog", backlog),
+        ("since_last_lock_ms", since_last_lock_ms),
+        ("round_ms", round_ms),
+    ):
         _check_int(name, value, 0)
     if unpersisted > consumed:
         raise ValueError(f"unpersisted ({unpersisted}) cannot exceed consumed ({consumed})")
@@ -96,16 +111,18 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
     for k in consuming:
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < queues:
             raise ValueError(f"consuming must hold queue numbers in 0..{queues - 1}, got {k!r}")
-    config = PushConsumerConfig(consume_from_where=check_enum(consume_from_where, "consume_from_where",
-                                                              ConsumeFromWhere))
+    config = PushConsumerConfig(
+        consume_from_where=check_enum(consume_from_where, "consume_from_where", ConsumeFromWhere)
+    )
 
     mq_all = java_sorted_mqs(spread_queues(queues, ("broker-a",), TOPIC))
     cids = make_cids(after)
     old_cids, newcomers = cids[:before], cids[before:]
     if isinstance(order, str):
         if order not in (OLD_OWNERS_FIRST, NEWCOMERS_FIRST):
-            raise ValueError(f"order must be {OLD_OWNERS_FIRST!r}, {NEWCOMERS_FIRST!r} or a list of client ids, "
-                             f"got {order!r}")
+            raise ValueError(
+                f"order must be {OLD_OWNERS_FIRST!r}, {NEWCOMERS_FIRST!r} or a list of client ids, got {order!r}"
+            )
         order = old_cids + newcomers if order == OLD_OWNERS_FIRST else newcomers + old_cids
     order = list(order)
     if sorted(order) != sorted(cids):
@@ -120,18 +137,25 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
         if step is not None and step.action == NEW_PULL_REQUEST:
             assert step.mq is not None and step.offset is not None
             first_pulls[step.client_id][step.mq] = step.offset
-        frames.append(HandoverFrame(
-            len(frames), step,
-            {cid: {mq: DROPPED if pq.dropped else WORKING for mq, pq in m.process_queue_table.items()}
-             for cid, m in members.items()},
-            {cid: m.offset_store.clone_offset_table() for cid, m in members.items()},
-            {mq: off for (_, mq), off in api.offsets.items()},
-            {cid: dict(p) for cid, p in first_pulls.items()},
-            {mq: holder for (_, mq), (holder, _) in api.locks.items()}))
+        frames.append(
+            HandoverFrame(
+                len(frames),
+                step,
+                {
+                    cid: {mq: DROPPED if pq.dropped else WORKING for mq, pq in m.process_queue_table.items()}
+                    for cid, m in members.items()
+                },
+                {cid: m.offset_store.clone_offset_table() for cid, m in members.items()},
+                {mq: off for (_, mq), off in api.offsets.items()},
+                {cid: dict(p) for cid, p in first_pulls.items()},
+                {mq: holder for (_, mq), (holder, _) in api.locks.items()},
+            )
+        )
 
     def join(cid: str, now_ms: int) -> RebalanceImpl:
-        member = RebalanceImpl(GROUP, cid, api, strategy_from_name(strategy), config=config,
-                               consume_orderly=orderly, now_ms=now_ms)
+        member = RebalanceImpl(
+            GROUP, cid, api, strategy_from_name(strategy), config=config, consume_orderly=orderly, now_ms=now_ms
+        )
         member.subscribe(TOPIC, now_ms=now_ms)
         member.update_topic_subscribe_info(TOPIC, mq_all)
         members[cid] = member
@@ -171,15 +195,28 @@ def replay_handover(queues: int = 6, before: int = 2, after: int = 3, *, strateg
         members[cid].do_rebalance(orderly, round_ms)
         members[cid].step_listener = None
 
-    after_alloc = {cid: java_sorted_mqs(mq for mq, pq in m.process_queue_table.items() if not pq.dropped)
-                   for cid, m in members.items()}
+    after_alloc = {
+        cid: java_sorted_mqs(mq for mq, pq in m.process_queue_table.items() if not pq.dropped)
+        for cid, m in members.items()
+    }
     # a new owner starting below the offset the old owner reached consumes those messages again
-    redelivered = {mq: reached[mq] - start for starts in first_pulls.values() for mq, start in starts.items()
-                   if reached[mq] > start}
+    redelivered = {
+        mq: reached[mq] - start
+        for starts in first_pulls.values()
+        for mq, start in starts.items()
+        if reached[mq] > start
+    }
     for m in members.values():
         m._check()
     return HandoverReplay(frames, mq_all, before_alloc, after_alloc, reached, redelivered, order)
 
 
-__all__ = ["DROPPED", "NEWCOMERS_FIRST", "OLD_OWNERS_FIRST", "WORKING", "HandoverFrame", "HandoverReplay",
-           "replay_handover"]
+__all__ = [
+    "DROPPED",
+    "NEWCOMERS_FIRST",
+    "OLD_OWNERS_FIRST",
+    "WORKING",
+    "HandoverFrame",
+    "HandoverReplay",
+    "replay_handover",
+]

@@ -87,13 +87,15 @@ class RebalanceLitePullImpl(RebalanceImpl):
     def dispatch_pull_request(self, pull_requests: list[PullRequest], delay_ms: int, now_ms: int) -> None:
         """Nothing to dispatch: the lite pull consumer's pull tasks follow its assigned queues."""
 
-    def message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
-                              mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
+    def message_queue_changed(
+        self, topic: str, mq_all: AbstractSet[MessageQueue], mq_divided: AbstractSet[MessageQueue], now_ms: int
+    ) -> None:
         """Only tell the listener (the consumer's own, which updates the assigned queues)."""
         self._message_queue_changed(topic, mq_all, mq_divided, now_ms)
 
-    def _message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
-                               mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
+    def _message_queue_changed(
+        self, topic: str, mq_all: AbstractSet[MessageQueue], mq_divided: AbstractSet[MessageQueue], now_ms: int
+    ) -> None:
         if self.message_queue_listener is not None:
             self.message_queue_listener(topic, set(mq_all), set(mq_divided))
 
@@ -105,14 +107,27 @@ class DefaultLitePullConsumer:
     ``updateAssignQueueAndStartPullTask``, ``subscriptions``, ``doRebalance``).
     """
 
-    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI,
-                 strategy: AllocateStrategy | None = None, *,
-                 config: PushConsumerConfig | None = None, now_ms: int = 0) -> None:
+    def __init__(
+        self,
+        consumer_group: str,
+        client_id: str,
+        api: ClientBrokerAPI,
+        strategy: AllocateStrategy | None = None,
+        *,
+        config: PushConsumerConfig | None = None,
+        now_ms: int = 0,
+    ) -> None:
         self.subscription_type = NONE
         self.assigned: dict[str, set[MessageQueue]] = {}  # topic -> queues (AssignedMessageQueue)
         self.rebalance_impl = RebalanceLitePullImpl(
-            consumer_group, client_id, api, strategy if strategy is not None else AllocateMessageQueueAveragely(),
-            config=config, message_queue_listener=self._queues_changed, now_ms=now_ms)
+            consumer_group,
+            client_id,
+            api,
+            strategy if strategy is not None else AllocateMessageQueueAveragely(),
+            config=config,
+            message_queue_listener=self._queues_changed,
+            now_ms=now_ms,
+        )
 
     def _set_subscription_type(self, kind: str) -> None:
         if self.subscription_type == NONE:

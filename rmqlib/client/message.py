@@ -69,8 +69,17 @@ class Message:
     properties: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def _trusted(cls, topic: str, queue_id: int, queue_offset: int, body_size: int, tags: str | None,
-                 store_timestamp: int, broker_name: str, msg_id: str) -> Message:
+    def _trusted(
+        cls,
+        topic: str,
+        queue_id: int,
+        queue_offset: int,
+        body_size: int,
+        tags: str | None,
+        store_timestamp: int,
+        broker_name: str,
+        msg_id: str,
+    ) -> Message:
         """The message MessageDecoder builds from a pull answer, for code that took every field from the broker's
         own record (the simulator): the constructor's first eight fields in order, no checks, no properties."""
         m = object.__new__(cls)
@@ -107,8 +116,9 @@ class Message:
         if self.properties is None:
             return self._fill_msg_id()  # no properties (Java's MessageExt starts with a null map too)
         if not isinstance(self.properties, dict):
-            raise ArgumentTypeError(f"properties must be a dict of str -> str or None, "
-                                    f"got {type(self.properties).__name__}")
+            raise ArgumentTypeError(
+                f"properties must be a dict of str -> str or None, got {type(self.properties).__name__}"
+            )
         for key, value in self.properties.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise ArgumentTypeError(f"properties must map str to str, got {key!r}: {value!r}")
@@ -117,8 +127,9 @@ class Message:
             try:
                 int(max_offset)
             except ValueError:
-                raise ValueError(f"properties: {PROPERTY_MAX_OFFSET} must be a decimal integer, "
-                                 f"got {max_offset[:80]!r}") from None
+                raise ValueError(
+                    f"properties: {PROPERTY_MAX_OFFSET} must be a decimal integer, got {max_offset[:80]!r}"
+                ) from None
         self._fill_msg_id()
 
     def _fill_msg_id(self) -> None:
@@ -131,7 +142,9 @@ class Message:
         return MessageQueue(self.topic, self.broker_name, self.queue_id)
 
     def __repr__(self) -> str:
-        return (f"Message(topic={self.topic!r}, broker_name={self.broker_name!r}, "
-                f"queue_id={self.queue_id}, queue_offset={self.queue_offset}, "
-                f"body_size={self.body_size}, tags={self.tags!r}, "
-                f"reconsume_times={self.reconsume_times})")
+        return (
+            f"Message(topic={self.topic!r}, broker_name={self.broker_name!r}, "
+            f"queue_id={self.queue_id}, queue_offset={self.queue_offset}, "
+            f"body_size={self.body_size}, tags={self.tags!r}, "
+            f"reconsume_times={self.reconsume_times})"
+        )

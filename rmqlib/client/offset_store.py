@@ -88,7 +88,8 @@ class _OffsetStoreBase:
     def __init__(self, consumer_group: str):
         if not isinstance(consumer_group, str) or not consumer_group:
             raise (ValueError if isinstance(consumer_group, str) else ArgumentTypeError)(
-                f"consumer_group must be a non-empty str, got {consumer_group!r}")
+                f"consumer_group must be a non-empty str, got {consumer_group!r}"
+            )
         self.consumer_group = consumer_group
         self.offset_table: dict[MessageQueue, ControllableOffset] = {}
 
@@ -121,8 +122,7 @@ class _OffsetStoreBase:
 
     def clone_offset_table(self, topic: str | None = None) -> dict[MessageQueue, int]:
         check_str_or_none(topic, "topic")
-        return {mq: o.offset for mq, o in self.offset_table.items()
-                if not topic or mq.topic == topic}
+        return {mq: o.offset for mq, o in self.offset_table.items() if not topic or mq.topic == topic}
 
     def _read_memory(self, mq: MessageQueue) -> int | None:
         cur = self.offset_table.get(mq)

@@ -55,8 +55,10 @@ class PopProcessQueue:
         return (check_time(now_ms) - self.last_pop_timestamp) > PULL_MAX_IDLE_TIME
 
     def __repr__(self) -> str:
-        return (f"PopProcessQueue[waitAckCounter:{self.wait_ack_counter}, "
-                f"lastPopTimestamp:{self.last_pop_timestamp}, drop:{self.dropped}]")
+        return (
+            f"PopProcessQueue[waitAckCounter:{self.wait_ack_counter}, "
+            f"lastPopTimestamp:{self.last_pop_timestamp}, drop:{self.dropped}]"
+        )
 
     def _check(self) -> None:
         assert isinstance(self.dropped, bool)
@@ -73,8 +75,14 @@ class PopRequest:
 
     __slots__ = ("topic", "consumer_group", "message_queue", "pop_process_queue", "init_mode", "locked_first")
 
-    def __init__(self, topic: str, consumer_group: str, message_queue: MessageQueue,
-                 pop_process_queue: PopProcessQueue, init_mode: int = CONSUME_INIT_MODE_MAX):
+    def __init__(
+        self,
+        topic: str,
+        consumer_group: str,
+        message_queue: MessageQueue,
+        pop_process_queue: PopProcessQueue,
+        init_mode: int = CONSUME_INIT_MODE_MAX,
+    ):
         check_str(topic, "topic")
         check_str(consumer_group, "consumer_group")
         check_instance(message_queue, "message_queue", MessageQueue)
@@ -94,5 +102,4 @@ class PopRequest:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return (f"PopRequest[topic={self.topic}, consumerGroup={self.consumer_group}, "
-                f"messageQueue={self.message_queue}]")
+        return f"PopRequest[topic={self.topic}, consumerGroup={self.consumer_group}, messageQueue={self.message_queue}]"

@@ -15,8 +15,15 @@ from collections.abc import Iterable, Iterator
 from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_items, check_time
 from rmqlib.client.message import PROPERTY_MAX_OFFSET, Message
 
-__all__ = ["CLEAN_EXPIRED_MSG_DELAY_LEVEL", "CLEAN_EXPIRED_MSG_MAX_CHECKS", "PULL_MAX_IDLE_TIME",
-           "REBALANCE_LOCK_INTERVAL", "REBALANCE_LOCK_MAX_LIVE_TIME", "ProcessQueue", "check_time"]
+__all__ = [
+    "CLEAN_EXPIRED_MSG_DELAY_LEVEL",
+    "CLEAN_EXPIRED_MSG_MAX_CHECKS",
+    "PULL_MAX_IDLE_TIME",
+    "REBALANCE_LOCK_INTERVAL",
+    "REBALANCE_LOCK_MAX_LIVE_TIME",
+    "ProcessQueue",
+    "check_time",
+]
 
 # Constants of client/.../impl/consumer/ProcessQueue.java (JVM system properties there).
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000  # rocketmq.client.rebalance.lockMaxLiveTime
@@ -223,11 +230,10 @@ class ProcessQueue:
             held = tree.get(offset)
             if held is not None and held.body_size != m.body_size:
                 raise ValueError(
-                    f"msgs: offset {offset} is already held with body_size "
-                    f"{held.body_size}, got {m.body_size}")
+                    f"msgs: offset {offset} is already held with body_size {held.body_size}, got {m.body_size}"
+                )
             if in_flight is not None and offset in in_flight:
-                raise ValueError(
-                    f"msgs: offset {offset} is in flight (taken for orderly consumption)")
+                raise ValueError(f"msgs: offset {offset} is in flight (taken for orderly consumption)")
             if offset <= previous:
                 ascending = False
             previous = offset
@@ -236,8 +242,10 @@ class ProcessQueue:
             for m in msgs:
                 size = sizes.setdefault(m.queue_offset, m.body_size)
                 if size != m.body_size:
-                    raise ValueError(f"msgs: offset {m.queue_offset} appears twice in the batch with body_size "
-                                     f"{size} and {m.body_size}")
+                    raise ValueError(
+                        f"msgs: offset {m.queue_offset} appears twice in the batch with body_size "
+                        f"{size} and {m.body_size}"
+                    )
         valid = size = 0
         for m, old in zip(msgs, tree.put_many(msgs)):
             if old is None:  # a new offset
@@ -379,8 +387,7 @@ class ProcessQueue:
                 self.msg_tree.put(m.queue_offset, held)
 
     # -------------------------------------------------------- expiry clean-up
-    def clean_expired_msg(self, now_ms: int, consume_timeout: int = 15,
-                          orderly: bool = False) -> list[Message]:
+    def clean_expired_msg(self, now_ms: int, consume_timeout: int = 15, orderly: bool = False) -> list[Message]:
         """Remove head messages whose consumption started too long ago; return them.
 
         Mirrors: ProcessQueue.java#cleanExpiredMsg
@@ -451,6 +458,8 @@ class ProcessQueue:
         assert self._consume_lock_readers >= 0
 
     def __repr__(self) -> str:
-        return (f"ProcessQueue(count={self.msg_count}, size={self.msg_size}, "
-                f"span={self.get_max_span()}, in_flight={len(self.consuming_msg_orderly)}, "
-                f"dropped={self.dropped}, locked={self.locked})")
+        return (
+            f"ProcessQueue(count={self.msg_count}, size={self.msg_size}, "
+            f"span={self.get_max_span()}, in_flight={len(self.consuming_msg_orderly)}, "
+            f"dropped={self.dropped}, locked={self.locked})"
+        )

@@ -52,11 +52,16 @@ class PullRequest:
     Equality and hash use ``consumer_group`` and ``message_queue`` only, as in Java.
     """
 
-    __slots__ = ("consumer_group", "message_queue", "process_queue", "next_offset",
-                 "previously_locked")
+    __slots__ = ("consumer_group", "message_queue", "process_queue", "next_offset", "previously_locked")
 
-    def __init__(self, consumer_group: str, message_queue: MessageQueue,
-                 process_queue: ProcessQueue, next_offset: int, previously_locked: bool = False):
+    def __init__(
+        self,
+        consumer_group: str,
+        message_queue: MessageQueue,
+        process_queue: ProcessQueue,
+        next_offset: int,
+        previously_locked: bool = False,
+    ):
         check_str(consumer_group, "consumer_group")
         check_instance(message_queue, "message_queue", MessageQueue)
         check_instance(process_queue, "process_queue", ProcessQueue)
@@ -71,15 +76,16 @@ class PullRequest:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PullRequest):
             return NotImplemented
-        return (self.consumer_group == other.consumer_group
-                and self.message_queue == other.message_queue)
+        return self.consumer_group == other.consumer_group and self.message_queue == other.message_queue
 
     def __hash__(self) -> int:
         return hash((self.consumer_group, self.message_queue))
 
     def __repr__(self) -> str:
-        return (f"PullRequest [consumerGroup={self.consumer_group}, "
-                f"messageQueue={self.message_queue}, nextOffset={self.next_offset}]")
+        return (
+            f"PullRequest [consumerGroup={self.consumer_group}, "
+            f"messageQueue={self.message_queue}, nextOffset={self.next_offset}]"
+        )
 
 
 class PullMessageService:
@@ -210,8 +216,9 @@ class PullDecision(NamedTuple):
     command: PullCommand | None = None
 
 
-def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, *,
-                     orderly: bool, paused: bool = False) -> PullDecision:
+def check_pull_gates(
+    pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, *, orderly: bool, paused: bool = False
+) -> PullDecision:
     """The local checks at the top of a push consumer's pull, in Java's order.
 
     Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage (first half)
@@ -231,8 +238,7 @@ def check_pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, 
     return _pull_gates(pq, config, now_ms, orderly, paused)
 
 
-def _pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, orderly: bool,
-                paused: bool) -> PullDecision:
+def _pull_gates(pq: ProcessQueue, config: PushConsumerConfig, now_ms: int, orderly: bool, paused: bool) -> PullDecision:
     """:func:`check_pull_gates` for a caller whose arguments are known good (:func:`pull_message`)."""
     if pq.dropped:
         return _STOP_DROPPED
@@ -275,6 +281,7 @@ def _check_req_impl(req: object, impl: object) -> None:
 def _load_rebalance_impl() -> type:
     """RebalanceImpl, before rebalance.py has loaded (when no RebalanceImpl can exist yet)."""
     from rmqlib.client.rebalance import RebalanceImpl
+
     return RebalanceImpl
 
 
@@ -326,8 +333,16 @@ def _pull_message_trusted(req: PullRequest, impl: RebalanceImpl, now_ms: int) ->
         commit_offset = impl.offset_store.read_offset(mq, _READ_FROM_MEMORY)
         commit_enable = commit_offset > 0
     sub_expression = sub.sub_string if config.post_subscription_when_pull else None
-    command = PullCommand(mq, req.next_offset, config.pull_batch_size, config.pull_batch_size_in_bytes,
-                          sub_expression, sub.sub_version, commit_enable, commit_offset)
+    command = PullCommand(
+        mq,
+        req.next_offset,
+        config.pull_batch_size,
+        config.pull_batch_size_in_bytes,
+        sub_expression,
+        sub.sub_version,
+        commit_enable,
+        commit_offset,
+    )
     return PullDecision(True, None, OK, command)
 
 
@@ -374,8 +389,14 @@ class PullResult:
         check_list_of(self.msg_found_list, "msg_found_list", Message)
 
     @classmethod
-    def _trusted(cls, pull_status: PullStatus, next_begin_offset: int, min_offset: int, max_offset: int,
-                 msg_found_list: list[Message]) -> PullResult:
+    def _trusted(
+        cls,
+        pull_status: PullStatus,
+        next_begin_offset: int,
+        min_offset: int,
+        max_offset: int,
+        msg_found_list: list[Message],
+    ) -> PullResult:
         """What PullAPIWrapper builds from a broker's answer, for code that took every field from that answer
         (the simulator): the constructor's fields in order, no checks."""
         r = object.__new__(cls)
@@ -402,8 +423,7 @@ class PullOutcome:
     rebalance_immediately: bool = False
 
 
-def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImpl,
-                        now_ms: int) -> PullOutcome:
+def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImpl, now_ms: int) -> PullOutcome:
     """Handle a pull answer and put the request back in circulation.
 
     Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage (PullCallback#onSuccess)
@@ -421,8 +441,7 @@ def process_pull_result(req: PullRequest, result: PullResult, impl: RebalanceImp
     return _process_pull_result_trusted(req, result, impl, check_time(now_ms))
 
 
-def _process_pull_result_trusted(req: PullRequest, result: PullResult, impl: RebalanceImpl,
-                                 now_ms: int) -> PullOutcome:
+def _process_pull_result_trusted(req: PullRequest, result: PullResult, impl: RebalanceImpl, now_ms: int) -> PullOutcome:
     """:func:`process_pull_result` for a caller whose arguments are known good (the simulator's consumer,
     with a PullResult it built with ``PullResult._trusted``)."""
     status = result.pull_status
@@ -464,8 +483,7 @@ def _process_pull_result_trusted(req: PullRequest, result: PullResult, impl: Reb
     return out
 
 
-def process_pull_exception(req: PullRequest, error: BaseException, impl: RebalanceImpl,
-                           now_ms: int) -> int:
+def process_pull_exception(req: PullRequest, error: BaseException, impl: RebalanceImpl, now_ms: int) -> int:
     """A pull failed: retry after 20 ms on broker FLOW_CONTROL, else after the exception delay.
 
     Mirrors: client/.../impl/consumer/DefaultMQPushConsumerImpl.java#pullMessage (PullCallback#onException)

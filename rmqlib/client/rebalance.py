@@ -82,8 +82,9 @@ class AllocateStrategy(Protocol):
     @property
     def name(self) -> str: ...
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue] | None: ...
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue] | None: ...
 
 
 class RebalanceScheduler(Protocol):
@@ -111,20 +112,36 @@ class AllocationCache(Protocol):
 
     def sorted_cids(self, cid_all: Iterable[str]) -> list[str]: ...
 
-    def allocate(self, strategy: AllocateStrategy, consumer_group: str, current_cid: str,
-                 mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> list[MessageQueue] | None: ...
+    def allocate(
+        self,
+        strategy: AllocateStrategy,
+        consumer_group: str,
+        current_cid: str,
+        mq_all: Sequence[MessageQueue],
+        cid_all: Sequence[str],
+    ) -> list[MessageQueue] | None: ...
 
 
 class AssignmentQueryAPI(Protocol):
     """A broker API that also answers QUERY_ASSIGNMENT (MQClientInstance#queryAssignment); only
     :meth:`RebalanceImpl.get_rebalance_result_from_broker` asks it."""
 
-    def query_assignment(self, topic: str, group: str, client_id: str, strategy_name: str,
-                         message_model: MessageModel) -> set[MessageQueueAssignment] | None: ...
+    def query_assignment(
+        self, topic: str, group: str, client_id: str, strategy_name: str, message_model: MessageModel
+    ) -> set[MessageQueueAssignment] | None: ...
+
 
 #: The broker RPCs a RebalanceImpl may make (:class:`~rmqlib.client.api.ClientBrokerAPI`), checked at construction.
-_API_METHODS = ("find_consumer_id_list", "lock_batch_mq", "unlock_batch_mq", "query_consumer_offset",
-                "update_consumer_offset", "get_max_offset", "search_offset", "send_heartbeat")
+_API_METHODS = (
+    "find_consumer_id_list",
+    "lock_batch_mq",
+    "unlock_batch_mq",
+    "query_consumer_offset",
+    "update_consumer_offset",
+    "get_max_offset",
+    "search_offset",
+    "send_heartbeat",
+)
 
 
 _ONLY_MQ = {MessageQueue}
@@ -166,14 +183,37 @@ class RebalanceStep(NamedTuple):
 
 #: What :class:`RebalanceStep` can report, in the order a round does them.
 DROP, PERSIST_OFFSET, REMOVE_OFFSET, UNLOCK, KEEP_DROPPED, REMOVE_FROM_TABLE = (
-    "drop", "persist offset", "remove offset", "unlock", "keep dropped", "remove from table")
+    "drop",
+    "persist offset",
+    "remove offset",
+    "unlock",
+    "keep dropped",
+    "remove from table",
+)
 LOCK_REFUSED, REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER = (
-    "lock refused", "remove dirty offset", "start offset", "no start offset", "new pull request",
-    "rebalance later")
+    "lock refused",
+    "remove dirty offset",
+    "start offset",
+    "no start offset",
+    "new pull request",
+    "rebalance later",
+)
 NEW_POP_REQUEST = "new pop request"
-STEP_ACTIONS = (DROP, PERSIST_OFFSET, REMOVE_OFFSET, UNLOCK, KEEP_DROPPED, REMOVE_FROM_TABLE, LOCK_REFUSED,
-                REMOVE_DIRTY_OFFSET, START_OFFSET, NO_START_OFFSET, NEW_PULL_REQUEST, REBALANCE_LATER,
-                NEW_POP_REQUEST)
+STEP_ACTIONS = (
+    DROP,
+    PERSIST_OFFSET,
+    REMOVE_OFFSET,
+    UNLOCK,
+    KEEP_DROPPED,
+    REMOVE_FROM_TABLE,
+    LOCK_REFUSED,
+    REMOVE_DIRTY_OFFSET,
+    START_OFFSET,
+    NO_START_OFFSET,
+    NEW_PULL_REQUEST,
+    REBALANCE_LATER,
+    NEW_POP_REQUEST,
+)
 
 
 class RebalanceImpl:
@@ -207,18 +247,30 @@ class RebalanceImpl:
     can share one computation; the lists it returns are read, never changed.
     """
 
-    def __init__(self, consumer_group: str, client_id: str, api: ClientBrokerAPI, strategy: AllocateStrategy, *,
-                 config: PushConsumerConfig | None = None, consume_orderly: bool = False,
-                 offset_store: OffsetStore | LocalFileOffsetStore | None = None,
-                 pull_service: PullMessageService | None = None, rebalance_service: RebalanceScheduler | None = None,
-                 pop_service: PopService | None = None, allocation_cache: AllocationCache | None = None,
-                 message_queue_listener: MessageQueueListener | None = None, now_ms: int = 0,
-                 step_listener: Callable[[RebalanceStep], None] | None = None):
+    def __init__(
+        self,
+        consumer_group: str,
+        client_id: str,
+        api: ClientBrokerAPI,
+        strategy: AllocateStrategy,
+        *,
+        config: PushConsumerConfig | None = None,
+        consume_orderly: bool = False,
+        offset_store: OffsetStore | LocalFileOffsetStore | None = None,
+        pull_service: PullMessageService | None = None,
+        rebalance_service: RebalanceScheduler | None = None,
+        pop_service: PopService | None = None,
+        allocation_cache: AllocationCache | None = None,
+        message_queue_listener: MessageQueueListener | None = None,
+        now_ms: int = 0,
+        step_listener: Callable[[RebalanceStep], None] | None = None,
+    ):
         check_str(consumer_group, "consumer_group")
         check_str(client_id, "client_id")
         if not callable(getattr(strategy, "allocate", None)) or not hasattr(strategy, "name"):
             raise ArgumentTypeError(
-                "strategy must have .allocate(consumer_group, current_cid, mq_all, cid_all) and .name")
+                "strategy must have .allocate(consumer_group, current_cid, mq_all, cid_all) and .name"
+            )
         check_methods(api, "api", *_API_METHODS)
         if config is not None:
             check_instance(config, "config", PushConsumerConfig)
@@ -230,8 +282,9 @@ class RebalanceImpl:
         if rebalance_service is not None:
             check_methods(rebalance_service, "rebalance_service", "rebalance_later", "wakeup")
         if pop_service is not None:
-            check_methods(pop_service, "pop_service", "execute_pop_pull_request_later",
-                          "execute_pop_pull_request_immediately")
+            check_methods(
+                pop_service, "pop_service", "execute_pop_pull_request_later", "execute_pop_pull_request_immediately"
+            )
         if allocation_cache is not None:
             check_methods(allocation_cache, "allocation_cache", "sorted_mqs", "sorted_cids", "allocate")
         check_callable(message_queue_listener, "message_queue_listener", none=True)
@@ -245,9 +298,11 @@ class RebalanceImpl:
         self.message_model = self.config.message_model
         self.consume_orderly = bool(consume_orderly)
         if offset_store is None:
-            offset_store = (LocalFileOffsetStore(consumer_group)
-                            if self.message_model is MessageModel.BROADCASTING
-                            else OffsetStore(consumer_group, api))
+            offset_store = (
+                LocalFileOffsetStore(consumer_group)
+                if self.message_model is MessageModel.BROADCASTING
+                else OffsetStore(consumer_group, api)
+            )
         self.offset_store = offset_store
         self.pull_service = pull_service if pull_service is not None else PullMessageService()
         self.rebalance_service = rebalance_service
@@ -300,8 +355,7 @@ class RebalanceImpl:
                         raise ValueError(f"mqs: {mq!r} is not a MessageQueue of topic {topic!r}")
             self.topic_subscribe_info_table[topic] = mqs
 
-    def _step(self, action: str, mq: MessageQueue | None, detail: str = "",
-              offset: int | None = None) -> None:
+    def _step(self, action: str, mq: MessageQueue | None, detail: str = "", offset: int | None = None) -> None:
         if self.step_listener is not None:
             self.step_listener(RebalanceStep(self.client_id, action, mq, detail, offset))
 
@@ -331,8 +385,7 @@ class RebalanceImpl:
     # ----------------------------------------------------------- main loop
     def client_rebalance(self, topic: str) -> bool:
         """Mirrors: RebalancePushImpl.java#clientRebalance"""
-        return (self.config.client_rebalance or self.consume_orderly
-                or self.message_model is MessageModel.BROADCASTING)
+        return self.config.client_rebalance or self.consume_orderly or self.message_model is MessageModel.BROADCASTING
 
     def do_rebalance(self, is_order: bool, now_ms: int) -> bool:
         """Rebalance every subscribed topic; return True if every topic is balanced.
@@ -424,8 +477,9 @@ class RebalanceImpl:
         strategy_name = self.allocate_message_queue_strategy.name
         try:
             api = cast(AssignmentQueryAPI, self.api)  # the broker-side rebalance needs the one RPC more
-            assignments = api.query_assignment(topic, self.consumer_group, self.client_id, strategy_name,
-                                               self.message_model)
+            assignments = api.query_assignment(
+                topic, self.consumer_group, self.client_id, strategy_name, self.message_model
+            )
         except Exception:
             return False
         if assignments is None:
@@ -435,8 +489,9 @@ class RebalanceImpl:
             self.message_queue_changed(topic, set(), mq_set, now_ms)
         return mq_set == self.get_working_message_queue(topic)
 
-    def update_message_queue_assignment(self, topic: str, assignments: Iterable[MessageQueueAssignment], is_order: bool,
-                                        now_ms: int) -> bool:
+    def update_message_queue_assignment(
+        self, topic: str, assignments: Iterable[MessageQueueAssignment], is_order: bool, now_ms: int
+    ) -> bool:
         """Reconcile both tables for one topic with a broker's assignments; return "changed".
 
         Mirrors: RebalanceImpl.java#updateMessageQueueAssignment
@@ -505,12 +560,19 @@ class RebalanceImpl:
             self.process_queue_table[mq] = pq
             pull_requests.append(PullRequest(self.consumer_group, mq, pq, next_offset))
             changed = True
-            self._step(NEW_PULL_REQUEST, mq, f"first pull from offset {next_offset}, "
-                                             f"{DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later", next_offset)
+            self._step(
+                NEW_PULL_REQUEST,
+                mq,
+                f"first pull from offset {next_offset}, {DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later",
+                next_offset,
+            )
         if not all_locked:
             self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
-            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round is asked for in "
-                                              f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
+            self._step(
+                REBALANCE_LATER,
+                None,
+                f"a lock was refused, so another round is asked for in {REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms",
+            )
         self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
 
         pop_requests: list[PopRequest] = []
@@ -557,8 +619,9 @@ class RebalanceImpl:
         check_str(topic, "topic")
         working = {mq for mq, pq in self.process_queue_table.items() if mq.topic == topic and not pq.dropped}
         if self.pop_process_queue_table:
-            working.update(mq for mq, ppq in self.pop_process_queue_table.items()
-                           if mq.topic == topic and not ppq.dropped)
+            working.update(
+                mq for mq, ppq in self.pop_process_queue_table.items() if mq.topic == topic and not ppq.dropped
+            )
         return working
 
     def truncate_message_queue_not_my_topic(self) -> None:
@@ -600,8 +663,9 @@ class RebalanceImpl:
                 self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
         return changed
 
-    def update_process_queue_table_in_rebalance(self, topic: str, mq_set: AbstractSet[MessageQueue],
-                                                need_lock: bool, now_ms: int) -> bool:
+    def update_process_queue_table_in_rebalance(
+        self, topic: str, mq_set: AbstractSet[MessageQueue], need_lock: bool, now_ms: int
+    ) -> bool:
         """Reconcile the table for one topic with its target queue set; return "changed".
 
         Mirrors: RebalanceImpl.java#updateProcessQueueTableInRebalance
@@ -639,14 +703,21 @@ class RebalanceImpl:
                 self.process_queue_table[mq] = pq
                 pull_requests.append(PullRequest(self.consumer_group, mq, pq, next_offset))
                 changed = True
-                self._step(NEW_PULL_REQUEST, mq, f"first pull from offset {next_offset}, "
-                                                 f"{DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later", next_offset)
+                self._step(
+                    NEW_PULL_REQUEST,
+                    mq,
+                    f"first pull from offset {next_offset}, {DISPATCH_PULL_REQUEST_DELAY_MILLS} ms later",
+                    next_offset,
+                )
             else:
                 self._step(NO_START_OFFSET, mq, "no start offset, so the queue waits for a later round")
         if not all_locked:
             self.rebalance_later(REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS, now_ms)
-            self._step(REBALANCE_LATER, None, f"a lock was refused, so another round is asked for in "
-                                              f"{REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms")
+            self._step(
+                REBALANCE_LATER,
+                None,
+                f"a lock was refused, so another round is asked for in {REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS} ms",
+            )
         self.dispatch_pull_request(pull_requests, DISPATCH_PULL_REQUEST_DELAY_MILLS, now_ms)
         return changed
 
@@ -691,8 +762,12 @@ class RebalanceImpl:
     def _step_persist(self, mq: MessageQueue) -> None:
         if self.step_listener is not None:
             held = self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_MEMORY)
-            self._step(PERSIST_OFFSET, mq, f"offset {held} sent to the broker" if held >= 0
-                       else "no offset in memory: nothing sent", held if held >= 0 else None)
+            self._step(
+                PERSIST_OFFSET,
+                mq,
+                f"offset {held} sent to the broker" if held >= 0 else "no offset in memory: nothing sent",
+                held if held >= 0 else None,
+            )
 
     def _try_remove_order_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
         """Mirrors: RebalancePushImpl.java#tryRemoveOrderMessageQueue"""
@@ -704,8 +779,13 @@ class RebalanceImpl:
                 self._step(REMOVE_OFFSET, mq)
                 pq.locked = False
                 self.unlock(mq, True, now_ms)
-                self._step(UNLOCK, mq, f"forced, more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
-                           if force_unlock else "no listener call in progress")
+                self._step(
+                    UNLOCK,
+                    mq,
+                    f"forced, more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
+                    if force_unlock
+                    else "no listener call in progress",
+                )
                 return True
             pq.inc_try_unlock_times()
         except Exception:
@@ -800,8 +880,9 @@ class RebalanceImpl:
             return -1
 
     # --------------------------------------------------------- change hooks
-    def message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
-                              mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
+    def message_queue_changed(
+        self, topic: str, mq_all: AbstractSet[MessageQueue], mq_divided: AbstractSet[MessageQueue], now_ms: int
+    ) -> None:
         """React to a changed assignment: new subVersion, per-queue thresholds, heartbeat, listener.
 
         Mirrors: RebalancePushImpl.java#messageQueueChanged
@@ -815,8 +896,9 @@ class RebalanceImpl:
         check_time(now_ms)
         self._message_queue_changed(topic, mq_all, mq_divided, now_ms)
 
-    def _message_queue_changed(self, topic: str, mq_all: AbstractSet[MessageQueue],
-                               mq_divided: AbstractSet[MessageQueue], now_ms: int) -> None:
+    def _message_queue_changed(
+        self, topic: str, mq_all: AbstractSet[MessageQueue], mq_divided: AbstractSet[MessageQueue], now_ms: int
+    ) -> None:
         """:meth:`message_queue_changed` on sets the rebalance round has already checked (its own table and
         allocation)."""
         sub = self.subscription_inner.get(topic)
@@ -827,8 +909,7 @@ class RebalanceImpl:
             if self.config.pull_threshold_for_topic != -1:
                 self.config.pull_threshold_for_queue = max(1, self.config.pull_threshold_for_topic // count)
             if self.config.pull_threshold_size_for_topic != -1:
-                self.config.pull_threshold_size_for_queue = max(
-                    1, self.config.pull_threshold_size_for_topic // count)
+                self.config.pull_threshold_size_for_queue = max(1, self.config.pull_threshold_size_for_topic // count)
         self.send_heartbeat(now_ms)
         if self.message_queue_listener is not None:
             self.message_queue_listener(topic, set(mq_all), set(mq_divided))
@@ -836,10 +917,14 @@ class RebalanceImpl:
     def consumer_data(self) -> ConsumerData:
         """This consumer's part of a heartbeat (DefaultMQPushConsumerImpl#subscriptions etc.)."""
         return ConsumerData(
-            group_name=self.consumer_group, consume_type=self.consume_type(),
-            message_model=self.message_model, consume_from_where=self.config.consume_from_where,
-            subscription_data_set=[SubscriptionData(s.topic, s.sub_string, s.sub_version)
-                                   for s in self.subscription_inner.values()])
+            group_name=self.consumer_group,
+            consume_type=self.consume_type(),
+            message_model=self.message_model,
+            consume_from_where=self.config.consume_from_where,
+            subscription_data_set=[
+                SubscriptionData(s.topic, s.sub_string, s.sub_version) for s in self.subscription_inner.values()
+            ],
+        )
 
     def send_heartbeat(self, now_ms: int) -> None:
         """Heartbeat to the brokers; failures are swallowed (MQClientInstance#sendHeartbeatToAllBrokerWithLock)."""
@@ -866,8 +951,7 @@ class RebalanceImpl:
         _check_mq(mq)
         check_time(now_ms)
         try:
-            locked = set(self.api.lock_batch_mq(mq.broker_name, self.consumer_group,
-                                                self.client_id, {mq}, now_ms))
+            locked = set(self.api.lock_batch_mq(mq.broker_name, self.consumer_group, self.client_id, {mq}, now_ms))
         except Exception:
             return False
         for m in locked:
@@ -887,8 +971,7 @@ class RebalanceImpl:
             if not mqs:
                 continue
             try:
-                ok = set(self.api.lock_batch_mq(broker_name, self.consumer_group,
-                                                self.client_id, set(mqs), now_ms))
+                ok = set(self.api.lock_batch_mq(broker_name, self.consumer_group, self.client_id, set(mqs), now_ms))
             except Exception:
                 continue
             for mq in mqs:
@@ -937,8 +1020,10 @@ class RebalanceImpl:
             assert sub.topic == topic
 
     def __repr__(self) -> str:
-        return (f"RebalanceImpl(group={self.consumer_group!r}, client_id={self.client_id!r}, "
-                f"queues={len(self.process_queue_table)})")
+        return (
+            f"RebalanceImpl(group={self.consumer_group!r}, client_id={self.client_id!r}, "
+            f"queues={len(self.process_queue_table)})"
+        )
 
 
 _pull._RebalanceImpl = RebalanceImpl  # the exact type pull_message and friends take without further checks

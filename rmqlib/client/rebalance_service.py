@@ -39,8 +39,7 @@ class RebalanceService:
     is swallowed and, as in Java, does not make the round unbalanced.
     """
 
-    def __init__(self, now_ms: int = 0, *, wait_interval: int = WAIT_INTERVAL,
-                 min_interval: int = MIN_INTERVAL):
+    def __init__(self, now_ms: int = 0, *, wait_interval: int = WAIT_INTERVAL, min_interval: int = MIN_INTERVAL):
         check_time(now_ms)
         for name, v in (("wait_interval", wait_interval), ("min_interval", min_interval)):
             check_int(v, name, 0)

@@ -26,16 +26,21 @@ from rmqlib.model import MessageQueue
 SUSPEND_CURRENT_QUEUE_TIME_MILLIS = 1000
 
 
-def concurrent_retry_timeline(consumer_group: str = "GID_demo",
-                              max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY,
-                              delay_level: int = 0) -> list[Attempt]:
+def concurrent_retry_timeline(
+    consumer_group: str = "GID_demo",
+    max_reconsume_times: int = DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY,
+    delay_level: int = 0,
+) -> list[Attempt]:
     """Every delivery of a concurrently consumed message that always fails, and the dead-letter queue at the end."""
     return retry_timeline(consumer_group, max_reconsume_times, delay_level)
 
 
-def orderly_retry_timeline(consumer_group: str = "GID_demo", max_reconsume_times: int = -1,
-                           suspend_current_queue_time_millis: int = SUSPEND_CURRENT_QUEUE_TIME_MILLIS,
-                           limit: int = 20) -> list[Attempt]:
+def orderly_retry_timeline(
+    consumer_group: str = "GID_demo",
+    max_reconsume_times: int = -1,
+    suspend_current_queue_time_millis: int = SUSPEND_CURRENT_QUEUE_TIME_MILLIS,
+    limit: int = 20,
+) -> list[Attempt]:
     """Deliveries of an orderly message that always fails (at most ``limit``), and the DLQ if it gets there.
 
     ``max_reconsume_times`` -1 is Java's default for orderly consumers: Integer.MAX_VALUE, so the
@@ -52,9 +57,15 @@ def orderly_retry_timeline(consumer_group: str = "GID_demo", max_reconsume_times
     while len(attempts) < limit:
         batch = pq.take_messages(1, now_ms=at)
         attempts.append(Attempt(len(attempts), at, mq.topic))
-        out = process_consume_result_orderly(pq, mq, batch, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
-                                             offset_store=store, max_reconsume_times=max_reconsume_times,
-                                             suspend_current_queue_time_millis=suspend_current_queue_time_millis)
+        out = process_consume_result_orderly(
+            pq,
+            mq,
+            batch,
+            ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+            offset_store=store,
+            max_reconsume_times=max_reconsume_times,
+            suspend_current_queue_time_millis=suspend_current_queue_time_millis,
+        )
         if out.sent_back:  # out of local retries: sent back with reconsumeTimes > max, so the broker dead-letters it
             attempts.append(Attempt(len(attempts), at, dlq_topic(consumer_group)))
             return attempts

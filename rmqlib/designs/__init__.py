@@ -34,6 +34,12 @@ DESIGN_STRATEGIES = {
 }
 
 __all__ = [
-    "AllocateMessageQueueConsistentHashBoundedLoad", "AllocateMessageQueueSticky", "DESIGN_STRATEGIES",
-    "MAX_EPSILON", "MEMORY_MODES", "bounded_assign", "load_bound", "sticky_assign",
+    "AllocateMessageQueueConsistentHashBoundedLoad",
+    "AllocateMessageQueueSticky",
+    "DESIGN_STRATEGIES",
+    "MAX_EPSILON",
+    "MEMORY_MODES",
+    "bounded_assign",
+    "load_bound",
+    "sticky_assign",
 ]

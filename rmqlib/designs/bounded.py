@@ -39,8 +39,9 @@ def load_bound(queues: int, consumers: int, epsilon: float) -> int:
     return math.ceil(round((1 + epsilon) * queues / consumers, 9))
 
 
-def bounded_assign(mq_all: Sequence[MessageQueue], cid_all: Sequence[str], epsilon: float = 0.25,
-                   virtual_node_cnt: int = 10) -> Allocation:
+def bounded_assign(
+    mq_all: Sequence[MessageQueue], cid_all: Sequence[str], epsilon: float = 0.25, virtual_node_cnt: int = 10
+) -> Allocation:
     """The whole group's answer: every queue, in ``mq_all`` order, to the first consumer clockwise from the
     queue's hash that holds fewer than :func:`load_bound` queues. Repeated client ids count once.
 
@@ -103,17 +104,19 @@ class AllocateMessageQueueConsistentHashBoundedLoad(AbstractAllocateMessageQueue
         self.epsilon = check_number(epsilon, "epsilon", 0.0, MAX_EPSILON)
         self.virtual_node_cnt = check_int(virtual_node_cnt, "virtual_node_cnt", 1, MAX_RING_POINTS)
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue]:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         return bounded_assign(mq_all, cid_all, self.epsilon, self.virtual_node_cnt)[current_cid]
 
-    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
-                     cid_all: Sequence[str]) -> Allocation:
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Allocation:
         self._check_group(mq_all, cid_all, consumer_group)
         return bounded_assign(mq_all, cid_all, self.epsilon, self.virtual_node_cnt)
 
     def __repr__(self) -> str:
-        return (f"AllocateMessageQueueConsistentHashBoundedLoad(epsilon={self.epsilon}, "
-                f"virtual_node_cnt={self.virtual_node_cnt})")
+        return (
+            f"AllocateMessageQueueConsistentHashBoundedLoad(epsilon={self.epsilon}, "
+            f"virtual_node_cnt={self.virtual_node_cnt})"
+        )

@@ -96,37 +96,125 @@ _ROCKETMQ_BROKER = "RocketMQ 5.x broker"
 _KAFKA_CLASSIC = "Kafka classic"
 _KAFKA_848 = "Kafka KIP-848"
 
-DESIGNS: dict[str, Design] = {d.name: d for d in (
-    Design("AVG", "RocketMQ AVG", _ROCKETMQ_CLIENT, "every client", True, "AllocateMessageQueueAveragely"),
-    Design("AVG_BY_CIRCLE", "RocketMQ AVG_BY_CIRCLE", _ROCKETMQ_CLIENT, "every client", True,
-           "AllocateMessageQueueAveragelyByCircle"),
-    Design("CONSISTENT_HASH", "RocketMQ CONSISTENT_HASH", _ROCKETMQ_CLIENT, "every client", True,
-           "AllocateMessageQueueConsistentHash (10 virtual nodes)"),
-    Design("MACHINE_ROOM", "RocketMQ MACHINE_ROOM", _ROCKETMQ_CLIENT, "every client", True,
-           "AllocateMessageQueueByMachineRoom (every room)"),
-    Design("MACHINE_ROOM_NEARBY-AVG", "RocketMQ NEARBY-AVG", _ROCKETMQ_CLIENT, "every client", True,
-           "AllocateMachineRoomNearby over AVG (consumers dealt over the rooms)"),
-    Design("CONFIG", "RocketMQ CONFIG", _ROCKETMQ_CLIENT, "an operator", True,
-           "AllocateMessageQueueByConfig (every member configured with every queue)", measured=False),
-    Design("STICKY", "ours: sticky", _OURS, "every client", False,
-           "rmqlib.designs.AllocateMessageQueueSticky (apache/rocketmq-externals#568), agreed memory"),
-    Design("CONSISTENT_HASH_BOUNDED", "ours: bounded hash", _OURS, "every client", True,
-           "rmqlib.designs.AllocateMessageQueueConsistentHashBoundedLoad (apache/rocketmq#1333), epsilon 0.25"),
-    Design("BROKER_AVG", "RocketMQ broker AVG", _ROCKETMQ_BROKER, "broker", True,
-           "QueryAssignmentProcessor.doLoadBalance, PULL mode, AVG"),
-    Design("KAFKA_RANGE", "Kafka range", _KAFKA_CLASSIC, "elected member", True,
-           "org.apache.kafka.clients.consumer.RangeAssignor"),
-    Design("KAFKA_ROUNDROBIN", "Kafka roundrobin", _KAFKA_CLASSIC, "elected member", True,
-           "org.apache.kafka.clients.consumer.RoundRobinAssignor"),
-    Design("KAFKA_STICKY", "Kafka sticky", _KAFKA_CLASSIC, "elected member", False,
-           "org.apache.kafka.clients.consumer.StickyAssignor (KIP-54)"),
-    Design("KAFKA_COOPERATIVE_STICKY", "Kafka cooperative-sticky", _KAFKA_CLASSIC, "elected member", False,
-           "org.apache.kafka.clients.consumer.CooperativeStickyAssignor (KIP-429)"),
-    Design("KAFKA_UNIFORM", "Kafka uniform (KIP-848)", _KAFKA_848, "broker", False,
-           "KIP-848 server-side UniformAssignor (group.consumer.assignors=uniform)"),
-    Design("KAFKA_SERVER_RANGE", "Kafka range (KIP-848)", _KAFKA_848, "broker", True,
-           "KIP-848 server-side RangeAssignor (group.consumer.assignors=range; ignores the previous assignment)"),
-)}
+DESIGNS: dict[str, Design] = {
+    d.name: d
+    for d in (
+        Design("AVG", "RocketMQ AVG", _ROCKETMQ_CLIENT, "every client", True, "AllocateMessageQueueAveragely"),
+        Design(
+            "AVG_BY_CIRCLE",
+            "RocketMQ AVG_BY_CIRCLE",
+            _ROCKETMQ_CLIENT,
+            "every client",
+            True,
+            "AllocateMessageQueueAveragelyByCircle",
+        ),
+        Design(
+            "CONSISTENT_HASH",
+            "RocketMQ CONSISTENT_HASH",
+            _ROCKETMQ_CLIENT,
+            "every client",
+            True,
+            "AllocateMessageQueueConsistentHash (10 virtual nodes)",
+        ),
+        Design(
+            "MACHINE_ROOM",
+            "RocketMQ MACHINE_ROOM",
+            _ROCKETMQ_CLIENT,
+            "every client",
+            True,
+            "AllocateMessageQueueByMachineRoom (every room)",
+        ),
+        Design(
+            "MACHINE_ROOM_NEARBY-AVG",
+            "RocketMQ NEARBY-AVG",
+            _ROCKETMQ_CLIENT,
+            "every client",
+            True,
+            "AllocateMachineRoomNearby over AVG (consumers dealt over the rooms)",
+        ),
+        Design(
+            "CONFIG",
+            "RocketMQ CONFIG",
+            _ROCKETMQ_CLIENT,
+            "an operator",
+            True,
+            "AllocateMessageQueueByConfig (every member configured with every queue)",
+            measured=False,
+        ),
+        Design(
+            "STICKY",
+            "ours: sticky",
+            _OURS,
+            "every client",
+            False,
+            "rmqlib.designs.AllocateMessageQueueSticky (apache/rocketmq-externals#568), agreed memory",
+        ),
+        Design(
+            "CONSISTENT_HASH_BOUNDED",
+            "ours: bounded hash",
+            _OURS,
+            "every client",
+            True,
+            "rmqlib.designs.AllocateMessageQueueConsistentHashBoundedLoad (apache/rocketmq#1333), epsilon 0.25",
+        ),
+        Design(
+            "BROKER_AVG",
+            "RocketMQ broker AVG",
+            _ROCKETMQ_BROKER,
+            "broker",
+            True,
+            "QueryAssignmentProcessor.doLoadBalance, PULL mode, AVG",
+        ),
+        Design(
+            "KAFKA_RANGE",
+            "Kafka range",
+            _KAFKA_CLASSIC,
+            "elected member",
+            True,
+            "org.apache.kafka.clients.consumer.RangeAssignor",
+        ),
+        Design(
+            "KAFKA_ROUNDROBIN",
+            "Kafka roundrobin",
+            _KAFKA_CLASSIC,
+            "elected member",
+            True,
+            "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+        ),
+        Design(
+            "KAFKA_STICKY",
+            "Kafka sticky",
+            _KAFKA_CLASSIC,
+            "elected member",
+            False,
+            "org.apache.kafka.clients.consumer.StickyAssignor (KIP-54)",
+        ),
+        Design(
+            "KAFKA_COOPERATIVE_STICKY",
+            "Kafka cooperative-sticky",
+            _KAFKA_CLASSIC,
+            "elected member",
+            False,
+            "org.apache.kafka.clients.consumer.CooperativeStickyAssignor (KIP-429)",
+        ),
+        Design(
+            "KAFKA_UNIFORM",
+            "Kafka uniform (KIP-848)",
+            _KAFKA_848,
+            "broker",
+            False,
+            "KIP-848 server-side UniformAssignor (group.consumer.assignors=uniform)",
+        ),
+        Design(
+            "KAFKA_SERVER_RANGE",
+            "Kafka range (KIP-848)",
+            _KAFKA_848,
+            "broker",
+            True,
+            "KIP-848 server-side RangeAssignor (group.consumer.assignors=range; ignores the previous assignment)",
+        ),
+    )
+}
 
 MEASURED = tuple(name for name, d in DESIGNS.items() if d.measured)
 """The designs the tables measure, in table order."""
@@ -173,6 +261,7 @@ def design_queues(count: int, topic: str = TOPIC) -> list[MessageQueue]:
 
 # --------------------------------------------------------------------------- the adapter
 
+
 def _room(broker_name: str) -> str:
     return broker_name.split("@", 1)[0] if "@" in broker_name else broker_name
 
@@ -218,8 +307,16 @@ def broker_side(cids: Sequence[str], mqs: Sequence[MessageQueue], strategy_name:
     subscriptions = [SubscriptionData(topic, "*", 0) for topic in routes]
     manager = ConsumerManager([], BrokerConfig())
     for t, cid in enumerate(dict.fromkeys(cids)):
-        manager.register_consumer(GROUP, ClientChannelInfo(f"ch-{cid}", cid), "CONSUME_PASSIVELY", "CLUSTERING",
-                                  "CONSUME_FROM_LAST_OFFSET", subscriptions, False, t)
+        manager.register_consumer(
+            GROUP,
+            ClientChannelInfo(f"ch-{cid}", cid),
+            "CONSUME_PASSIVELY",
+            "CLUSTERING",
+            "CONSUME_FROM_LAST_OFFSET",
+            subscriptions,
+            False,
+            t,
+        )
     processor = QueryAssignmentProcessor(manager, routes)
     result: Allocation = {}
     for cid in java_sorted_cids(list(dict.fromkeys(cids))):
@@ -227,8 +324,10 @@ def broker_side(cids: Sequence[str], mqs: Sequence[MessageQueue], strategy_name:
         for topic in routes:
             answer = processor.do_load_balance(topic, GROUP, cid, "CLUSTERING", strategy_name, "PULL", -1)
             if answer is None:
-                raise ValueError(f"strategy_name: the broker gives no assignment for {strategy_name[:80]!r} "
-                                 "(it knows AVG and AVG_BY_CIRCLE)")
+                raise ValueError(
+                    f"strategy_name: the broker gives no assignment for {strategy_name[:80]!r} "
+                    "(it knows AVG and AVG_BY_CIRCLE)"
+                )
             mine += answer
         result[cid] = java_sorted_mqs(mine)
     return result
@@ -249,8 +348,12 @@ def _partitions(mqs: list[MessageQueue]) -> tuple[dict[str, int], dict, dict]:
     return per_topic, to_tp, to_mq
 
 
-_KAFKA_CLIENT = {"KAFKA_RANGE": "RangeAssignor", "KAFKA_ROUNDROBIN": "RoundRobinAssignor",
-                 "KAFKA_STICKY": "StickyAssignor", "KAFKA_COOPERATIVE_STICKY": "CooperativeStickyAssignor"}
+_KAFKA_CLIENT = {
+    "KAFKA_RANGE": "RangeAssignor",
+    "KAFKA_ROUNDROBIN": "RoundRobinAssignor",
+    "KAFKA_STICKY": "StickyAssignor",
+    "KAFKA_COOPERATIVE_STICKY": "CooperativeStickyAssignor",
+}
 _KAFKA_SERVER = {"KAFKA_UNIFORM": "UniformAssignor", "KAFKA_SERVER_RANGE": "ServerRangeAssignor"}
 
 
@@ -259,9 +362,11 @@ def kafka_assignor(design: str):
     design = _design(design).name
     if design in _KAFKA_CLIENT:
         import rmqlib.kafka as kafka
+
         return getattr(kafka, _KAFKA_CLIENT[design])()
     if design in _KAFKA_SERVER:
         import rmqlib.kafka.server as server
+
         return getattr(server, _KAFKA_SERVER[design])()
     raise ValueError(f"design must be a Kafka design ({', '.join([*_KAFKA_CLIENT, *_KAFKA_SERVER])}), got {design!r}")
 
@@ -279,8 +384,14 @@ def _kafka(design: str, cids: list[str], mqs: list[MessageQueue], previous: Mapp
         answer = assignor.assign(per_topic, subscriptions, previous={c: p for c, p in prev.items() if p} or None)
     else:
         sticky = design in ("KAFKA_STICKY", "KAFKA_COOPERATIVE_STICKY")
-        subscriptions = {cid: Subscription(topics, owned_partitions=tuple(prev[cid]) if sticky else (),
-                                           generation=1 if sticky and prev[cid] else None) for cid in members}
+        subscriptions = {
+            cid: Subscription(
+                topics,
+                owned_partitions=tuple(prev[cid]) if sticky else (),
+                generation=1 if sticky and prev[cid] else None,
+            )
+            for cid in members
+        }
         answer = assignor.assign(per_topic, subscriptions)
         if design == "KAFKA_COOPERATIVE_STICKY":
             answer = _cooperative_follow_up(assignor, per_topic, topics, answer)
@@ -299,14 +410,19 @@ def _cooperative_follow_up(assignor, per_topic: Mapping[str, int], topics: list[
     for generation in range(2, MAX_COOPERATIVE_ROUNDS + 2):
         if sum(len(tps) for tps in answer.values()) >= total:
             break
-        subscriptions = {cid: Subscription(topics, owned_partitions=tuple(tps), generation=generation)
-                         for cid, tps in answer.items()}
+        subscriptions = {
+            cid: Subscription(topics, owned_partitions=tuple(tps), generation=generation) for cid, tps in answer.items()
+        }
         answer = assignor.assign(per_topic, subscriptions)
     return answer
 
 
-def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
-           previous: Mapping[str, Sequence[MessageQueue]] | None = None) -> Allocation:
+def owners(
+    design: str,
+    cids: Sequence[str],
+    mqs: Sequence[MessageQueue],
+    previous: Mapping[str, Sequence[MessageQueue]] | None = None,
+) -> Allocation:
     """Who owns which queue under ``design`` (a key of :data:`DESIGNS`), keyed by client id in Java order.
 
     ``previous`` is the allocation before a change, for the designs that keep what members owned
@@ -333,8 +449,9 @@ def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
         topics.setdefault(mq.topic, []).append(mq)
     for topic_mqs in topics.values():
         if design == "STICKY":
-            kept = {cid: [mq for mq in held if mq.topic == topic_mqs[0].topic]
-                    for cid, held in (previous or {}).items()}
+            kept = {
+                cid: [mq for mq in held if mq.topic == topic_mqs[0].topic] for cid, held in (previous or {}).items()
+            }
             part = sticky_assign(topic_mqs, members, kept)
         else:
             part = _rocketmq(design, cids, topic_mqs)
@@ -344,6 +461,7 @@ def owners(design: str, cids: Sequence[str], mqs: Sequence[MessageQueue],
 
 
 # --------------------------------------------------------------------------- measurements
+
 
 def _split(allocation: Mapping[str, Sequence[MessageQueue]], mqs: Sequence[MessageQueue]) -> int:
     """Queues that do not have exactly one owner (nobody's, or claimed by two or more)."""
@@ -374,12 +492,16 @@ def measure(design: str, consumers: int, queues: int, seed: int = 0) -> dict:
     after_out = owners(design, grown, mqs, previous=before)
     after_in = owners(design, shrunk, mqs, previous=before)
     return {
-        "design": design, "consumers": consumers, "queues": queues, "seed": seed,
+        "design": design,
+        "consumers": consumers,
+        "queues": queues,
+        "seed": seed,
         "imbalance": imbalance(before),
         "peak": round(max(map(len, before.values())) / -(-queues // consumers), 3),
         "moved_out": len(moved_queues(before, after_out)),
         "moved_in": len(moved_queues(before, after_in)),
-        "least_out": queues // (consumers + 1), "least_in": len(before[leaver]),
+        "least_out": queues // (consumers + 1),
+        "least_in": len(before[leaver]),
         "split": _split(before, mqs) + _split(after_out, mqs) + _split(after_in, mqs),
     }
 
@@ -388,35 +510,59 @@ CONSUMER_COUNTS = (2, 4, 8, 16, 32, 64)
 QUEUE_COUNTS = (8, 16, 32, 64, 128, 256)
 
 
-def measured_table(designs: Sequence[str] = MEASURED, consumers: Sequence[int] = CONSUMER_COUNTS,
-                   queues: Sequence[int] = QUEUE_COUNTS, seeds: Sequence[int] = (0,)) -> list[dict]:
+def measured_table(
+    designs: Sequence[str] = MEASURED,
+    consumers: Sequence[int] = CONSUMER_COUNTS,
+    queues: Sequence[int] = QUEUE_COUNTS,
+    seeds: Sequence[int] = (0,),
+) -> list[dict]:
     """:func:`measure` for every design, group size, queue count and seed: one row each.
 
     Work is bounded: the sum over groups of consumers x queues (times designs and seeds) is at most
     :data:`MAX_TABLE_WORK`.
     """
     designs = _designs(designs)
-    consumers = check_each(consumers, "consumers", lambda v, label: check_int(v, label, 2, MAX_CONSUMERS - 1),
-                           max_len=64)
+    consumers = check_each(
+        consumers, "consumers", lambda v, label: check_int(v, label, 2, MAX_CONSUMERS - 1), max_len=64
+    )
     queues = check_each(queues, "queues", lambda v, label: check_int(v, label, 1, MAX_QUEUES), max_len=64)
     seeds = check_each(seeds, "seeds", check_int, max_len=64)
     work = sum(c * q for c in consumers for q in queues) * len(seeds) * len(designs)
     if work > MAX_TABLE_WORK:
-        raise ValueError(f"consumers, queues, seeds and designs: {work} consumer-queue pairs to measure, more "
-                         f"than {MAX_TABLE_WORK}")
+        raise ValueError(
+            f"consumers, queues, seeds and designs: {work} consumer-queue pairs to measure, more than {MAX_TABLE_WORK}"
+        )
     return [measure(d, c, q, s) for d in designs for c in consumers for q in queues for s in seeds]
 
 
 def design_summary(rows: Sequence[Mapping]) -> list[dict]:
     """Per design (in row order): worst imbalance, worst peak load over the average, and queues moved on join and
     leave as a share of all queues (mean over rows) and as a multiple of the fewest possible (sum moved / sum least)."""
-    rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
-                      (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
+    rows = check_each(
+        rows,
+        "rows",
+        lambda v, label: (
+            v if isinstance(v, Mapping) else (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)"))
+        ),
+    )
     out: dict[str, dict] = {}
     for row in rows:
-        d = out.setdefault(row["design"], {"design": row["design"], "rows": 0, "imbalance": 0, "peak": 0.0, "out": 0.0,
-                                           "in": 0.0, "moved_out": 0, "moved_in": 0, "least_out": 0,
-                                           "least_in": 0, "split": 0})
+        d = out.setdefault(
+            row["design"],
+            {
+                "design": row["design"],
+                "rows": 0,
+                "imbalance": 0,
+                "peak": 0.0,
+                "out": 0.0,
+                "in": 0.0,
+                "moved_out": 0,
+                "moved_in": 0,
+                "least_out": 0,
+                "least_in": 0,
+                "split": 0,
+            },
+        )
         d["rows"] += 1
         d["imbalance"] = max(d["imbalance"], row["imbalance"])
         d["peak"] = max(d["peak"], row["peak"])
@@ -427,15 +573,20 @@ def design_summary(rows: Sequence[Mapping]) -> list[dict]:
     summary = []
     for name, d in out.items():
         design = DESIGNS[name]
-        summary.append({
-            "design": design.label, "decides": design.decides, "stateless": design.stateless,
-            "worst imbalance": d["imbalance"], "worst peak / fair share": round(d["peak"], 2),
-            "moved on join (% of queues)": round(100 * d["out"] / d["rows"], 1),
-            "moved on leave (% of queues)": round(100 * d["in"] / d["rows"], 1),
-            "join: x fewest": round(d["moved_out"] / max(1, d["least_out"]), 2),
-            "leave: x fewest": round(d["moved_in"] / max(1, d["least_in"]), 2),
-            "queues without one owner": d["split"],
-        })
+        summary.append(
+            {
+                "design": design.label,
+                "decides": design.decides,
+                "stateless": design.stateless,
+                "worst imbalance": d["imbalance"],
+                "worst peak / fair share": round(d["peak"], 2),
+                "moved on join (% of queues)": round(100 * d["out"] / d["rows"], 1),
+                "moved on leave (% of queues)": round(100 * d["in"] / d["rows"], 1),
+                "join: x fewest": round(d["moved_out"] / max(1, d["least_out"]), 2),
+                "leave: x fewest": round(d["moved_in"] / max(1, d["least_in"]), 2),
+                "queues without one owner": d["split"],
+            }
+        )
     return summary
 
 
@@ -453,6 +604,7 @@ def format_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None) 
 
 
 # --------------------------------------------------------------------------- memories and views
+
 
 def memory_disagreement(consumers: int = 4, queues: int = 16, rounds: int = 3, memory: str = "own") -> list[dict]:
     """A settled group of ``consumers`` using :class:`AllocateMessageQueueSticky`, then one more joins.
@@ -474,10 +626,15 @@ def memory_disagreement(consumers: int = 4, queues: int = 16, rounds: int = 3, m
         group = cids if r == 0 else java_sorted_cids(grown)
         answer = {cid: strategy.allocate(GROUP, cid, mqs, group) for cid in group}
         held = queue_owners(answer)
-        rows.append({"round": r, "members": len(group),
-                     "unowned": sum(1 for mq in mqs if mq not in held),
-                     "doubled": sum(1 for mq in mqs if len(held.get(mq, ())) > 1),
-                     "imbalance": imbalance(answer)})
+        rows.append(
+            {
+                "round": r,
+                "members": len(group),
+                "unowned": sum(1 for mq in mqs if mq not in held),
+                "doubled": sum(1 for mq in mqs if len(held.get(mq, ())) > 1),
+                "imbalance": imbalance(answer),
+            }
+        )
     return rows
 
 
@@ -501,9 +658,15 @@ def view_disagreement(consumers: int = 8, queues: int = 32, stale: int = 2, seed
     new_view = allocate_group(AllocateMessageQueueAveragely(), mqs, grown, GROUP)
     client = {cid: (old_view if cid in stale_ids else new_view)[cid] for cid in grown}
     broker = broker_side(grown, mqs)
-    return {"consumers": consumers + 1, "queues": queues, "stale": stale,
-            "client_split": _split(client, mqs), "broker_split": _split(broker, mqs),
-            "client": client, "broker": broker}
+    return {
+        "consumers": consumers + 1,
+        "queues": queues,
+        "stale": stale,
+        "client_split": _split(client, mqs),
+        "broker_split": _split(broker, mqs),
+        "client": client,
+        "broker": broker,
+    }
 
 
 def broker_assignment_cost(consumers: int, queues: int, topics: int = 1) -> list[dict]:
@@ -522,12 +685,22 @@ def broker_assignment_cost(consumers: int, queues: int, topics: int = 1) -> list
     topics = check_int(topics, "topics", 1, 10_000)
     per_allocation = consumers + queues
     return [
-        {"who decides": "every client", "requests per round": consumers * topics,
-         "allocations on the broker": 0, "allocations on each client": topics,
-         "sorted items on the broker": 0, "strategies": "any (6 + your own)"},
-        {"who decides": "broker (QUERY_ASSIGNMENT)", "requests per round": consumers * topics,
-         "allocations on the broker": consumers * topics, "allocations on each client": 0,
-         "sorted items on the broker": consumers * topics * per_allocation, "strategies": "AVG, AVG_BY_CIRCLE"},
+        {
+            "who decides": "every client",
+            "requests per round": consumers * topics,
+            "allocations on the broker": 0,
+            "allocations on each client": topics,
+            "sorted items on the broker": 0,
+            "strategies": "any (6 + your own)",
+        },
+        {
+            "who decides": "broker (QUERY_ASSIGNMENT)",
+            "requests per round": consumers * topics,
+            "allocations on the broker": consumers * topics,
+            "allocations on each client": 0,
+            "sorted items on the broker": consumers * topics * per_allocation,
+            "strategies": "AVG, AVG_BY_CIRCLE",
+        },
     ]
 
 
@@ -574,13 +747,26 @@ def _change_row(design: str, change: str, seed: int, run, at: int) -> dict:
     from rmqlib.sim.kafka_group import pauses_after
 
     pauses = pauses_after(run, at)
-    return {"design": design, "change": change, "seed": seed, "pause_ms": sum(pauses.values()),
-            "longest_ms": max(pauses.values(), default=0), "paused": sum(1 for ms in pauses.values() if ms),
-            "duplicates": run.duplicates, "unconsumed": len(run.lost), "moved": run.handovers(after_ms=at)}
+    return {
+        "design": design,
+        "change": change,
+        "seed": seed,
+        "pause_ms": sum(pauses.values()),
+        "longest_ms": max(pauses.values(), default=0),
+        "paused": sum(1 for ms in pauses.values() if ms),
+        "duplicates": run.duplicates,
+        "unconsumed": len(run.lost),
+        "moved": run.handovers(after_ms=at),
+    }
 
 
-def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None = None,
-                      changes: Sequence[str] = CHANGES, kafka: bool | Sequence[str] = True, **overrides) -> list[dict]:
+def simulated_changes(
+    seeds: Sequence[int] = (0,),
+    designs: Sequence[str] | None = None,
+    changes: Sequence[str] = CHANGES,
+    kafka: bool | Sequence[str] = True,
+    **overrides,
+) -> list[dict]:
     """Pause and duplicates after a crash and after a scale-out, one row per design, change and seed.
 
     Every design runs in the simulator on ``scenarios.crash`` / ``scenarios.scale_out`` (``overrides`` change any
@@ -597,8 +783,11 @@ def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None
     from rmqlib.sim.kafka_group import change_ms, simulate_kafka_group
 
     seeds = check_each(seeds, "seeds", check_int, max_len=16)
-    names = list(SIMULATED) if designs is None else check_each(
-        designs, "designs", lambda v, label: check_str(v, label), max_len=16)
+    names = (
+        list(SIMULATED)
+        if designs is None
+        else check_each(designs, "designs", lambda v, label: check_str(v, label), max_len=16)
+    )
     for name in names:
         if name not in SIMULATED:
             raise ValueError(f"designs must be among {', '.join(SIMULATED)}, got {name[:80]!r}")
@@ -612,8 +801,7 @@ def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None
         protocols = check_each(kafka, "kafka", lambda v, label: check_str(v, label), max_len=len(KAFKA_PROTOCOLS))
         for label in protocols:
             if label not in KAFKA_PROTOCOLS:
-                raise ValueError(f"kafka must be True, False or among {', '.join(KAFKA_PROTOCOLS)}, "
-                                 f"got {label[:80]!r}")
+                raise ValueError(f"kafka must be True, False or among {', '.join(KAFKA_PROTOCOLS)}, got {label[:80]!r}")
     rows = []
     for change in changes:
         for name in names:
@@ -633,19 +821,29 @@ def simulated_changes(seeds: Sequence[int] = (0,), designs: Sequence[str] | None
 def changes_summary(rows: Sequence[Mapping]) -> list[dict]:
     """Mean pause (queue-milliseconds without an owner), longest pause of a queue, queues paused, duplicates,
     unconsumed messages and moved queues per design and change, from :func:`simulated_changes` rows."""
-    rows = check_each(rows, "rows", lambda v, label: v if isinstance(v, Mapping) else
-                      (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)")))
+    rows = check_each(
+        rows,
+        "rows",
+        lambda v, label: (
+            v if isinstance(v, Mapping) else (_ for _ in ()).throw(ArgumentTypeError(f"{label} must be a row (a dict)"))
+        ),
+    )
     grouped: dict[tuple, list[Mapping]] = {}
     for row in rows:
         grouped.setdefault((row["design"], row["change"]), []).append(row)
     out = []
     for (design, change), group in grouped.items():
         n = len(group)
-        out.append({"design": design, "change": change,
-                    "pause (queue-ms)": round(sum(r["pause_ms"] for r in group) / n),
-                    "longest (ms)": round(sum(r.get("longest_ms", 0) for r in group) / n),
-                    "paused": round(sum(r.get("paused", 0) for r in group) / n, 1),
-                    "duplicates": round(sum(r["duplicates"] for r in group) / n, 1),
-                    "unconsumed": round(sum(r["unconsumed"] for r in group) / n, 1),
-                    "moved": round(sum(r["moved"] for r in group) / n, 1)})
+        out.append(
+            {
+                "design": design,
+                "change": change,
+                "pause (queue-ms)": round(sum(r["pause_ms"] for r in group) / n),
+                "longest (ms)": round(sum(r.get("longest_ms", 0) for r in group) / n),
+                "paused": round(sum(r.get("paused", 0) for r in group) / n, 1),
+                "duplicates": round(sum(r["duplicates"] for r in group) / n, 1),
+                "unconsumed": round(sum(r["unconsumed"] for r in group) / n, 1),
+                "moved": round(sum(r["moved"] for r in group) / n, 1),
+            }
+        )
     return out

@@ -43,8 +43,9 @@ def _previous(previous: object, name: str = "previous") -> Mapping[str, Sequence
     if previous is None:
         return {}
     if not isinstance(previous, Mapping):
-        raise ArgumentTypeError(f"{name} must map client ids to their queues (a dict) or be None, "
-                                f"got {type(previous).__name__}")
+        raise ArgumentTypeError(
+            f"{name} must map client ids to their queues (a dict) or be None, got {type(previous).__name__}"
+        )
     for cid, mqs in previous.items():
         if not isinstance(cid, str):
             raise ArgumentTypeError(f"{name}: client ids must be str, got {type(cid).__name__}")
@@ -56,8 +57,9 @@ def _previous(previous: object, name: str = "previous") -> Mapping[str, Sequence
     return previous
 
 
-def sticky_assign(mq_all: Sequence[MessageQueue], cid_all: Sequence[str],
-                  previous: Mapping[str, Sequence[MessageQueue]] | None = None) -> Allocation:
+def sticky_assign(
+    mq_all: Sequence[MessageQueue], cid_all: Sequence[str], previous: Mapping[str, Sequence[MessageQueue]] | None = None
+) -> Allocation:
     """The whole group's sticky answer: balanced (no consumer more than one queue above another) and moving
     the fewest queues from ``previous`` that balance allows.
 
@@ -92,7 +94,7 @@ def sticky_assign(mq_all: Sequence[MessageQueue], cid_all: Sequence[str],
     by_holding = sorted(range(len(cids)), key=lambda i: (-len(kept[cids[i]]), i))
     quota = {cids[i]: base + (1 if rank < extra else 0) for rank, i in enumerate(by_holding)}
     for cid in cids:
-        result[cid] = kept[cid][:quota[cid]]
+        result[cid] = kept[cid][: quota[cid]]
     held = {mq for mine in result.values() for mq in mine}
     pool = iter([mq for mq in mqs if mq not in held])
     for cid in cids:
@@ -147,8 +149,9 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
             self._answers = {k: a for k, a in self._answers.items() if id(a) in alive}
         return found
 
-    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> list[MessageQueue]:
+    def allocate(
+        self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+    ) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         key = self._key(consumer_group, current_cid, mq_all)
@@ -156,8 +159,7 @@ class AllocateMessageQueueSticky(AbstractAllocateMessageQueueStrategy):
         self._memory[key] = whole
         return list(whole[current_cid])
 
-    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
-                     cid_all: Sequence[str]) -> Allocation:
+    def allocate_all(self, consumer_group: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Allocation:
         """Every member's own ``allocate`` answer, in ``cid_all`` order (each reads and updates its memory)."""
         self._check_group(mq_all, cid_all, consumer_group)
         return {cid: self.allocate(consumer_group, cid, mq_all, cid_all) for cid in dict.fromkeys(cid_all)}

@@ -88,9 +88,23 @@ def java_url(path: str) -> str:
 
 
 __all__ = [
-    "ASSIGNORS", "CLIENT_ASSIGNORS", "JAVA_SOURCES", "SERVER_ASSIGNORS", "KAFKA_COMMIT", "ChangeOutcome",
+    "ASSIGNORS",
+    "CLIENT_ASSIGNORS",
+    "JAVA_SOURCES",
+    "SERVER_ASSIGNORS",
+    "KAFKA_COMMIT",
+    "ChangeOutcome",
     "CooperativeStickyAssignor",
-    "ProtocolTimings", "RangeAssignor", "RebalanceProtocol", "RoundRobinAssignor", "ServerRangeAssignor",
-    "StickyAssignor", "Subscription", "TopicPartition", "UniformAssignor", "java_url", "membership_change",
+    "ProtocolTimings",
+    "RangeAssignor",
+    "RebalanceProtocol",
+    "RoundRobinAssignor",
+    "ServerRangeAssignor",
+    "StickyAssignor",
+    "Subscription",
+    "TopicPartition",
+    "UniformAssignor",
+    "java_url",
+    "membership_change",
     "settled_assignment",
 ]

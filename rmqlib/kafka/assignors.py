@@ -70,8 +70,9 @@ class RangeAssignor:
     name = "range"
     supported_protocols = (EAGER,)
 
-    def assign(self, partitions_per_topic: Mapping[str, int],
-               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, list[TopicPartition]]:
         ppt, subs = _prepare(partitions_per_topic, subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in sorted(subs, key=utf16_key)}
         order = string_hash_order(subs)
@@ -101,8 +102,9 @@ class RoundRobinAssignor:
     name = "roundrobin"
     supported_protocols = (EAGER,)
 
-    def assign(self, partitions_per_topic: Mapping[str, int],
-               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, list[TopicPartition]]:
         ppt, subs = _prepare(partitions_per_topic, subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in sorted(subs, key=utf16_key)}
         members = sorted(string_hash_order(subs), key=lambda m: _member_key(m, subs[m]))  # stable, as Utils.sorted
@@ -212,8 +214,9 @@ class _StickyBase:
         self.max_generation = DEFAULT_GENERATION
         self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
 
-    def assign(self, partitions_per_topic: Mapping[str, int],
-               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, list[TopicPartition]]:
         ppt, subs = _prepare(partitions_per_topic, subscriptions)
         # as AbstractPartitionAssignor.assign(Cluster, ...) does: only subscribed topics that have partitions
         subscribed = {t for s in subs.values() for t in s.topics}
@@ -230,9 +233,11 @@ class _StickyBase:
             self.partitions_transferring_ownership = None
             total = sum(ppt.values())
             if len(subs) * max(total, 1) > MAX_GENERAL_STICKY_WORK:
-                raise ValueError(f"subscriptions: the general sticky algorithm (members with different topics) is "
-                                 f"limited to members x partitions <= {MAX_GENERAL_STICKY_WORK} in this model, "
-                                 f"got {len(subs)} x {total}")
+                raise ValueError(
+                    f"subscriptions: the general sticky algorithm (members with different topics) is "
+                    f"limited to members x partitions <= {MAX_GENERAL_STICKY_WORK} in this model, "
+                    f"got {len(subs)} x {total}"
+                )
             result = _GeneralBuilder(ppt, subs, owned, order, self.max_generation).build()
         return {m: result[m] for m in sorted(result, key=utf16_key)}
 
@@ -314,9 +319,11 @@ class _StickyBase:
                     maybe_revoked[tp] = member
                 if current_over < expected_over:
                     exactly.append(member)
-        unassigned = [TopicPartition(t, p) for t in sorted(ppt) for p in range(ppt[t])
-                      if TopicPartition(t, p) not in assigned] if assigned else \
-            [TopicPartition(t, p) for t in sorted(ppt) for p in range(ppt[t])]
+        unassigned = (
+            [TopicPartition(t, p) for t in sorted(ppt) for p in range(ppt[t]) if TopicPartition(t, p) not in assigned]
+            if assigned
+            else [TopicPartition(t, p) for t in sorted(ppt) for p in range(ppt[t])]
+        )
         under.sort(key=utf16_key)
         exactly.sort(key=utf16_key)
 
@@ -455,7 +462,7 @@ class _GeneralBuilder:
 
     def _balance_score(self) -> int:
         sizes = [len(v) for v in self.current.values()]
-        return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1:])
+        return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1 :])
 
     def _is_balanced(self) -> bool:
         current = self.current
@@ -481,8 +488,12 @@ class _GeneralBuilder:
         for tp in unassigned:
             if self.topic_consumers[tp.topic]:
                 self._assign_to_least_loaded(tp)
-        fixed_partitions = {TopicPartition(t, p) for t in self.topic_consumers if not self._topic_can_move(t)
-                            for p in range(self.ppt[t])}
+        fixed_partitions = {
+            TopicPartition(t, p)
+            for t in self.topic_consumers
+            if not self._topic_can_move(t)
+            for p in range(self.ppt[t])
+        }
         self.sorted_all = [tp for tp in self.sorted_all if tp not in fixed_partitions]
         unassigned = [tp for tp in unassigned if tp not in fixed_partitions]
         fixed_assignments: dict[str, list[TopicPartition]] = {}
@@ -505,7 +516,7 @@ class _GeneralBuilder:
     @staticmethod
     def _score_of(assignment) -> int:
         sizes = [len(v) for v in assignment.values()]
-        return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1:])
+        return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1 :])
 
     def _reassign(self, partitions: list[TopicPartition], prev) -> bool:
         performed = False
@@ -517,8 +528,11 @@ class _GeneralBuilder:
                 member = self.partition_owner.get(tp)
                 if member is None or member not in self.current:
                     continue  # Kafka logs an error here
-                if tp in prev and prev[tp][0] in self.current and \
-                        len(self.current[member]) > len(self.current[prev[tp][0]]) + 1:
+                if (
+                    tp in prev
+                    and prev[tp][0] in self.current
+                    and len(self.current[member]) > len(self.current[prev[tp][0]]) + 1
+                ):
                     self._move(tp, prev[tp][0])
                     performed = modified = True
                     continue
@@ -575,8 +589,9 @@ class CooperativeStickyAssignor(_StickyBase):
     name = "cooperative-sticky"
     supported_protocols = (COOPERATIVE, EAGER)
 
-    def assign(self, partitions_per_topic: Mapping[str, int],
-               subscriptions: Mapping[str, Subscription]) -> dict[str, list[TopicPartition]]:
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, list[TopicPartition]]:
         result = super().assign(partitions_per_topic, subscriptions)
         transferring = self.partitions_transferring_ownership
         if transferring is None:

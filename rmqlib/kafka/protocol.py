@@ -66,8 +66,12 @@ from rmqlib.model import utf16_key
 MAX_COOPERATIVE_ROUNDS = 10
 
 _REGISTRY = {
-    "range": RangeAssignor, "roundrobin": RoundRobinAssignor, "sticky": StickyAssignor,
-    "cooperative-sticky": CooperativeStickyAssignor, "uniform": UniformAssignor, "server-range": ServerRangeAssignor,
+    "range": RangeAssignor,
+    "roundrobin": RoundRobinAssignor,
+    "sticky": StickyAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+    "uniform": UniformAssignor,
+    "server-range": ServerRangeAssignor,
 }
 
 
@@ -112,18 +116,28 @@ class ProtocolTimings:
 
     def __post_init__(self):
         day = 86_400_000
-        for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms",
-                     "consumer_session_timeout_ms", "consumer_heartbeat_interval_ms", "auto_commit_interval_ms"):
+        for name in (
+            "session_timeout_ms",
+            "heartbeat_interval_ms",
+            "max_poll_interval_ms",
+            "consumer_session_timeout_ms",
+            "consumer_heartbeat_interval_ms",
+            "auto_commit_interval_ms",
+        ):
             check_int(getattr(self, name), name, 1, day)
         for name in ("rpc_ms", "commit_on_revoke_ms", "poll_delay_ms"):
             check_number(getattr(self, name), name, 0, day)
         check_number(self.messages_per_s, "messages_per_s", 0, 1e9)
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ValueError(f"heartbeat_interval_ms must be below session_timeout_ms "
-                             f"({self.heartbeat_interval_ms} >= {self.session_timeout_ms}), as Kafka requires")
+            raise ValueError(
+                f"heartbeat_interval_ms must be below session_timeout_ms "
+                f"({self.heartbeat_interval_ms} >= {self.session_timeout_ms}), as Kafka requires"
+            )
         if self.poll_delay_ms >= self.max_poll_interval_ms:
-            raise ValueError(f"poll_delay_ms must be below max_poll_interval_ms ({self.poll_delay_ms} >= "
-                             f"{self.max_poll_interval_ms}): a member that slow is removed from the group")
+            raise ValueError(
+                f"poll_delay_ms must be below max_poll_interval_ms ({self.poll_delay_ms} >= "
+                f"{self.max_poll_interval_ms}): a member that slow is removed from the group"
+            )
 
 
 @dataclass(frozen=True)
@@ -177,17 +191,27 @@ class ChangeOutcome:
 
     def summary(self) -> dict[str, object]:
         """The headline numbers, one flat dict (a table row)."""
-        return {"protocol": self.protocol.value, "assignor": self.assignor, "change": self.kind,
-                "moved": len(self.moved), "revoked_and_returned": len(self.revoked_and_returned),
-                "paused": self.paused, "max_pause_ms": self.max_pause_ms, "total_pause_ms": self.total_pause_ms,
-                "settled_ms": self.settled_ms, "duplicates": self.total_duplicates, "rounds": self.rounds}
+        return {
+            "protocol": self.protocol.value,
+            "assignor": self.assignor,
+            "change": self.kind,
+            "moved": len(self.moved),
+            "revoked_and_returned": len(self.revoked_and_returned),
+            "paused": self.paused,
+            "max_pause_ms": self.max_pause_ms,
+            "total_pause_ms": self.total_pause_ms,
+            "settled_ms": self.settled_ms,
+            "duplicates": self.total_duplicates,
+            "rounds": self.rounds,
+        }
 
 
 def _members(value, name: str, topics: list[str]) -> dict[str, tuple[str, ...]]:
     """member -> its topics, from a sequence of ids (each subscribes to every topic) or a mapping id -> topics."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise ArgumentTypeError(f"{name} must be a sequence of member ids or a mapping member id -> topics, "
-                                f"got {value!r}")
+        raise ArgumentTypeError(
+            f"{name} must be a sequence of member ids or a mapping member id -> topics, got {value!r}"
+        )
     out: dict[str, tuple[str, ...]] = {}
     if callable(getattr(value, "items", None)):
         for member, member_topics in value.items():
@@ -216,8 +240,9 @@ def _resolve_assignor(assignor: Any) -> Any:
             raise ValueError(f"assignor must be one of {sorted(_REGISTRY)} or an assignor object, got {assignor!r}")
         return _REGISTRY[assignor]()
     if not callable(getattr(assignor, "assign", None)) or not isinstance(getattr(assignor, "name", None), str):
-        raise ArgumentTypeError(f"assignor must be an assignor name or an object with name and assign(), "
-                                f"got {assignor!r}")
+        raise ArgumentTypeError(
+            f"assignor must be an assignor name or an object with name and assign(), got {assignor!r}"
+        )
     return assignor
 
 
@@ -232,21 +257,30 @@ def _owner_map(assignment: Mapping[str, Sequence[TopicPartition]]) -> dict[Topic
     return {tp: m for m, tps in assignment.items() for tp in tps}
 
 
-
 def _protocol_of(protocol: RebalanceProtocol | str) -> RebalanceProtocol:
     """``protocol`` as a RebalanceProtocol, from a member or its name; a clear error otherwise."""
     if isinstance(protocol, str) and not isinstance(protocol, RebalanceProtocol):
         try:
             return RebalanceProtocol(protocol)
         except ValueError:
-            raise ValueError(f"protocol must be one of {[p.value for p in RebalanceProtocol]}, got {protocol!r}") \
-                from None
+            raise ValueError(
+                f"protocol must be one of {[p.value for p in RebalanceProtocol]}, got {protocol!r}"
+            ) from None
     if not isinstance(protocol, RebalanceProtocol):
         raise ArgumentTypeError(f"protocol must be a RebalanceProtocol, got {protocol!r}")
     return protocol
 
-def membership_change(protocol, assignor, partitions_per_topic: Mapping[str, int], before_members, after_members, *,
-                      timings: ProtocolTimings | None = None, departure: str = "graceful") -> ChangeOutcome:
+
+def membership_change(
+    protocol,
+    assignor,
+    partitions_per_topic: Mapping[str, int],
+    before_members,
+    after_members,
+    *,
+    timings: ProtocolTimings | None = None,
+    departure: str = "graceful",
+) -> ChangeOutcome:
     """Play one membership change through ``protocol`` with ``assignor`` and report what each partition paid.
 
     ``before_members``/``after_members``: member ids (each subscribes to every topic of ``partitions_per_topic``)
@@ -269,8 +303,9 @@ def membership_change(protocol, assignor, partitions_per_topic: Mapping[str, int
     assignor = _resolve_assignor(assignor)
     supported = tuple(getattr(assignor, "supported_protocols", ()))
     if protocol.value not in supported:
-        raise ValueError(f"assignor {assignor.name!r} does not support the {protocol.value} protocol "
-                         f"(it supports {list(supported)})")
+        raise ValueError(
+            f"assignor {assignor.name!r} does not support the {protocol.value} protocol (it supports {list(supported)})"
+        )
     timings = ProtocolTimings() if timings is None else timings
     if not isinstance(timings, ProtocolTimings):
         raise ArgumentTypeError(f"timings must be a ProtocolTimings, got {timings!r}")
@@ -293,27 +328,41 @@ def membership_change(protocol, assignor, partitions_per_topic: Mapping[str, int
     kind = "join" if joined else ("crash" if departure == "crash" else "leave") if left else "none"
     for topic, count in ppt.items():
         if count and any(topic in ts for ts in before.values()) and not any(topic in ts for ts in after.values()):
-            raise ValueError(f"after_members leaves topic {topic!r} without a subscriber: its partitions would "
-                             f"never be fetched again")
+            raise ValueError(
+                f"after_members leaves topic {topic!r} without a subscriber: its partitions would "
+                f"never be fetched again"
+            )
 
     if kind == "none":
         return _no_change(protocol, assignor, ppt, before, timings)
-    play = {RebalanceProtocol.EAGER: _eager, RebalanceProtocol.COOPERATIVE: _cooperative,
-            RebalanceProtocol.CONSUMER: _consumer}[protocol]
+    play = {
+        RebalanceProtocol.EAGER: _eager,
+        RebalanceProtocol.COOPERATIVE: _cooperative,
+        RebalanceProtocol.CONSUMER: _consumer,
+    }[protocol]
     result = play(assignor, ppt, before, after, joined, left, kind, timings)
     old, new, stop, ready, rounds, detection = result
     old_owner, new_owner = _owner_map(old), _owner_map(new)
     all_tps = sorted(set(old_owner) | set(new_owner))
     unavailable = {tp: (ready[tp] - stop[tp]) if tp in ready else 0.0 for tp in all_tps}
     rate = timings.messages_per_s / 1000.0
-    duplicates = {tp: (rate * timings.auto_commit_interval_ms / 2 if kind == "crash" and old_owner.get(tp) in left
-                       else 0.0) for tp in all_tps}
+    duplicates = {
+        tp: (rate * timings.auto_commit_interval_ms / 2 if kind == "crash" and old_owner.get(tp) in left else 0.0)
+        for tp in all_tps
+    }
     return ChangeOutcome(
-        protocol=protocol, assignor=assignor.name, kind=kind, before=old, after=new,
+        protocol=protocol,
+        assignor=assignor.name,
+        kind=kind,
+        before=old,
+        after=new,
         moved=tuple(tp for tp in all_tps if old_owner.get(tp) != new_owner.get(tp)),
         revoked_and_returned=tuple(tp for tp in all_tps if tp in ready and old_owner.get(tp) == new_owner.get(tp)),
-        unavailable_ms=unavailable, ready_at_ms={tp: ready[tp] for tp in all_tps if tp in ready},
-        duplicates=duplicates, rounds=rounds, detection_ms=detection,
+        unavailable_ms=unavailable,
+        ready_at_ms={tp: ready[tp] for tp in all_tps if tp in ready},
+        duplicates=duplicates,
+        rounds=rounds,
+        detection_ms=detection,
         backlog={tp: rate * unavailable[tp] for tp in all_tps},
     )
 
@@ -325,15 +374,31 @@ def _no_change(protocol, assignor, ppt, before, t):
         old = _stable(assignor, ppt, before)
     tps = sorted(_owner_map(old))
     zero = dict.fromkeys(tps, 0.0)
-    return ChangeOutcome(protocol=protocol, assignor=assignor.name, kind="none", before=old,
-                         after={m: list(v) for m, v in old.items()}, moved=(), revoked_and_returned=(),
-                         unavailable_ms=zero, ready_at_ms={}, duplicates=dict(zero), rounds=0, detection_ms=0.0,
-                         backlog=dict(zero))
+    return ChangeOutcome(
+        protocol=protocol,
+        assignor=assignor.name,
+        kind="none",
+        before=old,
+        after={m: list(v) for m, v in old.items()},
+        moved=(),
+        revoked_and_returned=(),
+        unavailable_ms=zero,
+        ready_at_ms={},
+        duplicates=dict(zero),
+        rounds=0,
+        detection_ms=0.0,
+        backlog=dict(zero),
+    )
 
 
-def settled_assignment(assignor, partitions_per_topic: Mapping[str, int], members,
-                       previous: Mapping[str, Sequence[TopicPartition]] | None = None, *,
-                       protocol: RebalanceProtocol | str | None = None) -> dict[str, list[TopicPartition]]:
+def settled_assignment(
+    assignor,
+    partitions_per_topic: Mapping[str, int],
+    members,
+    previous: Mapping[str, Sequence[TopicPartition]] | None = None,
+    *,
+    protocol: RebalanceProtocol | str | None = None,
+) -> dict[str, list[TopicPartition]]:
     """The assignment a group ends with once a rebalance from ``previous`` has finished.
 
     ``members``: member ids (each on every topic) or a mapping member id -> topics; ``previous``: member -> the
@@ -354,8 +419,9 @@ def settled_assignment(assignor, partitions_per_topic: Mapping[str, int], member
     else:
         protocol = _protocol_of(protocol)
     if protocol.value not in supported:
-        raise ValueError(f"assignor {assignor.name!r} does not support the {protocol.value} protocol "
-                         f"(it supports {list(supported)})")
+        raise ValueError(
+            f"assignor {assignor.name!r} does not support the {protocol.value} protocol (it supports {list(supported)})"
+        )
     ppt = check_partitions_per_topic(partitions_per_topic)
     group = _members(members, "members", list(ppt))
     owned = check_assignment({} if previous is None else previous, "previous")
@@ -376,8 +442,10 @@ def _detection(kind: str, t: ProtocolTimings, consumer: bool) -> float:
 
 
 def _classic_subs(members, assignment, generation):
-    return {m: Subscription(topics, owned_partitions=tuple(assignment.get(m, ())), generation=generation)
-            for m, topics in members.items()}
+    return {
+        m: Subscription(topics, owned_partitions=tuple(assignment.get(m, ())), generation=generation)
+        for m, topics in members.items()
+    }
 
 
 def _stable(assignor, ppt, before):

@@ -40,9 +40,11 @@ MAX_ITERATION_COUNT = 16
 Target = dict[str, dict[str, list[int]]]
 
 
-def _prepare(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription],
-             previous: Mapping[str, Sequence[TopicPartition]] | None
-             ) -> tuple[dict[str, int], list[str], dict[str, list[str]], dict[str, list[TopicPartition]], bool]:
+def _prepare(
+    partitions_per_topic: Mapping[str, int],
+    subscriptions: Mapping[str, Subscription],
+    previous: Mapping[str, Sequence[TopicPartition]] | None,
+) -> tuple[dict[str, int], list[str], dict[str, list[str]], dict[str, list[TopicPartition]], bool]:
     ppt = check_partitions_per_topic(partitions_per_topic)
     subs = check_subscriptions(subscriptions)
     prev = check_assignment({} if previous is None else previous, "previous")
@@ -70,10 +72,13 @@ def _int_hash(i: int) -> int:
     return i  # Integer.hashCode
 
 
-def _result(members: Iterable[str],
-            assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str, list[TopicPartition]]:
-    return {m: [TopicPartition(t, p) for t in sorted(assignment.get(m, {})) for p in sorted(assignment[m][t])]
-            for m in sorted(members, key=utf16_key)}
+def _result(
+    members: Iterable[str], assignment: Mapping[str, Mapping[str, Sequence[int]]]
+) -> dict[str, list[TopicPartition]]:
+    return {
+        m: [TopicPartition(t, p) for t in sorted(assignment.get(m, {})) for p in sorted(assignment[m][t])]
+        for m in sorted(members, key=utf16_key)
+    }
 
 
 class UniformAssignor:
@@ -88,8 +93,12 @@ class UniformAssignor:
     name = "uniform"
     supported_protocols = (CONSUMER,)
 
-    def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription],
-               previous: Mapping[str, Sequence[TopicPartition]] | None = None) -> dict[str, list[TopicPartition]]:
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        previous: Mapping[str, Sequence[TopicPartition]] | None = None,
+    ) -> dict[str, list[TopicPartition]]:
         ppt, members, topics, old, homogeneous = _prepare(partitions_per_topic, subscriptions, previous)
         if not members:
             return {}
@@ -98,8 +107,9 @@ class UniformAssignor:
         return _result(members, _Heterogeneous(ppt, members, topics, old).build())
 
     @staticmethod
-    def _homogeneous(ppt: dict[str, int], members: list[str], topics: dict[str, list[str]],
-                     old: dict[str, list[TopicPartition]]) -> Target:
+    def _homogeneous(
+        ppt: dict[str, int], members: list[str], topics: dict[str, list[str]], old: dict[str, list[TopicPartition]]
+    ) -> Target:
         subscribed = sorted(topics[members[0]])
         if not subscribed:
             return {}
@@ -147,8 +157,13 @@ class _Heterogeneous:
     """UniformHeterogeneousAssignmentBuilder: members are indices in member order; ``owners[topic][p]`` is the
     member index that owns partition p in the target (-1: unassigned)."""
 
-    def __init__(self, ppt: dict[str, int], members: list[str], topics: dict[str, list[str]],
-                 old: dict[str, list[TopicPartition]]) -> None:
+    def __init__(
+        self,
+        ppt: dict[str, int],
+        members: list[str],
+        topics: dict[str, list[str]],
+        old: dict[str, list[TopicPartition]],
+    ) -> None:
         self.ppt = ppt
         self.members = members
         self.index = {m: i for i, m in enumerate(members)}
@@ -311,8 +326,12 @@ class ServerRangeAssignor:
     registry_name = "server-range"
     supported_protocols = (CONSUMER,)
 
-    def assign(self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription],
-               previous: Mapping[str, Sequence[TopicPartition]] | None = None) -> dict[str, list[TopicPartition]]:
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        previous: Mapping[str, Sequence[TopicPartition]] | None = None,
+    ) -> dict[str, list[TopicPartition]]:
         ppt, members, topics, _old, _homogeneous = _prepare(partitions_per_topic, subscriptions, previous)
         subs = subscriptions
 

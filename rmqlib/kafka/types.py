@@ -33,8 +33,10 @@ def check_topic(value: object, name: str = "topic") -> str:
     if not isinstance(value, str):
         raise ArgumentTypeError(f"{name} must be a topic name (a string), got {value!r}")
     if not value or value in (".", "..") or len(value) > MAX_TOPIC_NAME_LENGTH or not _LEGAL_TOPIC.match(value):
-        raise ValueError(f"{name} must be a legal Kafka topic name (1-{MAX_TOPIC_NAME_LENGTH} of "
-                         f"[a-zA-Z0-9._-], not '.' or '..'), got {value[:80]!r}")
+        raise ValueError(
+            f"{name} must be a legal Kafka topic name (1-{MAX_TOPIC_NAME_LENGTH} of "
+            f"[a-zA-Z0-9._-], not '.' or '..'), got {value[:80]!r}"
+        )
     return value
 
 
@@ -216,8 +218,9 @@ def check_assignment(value: Mapping[str, object], name: str) -> dict[str, list[T
     return out
 
 
-def check_in_range(tps_by_member: Mapping[str, list[TopicPartition]], partitions_per_topic: Mapping[str, int],
-                   name: str) -> None:
+def check_in_range(
+    tps_by_member: Mapping[str, list[TopicPartition]], partitions_per_topic: Mapping[str, int], name: str
+) -> None:
     """Every partition of an existing topic is below that topic's partition count (Kafka never shrinks a topic)."""
     for member, tps in tps_by_member.items():
         for tp in tps:

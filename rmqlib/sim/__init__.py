@@ -1,8 +1,8 @@
 """A consumer group over simulated time (simpy), driving the client and broker models.
 
-    >>> from rmqlib.sim import scenarios, simulate
-    >>> result = simulate(scenarios.crash(), seed=1)
-    >>> result.lost, result.duplicates  # doctest: +SKIP
+>>> from rmqlib.sim import scenarios, simulate
+>>> result = simulate(scenarios.crash(), seed=1)
+>>> result.lost, result.duplicates  # doctest: +SKIP
 """
 
 from rmqlib.sim import scenarios
@@ -27,7 +27,31 @@ from rmqlib.sim.scenario import (
 )
 from rmqlib.sim.sweep import run_one, run_variants, sweep, sweep_stats, sweep_values
 
-__all__ = ["BROADCASTING", "CLUSTERING", "CONCURRENT", "CRASH", "HOST_LOSS", "ORDERLY", "POP", "SHUTDOWN",
-           "BrokerOutage", "ConsumeBatch", "ConsumeMode", "ConsumerSpec", "Event", "Interval", "LeaveKind",
-           "MessageModel", "Scenario", "SimResult", "TopicChange",
-           "run_one", "run_variants", "scenarios", "simulate", "sweep", "sweep_stats", "sweep_values"]
+__all__ = [
+    "BROADCASTING",
+    "CLUSTERING",
+    "CONCURRENT",
+    "CRASH",
+    "HOST_LOSS",
+    "ORDERLY",
+    "POP",
+    "SHUTDOWN",
+    "BrokerOutage",
+    "ConsumeBatch",
+    "ConsumeMode",
+    "ConsumerSpec",
+    "Event",
+    "Interval",
+    "LeaveKind",
+    "MessageModel",
+    "Scenario",
+    "SimResult",
+    "TopicChange",
+    "run_one",
+    "run_variants",
+    "scenarios",
+    "simulate",
+    "sweep",
+    "sweep_stats",
+    "sweep_values",
+]

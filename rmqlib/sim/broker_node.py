@@ -54,18 +54,35 @@ class _TracingStore(MessageStore):
 class BrokerNode:
     """One broker and its services."""
 
-    def __init__(self, name: str, scenario: Scenario, clock: Clock, wire: Wire, recorder: Recorder, routes: Routes,
-                 rng: random.Random):
+    def __init__(
+        self,
+        name: str,
+        scenario: Scenario,
+        clock: Clock,
+        wire: Wire,
+        recorder: Recorder,
+        routes: Routes,
+        rng: random.Random,
+    ):
         sc = scenario
         self.name, self.scenario, self.clock, self.wire, self.recorder, self.routes = (
-            name, scenario, clock, wire, recorder, routes)
+            name,
+            scenario,
+            clock,
+            wire,
+            recorder,
+            routes,
+        )
         self.cluster: Mapping[str, BrokerNode] = {}  # every broker by name, set by connect()
         self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
         self.silent = False  # down without closing its connections (BrokerOutage.silent)
-        self.config = BrokerConfig(broker_name=name, long_polling_enable=sc.long_polling,
-                                   short_polling_time_mills=sc.short_polling_ms,
-                                   real_time_notify_consumer_change=sc.real_time_notify,
-                                   channel_expired_timeout=sc.channel_expired_ms)
+        self.config = BrokerConfig(
+            broker_name=name,
+            long_polling_enable=sc.long_polling,
+            short_polling_time_mills=sc.short_polling_ms,
+            real_time_notify_consumer_change=sc.real_time_notify,
+            channel_expired_timeout=sc.channel_expired_ms,
+        )
         self.listener = DefaultConsumerIdsChangeListener(self.config)
         self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
         self.store.broker_name, self.store.recorder, self.store.clock = name, recorder, clock
@@ -87,8 +104,9 @@ class BrokerNode:
     def _start_services(self) -> None:
         """What a (re)started broker keeps only in memory: its consumer registry, held pulls and lock table."""
         self.consumer_manager = ConsumerManager([self.listener], self.config)
-        self.processor = PullMessageProcessor(self.store, consumer_manager=self.consumer_manager,
-                                              broker_config=self.config)
+        self.processor = PullMessageProcessor(
+            self.store, consumer_manager=self.consumer_manager, broker_config=self.config
+        )
         self.hold = self.processor.hold_service
         self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)
 
@@ -230,8 +248,9 @@ class BrokerNode:
                 entry[6] += due
                 heapq.heappush(waiting, (_next_due(entry), i))
             if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
-                recorder.log(now, "reput", self.name,
-                             _queue_counts(self.store.commit_log[self.store.reput_from_index:]))
+                recorder.log(
+                    now, "reput", self.name, _queue_counts(self.store.commit_log[self.store.reput_from_index :])
+                )
             self.store.reput(now)
             self.flush_pull_answers()
 
@@ -240,8 +259,12 @@ class BrokerNode:
         that stays has produced so far (its phase, count and credit), at the rate its topic now gives it."""
         sc, routes = self.scenario, self.routes
         old = {(entry[0], entry[1]): entry for entry in plan}
-        queues = [(mq.topic, mq.queue_id) for topic in sc.topics for mq in routes.publish_view.get(topic, ())
-                  if mq.broker_name == self.name]
+        queues = [
+            (mq.topic, mq.queue_id)
+            for topic in sc.topics
+            for mq in routes.publish_view.get(topic, ())
+            if mq.broker_name == self.name
+        ]
         start = max(now, sc.produce_start_ms) if plan else sc.produce_start_ms
         fresh = []
         for i, (topic, queue_id) in enumerate(queues):
@@ -269,8 +292,9 @@ class BrokerNode:
         for _ in range(count):
             mq = self.routes.next_send_queue(live)
             broker = self.cluster[mq.broker_name]
-            broker.store._put_message_trusted(topic, mq.queue_id, now_ms, BODY_SIZE, None,
-                                              str(self.recorder.new_message_id()), now_ms, 0, ())
+            broker.store._put_message_trusted(
+                topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()), now_ms, 0, ()
+            )
             touched.add(broker)
         counters["sent_elsewhere"] += count
         for broker in sorted(touched, key=lambda b: b.name):
@@ -294,5 +318,3 @@ def _queue_counts(dispatched) -> str:
         key = f"{m.topic}@{m.queue_id}"
         counts[key] = counts.get(key, 0) + 1
     return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in counts.items())
-
-

@@ -73,13 +73,21 @@ class SimClientAPI:
         broker = self.consumer.cluster[self.consumer.rng.choice(self.consumer.route_brokers[topic])]
         if not broker.up:
             if self.recorder.trace:
-                self.recorder.log(int(self.consumer.clock.now), "find consumer ids", self.consumer.cid,
-                                  f"{broker.name}: {topic}, failed (broker down)")
+                self.recorder.log(
+                    int(self.consumer.clock.now),
+                    "find consumer ids",
+                    self.consumer.cid,
+                    f"{broker.name}: {topic}, failed (broker down)",
+                )
             return None
         ids = broker.consumer_manager.get_consumer_id_list(group)
         if self.recorder.trace:
-            self.recorder.log(int(self.consumer.clock.now), "find consumer ids", self.consumer.cid,
-                              f"{broker.name}: {topic}, {len(ids or ())} member(s)")
+            self.recorder.log(
+                int(self.consumer.clock.now),
+                "find consumer ids",
+                self.consumer.cid,
+                f"{broker.name}: {topic}, {len(ids or ())} member(s)",
+            )
         return ids
 
     def lock_batch_mq(self, broker_name, group, client_id, mqs, now_ms):
@@ -122,11 +130,26 @@ class SimClientAPI:
 class ConsumerNode:
     """One consumer process: its RebalanceImpl and the threads around it, as simpy processes."""
 
-    def __init__(self, spec, scenario: Scenario, clock: Clock, wire: Wire, recorder: Recorder, routes: Routes,
-                 rng: random.Random, views: SharedViews | None = None):
+    def __init__(
+        self,
+        spec,
+        scenario: Scenario,
+        clock: Clock,
+        wire: Wire,
+        recorder: Recorder,
+        routes: Routes,
+        rng: random.Random,
+        views: SharedViews | None = None,
+    ):
         self.spec, self.cid = spec, spec.client_id
         self.scenario, self.clock, self.wire, self.recorder, self.routes, self.rng = (
-            scenario, clock, wire, recorder, routes, rng)
+            scenario,
+            clock,
+            wire,
+            recorder,
+            routes,
+            rng,
+        )
         self.views = views if views is not None else SharedViews()  # work the run's consumers share
         self.cluster: Mapping = {}  # every broker node by name, set by connect()
         self.alive = False
@@ -163,9 +186,13 @@ class ConsumerNode:
         if not self.alive:
             held = set()
         elif self.scenario.consume_mode == POP:
-            held = {mq for assigned, ppq in self.impl.pop_process_queue_table.items() if not ppq.dropped
-                    for mq in self.routes.route(assigned.topic)
-                    if mq.broker_name == assigned.broker_name and assigned.queue_id in (-1, mq.queue_id)}
+            held = {
+                mq
+                for assigned, ppq in self.impl.pop_process_queue_table.items()
+                if not ppq.dropped
+                for mq in self.routes.route(assigned.topic)
+                if mq.broker_name == assigned.broker_name and assigned.queue_id in (-1, mq.queue_id)
+            }
         else:
             held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
         self.recorder.own(self.cid, held, now_ms)
@@ -177,20 +204,35 @@ class ConsumerNode:
         now = int(clock.now)
         self.alive = self.connected = True
         config = PushConsumerConfig(message_model=MessageModel(sc.message_model), pull_batch_size=sc.pull_batch_size)
-        self.service = RebalanceService(now, wait_interval=sc.rebalance_interval_ms,
-                                        min_interval=sc.rebalance_min_interval_ms)
-        self.impl = RebalanceImpl(sc.consumer_group, self.cid, SimClientAPI(self), sc.strategy, config=config,
-                                  consume_orderly=sc.consume_mode == ORDERLY, pull_service=PullMessageService(),
-                                  rebalance_service=self.service, pop_service=self, allocation_cache=self.views,
-                                  now_ms=now)
+        self.service = RebalanceService(
+            now, wait_interval=sc.rebalance_interval_ms, min_interval=sc.rebalance_min_interval_ms
+        )
+        self.impl = RebalanceImpl(
+            sc.consumer_group,
+            self.cid,
+            SimClientAPI(self),
+            sc.strategy,
+            config=config,
+            consume_orderly=sc.consume_mode == ORDERLY,
+            pull_service=PullMessageService(),
+            rebalance_service=self.service,
+            pop_service=self,
+            allocation_cache=self.views,
+            now_ms=now,
+        )
         if self.orderly:
-            self.orderly_service = ConsumeMessageOrderlyService(self.impl, consume_batch_size=sc.pull_batch_size,
-                                                                lock_max_live_time_ms=sc.client_lock_expiry_ms)
+            self.orderly_service = ConsumeMessageOrderlyService(
+                self.impl, consume_batch_size=sc.pull_batch_size, lock_max_live_time_ms=sc.client_lock_expiry_ms
+            )
         if recorder.trace:  # each step of the queue-table update, as Java logs it
             self.impl.step_listener = lambda step: recorder.log(
-                int(clock.now), "step", self.cid,
-                f"{step.action} {step.mq.broker_name} {step.mq.topic}@{step.mq.queue_id}" if step.mq is not None
-                else step.action)
+                int(clock.now),
+                "step",
+                self.cid,
+                f"{step.action} {step.mq.broker_name} {step.mq.topic}@{step.mq.queue_id}"
+                if step.mq is not None
+                else step.action,
+            )
         for topic in sc.topics:
             self.impl.subscribe(topic, "*", now)
         for topic in list(self.impl.subscription_inner):
@@ -228,7 +270,8 @@ class ConsumerNode:
             if how == CRASH:  # the kernel closes the sockets: every broker sees a channel close
                 for broker in self.cluster.values():
                     closed = broker.up and broker.consumer_manager.do_channel_close_event(
-                        self.cid, self.channel(broker), now)
+                        self.cid, self.channel(broker), now
+                    )
                     if closed:
                         recorder.log(now, "channel closed", broker.name, self.cid)
                     broker.flush_notifications()
@@ -262,9 +305,16 @@ class ConsumerNode:
             if not broker.up or broker.name not in known:
                 continue
             info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
-            broker.consumer_manager.register_consumer(sc.consumer_group, info, data.consume_type.value,
-                                                      data.message_model.value, data.consume_from_where.value,
-                                                      data.subscription_data_set, True, now_ms)
+            broker.consumer_manager.register_consumer(
+                sc.consumer_group,
+                info,
+                data.consume_type.value,
+                data.message_model.value,
+                data.consume_from_where.value,
+                data.subscription_data_set,
+                True,
+                now_ms,
+            )
             broker.flush_notifications()
         recorder.log(now_ms, "heartbeat", self.cid)
 
@@ -407,10 +457,15 @@ class ConsumerNode:
             broker_name = request.message_queue.broker_name
             # What MessageDecoder builds; positional (topic, queue_id, queue_offset, body_size, tags,
             # store_timestamp, broker_name, msg_id): keywords cost more than the rest of the call.
-            msgs = [Message._trusted(m.topic, m.queue_id, m.queue_offset, m.body_size, m.tags, m.store_timestamp,
-                            broker_name, m.uniq_key) for m in response.messages]
-            result = PullResult._trusted(_PULL_STATUS[status], response.next_begin_offset, response.min_offset,
-                                response.max_offset, msgs)
+            msgs = [
+                Message._trusted(
+                    m.topic, m.queue_id, m.queue_offset, m.body_size, m.tags, m.store_timestamp, broker_name, m.uniq_key
+                )
+                for m in response.messages
+            ]
+            result = PullResult._trusted(
+                _PULL_STATUS[status], response.next_begin_offset, response.min_offset, response.max_offset, msgs
+            )
             outcome = _process_pull_result_trusted(request, result, self.impl, now)
             if outcome.rebalance_immediately:
                 self.sync_ownership(now)
@@ -462,8 +517,9 @@ class ConsumerNode:
         sc, impl = self.scenario, self.impl
         broker = self.cluster[self.rng.choice(list(sc.brokers))]
         for topic in sc.topics:
-            assigned = broker.assignment.query_assignment(topic, sc.consumer_group, self.cid, "CLUSTERING",
-                                                          sc.strategy.name)
+            assigned = broker.assignment.query_assignment(
+                topic, sc.consumer_group, self.cid, "CLUSTERING", sc.strategy.name
+            )
             if assigned is not None:
                 impl.update_message_queue_assignment(topic, assigned, False, now_ms)
         return True
@@ -489,8 +545,9 @@ class ConsumerNode:
                 continue
             yield clock.timeout(sc.rpc_latency_ms)
             now = int(clock.now)
-            result = broker.pop.pop(sc.consumer_group, topic, queue_id, sc.pop_batch_nums,
-                                    sc.pop_invisible_time_ms, now)
+            result = broker.pop.pop(
+                sc.consumer_group, topic, queue_id, sc.pop_batch_nums, sc.pop_invisible_time_ms, now
+            )
             recorder.pulls += 1
             if not result.messages:
                 waiter = clock.event()
@@ -555,12 +612,19 @@ class ConsumeRequest:
 
     def finish(self, now_ms: int) -> None:
         consumer = self.consumer
-        consumer.recorder.record_batch(consumer.cid, consumer.died_at, self.mq, self.msgs, self.started,
-                                        consumer.clock.now)
+        consumer.recorder.record_batch(
+            consumer.cid, consumer.died_at, self.mq, self.msgs, self.started, consumer.clock.now
+        )
         if consumer.alive:
-            process_consume_result_concurrently(self.pq, self.mq, self.msgs, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                                                offset_store=consumer.impl.offset_store,
-                                                message_model=consumer.impl.message_model, now_ms=now_ms)
+            process_consume_result_concurrently(
+                self.pq,
+                self.mq,
+                self.msgs,
+                ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+                offset_store=consumer.impl.offset_store,
+                message_model=consumer.impl.message_model,
+                now_ms=now_ms,
+            )
 
 
 class PopConsumeRequest:
@@ -580,8 +644,9 @@ class PopConsumeRequest:
 
     def finish(self, now_ms: int) -> None:
         consumer = self.consumer
-        consumer.recorder.record_pop_batch(consumer.cid, consumer.died_at, self.popped, self.started,
-                                            consumer.clock.now)
+        consumer.recorder.record_pop_batch(
+            consumer.cid, consumer.died_at, self.popped, self.started, consumer.clock.now
+        )
         if consumer.alive:
             for item in self.popped:
                 self.broker.pop.ack(item.handle, now_ms)
@@ -625,7 +690,7 @@ def _consume_batches(msgs, size: int) -> list:
     ConsumeMessageConcurrentlyService#submitConsumeRequest (and the Pop service's twin) cut them."""
     if len(msgs) <= size:
         return [msgs]
-    return [msgs[start:start + size] for start in range(0, len(msgs), size)]
+    return [msgs[start : start + size] for start in range(0, len(msgs), size)]
 
 
 def _names(mqs) -> str:

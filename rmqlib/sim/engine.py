@@ -89,8 +89,12 @@ class Simulation:
             if isinstance(step, TopicChange):
                 broker, topic = self.brokers[step.broker], step.topic or next(iter(sc.topics))
                 broker.set_topic(topic, step.read_queue_nums, step.write_queue_nums)
-                recorder.log(now, "topic change", broker.name,
-                             f"{topic}: {step.read_queue_nums} read / {step.write_queue_nums} write queues")
+                recorder.log(
+                    now,
+                    "topic change",
+                    broker.name,
+                    f"{topic}: {step.read_queue_nums} read / {step.write_queue_nums} write queues",
+                )
                 if not broker.up and broker.name not in sc.brokers and not self._outage_covers(broker.name, now):
                     broker.up = True  # a new broker starts serving with its first topic
                     recorder.log(now, "broker up", broker.name, "new")
@@ -103,8 +107,10 @@ class Simulation:
                     self.brokers[step.broker].come_up()
 
     def _outage_covers(self, broker_name: str, now_ms: int) -> bool:
-        return any(o.broker == broker_name and o.down_ms <= now_ms and (o.up_ms is None or now_ms < o.up_ms)
-                   for o in self.scenario.outages)
+        return any(
+            o.broker == broker_name and o.down_ms <= now_ms and (o.up_ms is None or now_ms < o.up_ms)
+            for o in self.scenario.outages
+        )
 
     # --- the run ------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -133,12 +139,19 @@ class Simulation:
         finally:
             if gc_was_enabled:
                 gc.enable()
-        stored = {str(MessageQueue(topic, broker.name, queue_id)): broker.store.get_max_offset(topic, queue_id)
-                  for broker in self.brokers.values() for topic in sc.topics
-                  for queue_id in range(broker.store.topic_queue_nums.get(topic, 0))}
-        return self.recorder.result(self.seed, [c.cid for c in self.consumers.values() if c.alive], stored,
-                                    wall_seconds=time.perf_counter() - wall,
-                                    simpy_events=next(clock._eid))  # simpy numbers every event it schedules
+        stored = {
+            str(MessageQueue(topic, broker.name, queue_id)): broker.store.get_max_offset(topic, queue_id)
+            for broker in self.brokers.values()
+            for topic in sc.topics
+            for queue_id in range(broker.store.topic_queue_nums.get(topic, 0))
+        }
+        return self.recorder.result(
+            self.seed,
+            [c.cid for c in self.consumers.values() if c.alive],
+            stored,
+            wall_seconds=time.perf_counter() - wall,
+            simpy_events=next(clock._eid),
+        )  # simpy numbers every event it schedules
 
 
 def simulate(scenario: Scenario, seed: int = 0, trace: bool = False) -> SimResult:

@@ -81,8 +81,11 @@ GROUP_INITIAL_REBALANCE_DELAY_MS = 3_000  # GroupCoordinatorConfig group.initial
 
 #: The assignor each protocol uses unless told otherwise: Kafka's default classic pair
 #: (``partition.assignment.strategy`` = [RangeAssignor, CooperativeStickyAssignor]) and KIP-848's ``uniform``.
-DEFAULT_ASSIGNORS = {RebalanceProtocol.EAGER: "range", RebalanceProtocol.COOPERATIVE: "cooperative-sticky",
-                     RebalanceProtocol.CONSUMER: "uniform"}
+DEFAULT_ASSIGNORS = {
+    RebalanceProtocol.EAGER: "range",
+    RebalanceProtocol.COOPERATIVE: "cooperative-sticky",
+    RebalanceProtocol.CONSUMER: "uniform",
+}
 
 
 class _Record(NamedTuple):
@@ -123,8 +126,16 @@ class _Partitions:
 class KafkaGroupSimulation:
     """One run: the clock, the recorder, the producers, the coordinator and a member per consumer."""
 
-    def __init__(self, scenario: Scenario, protocol: RebalanceProtocol, assignor: Any, timings: ProtocolTimings,
-                 seed: int, commit_on_revoke: bool, auto_commit: bool):
+    def __init__(
+        self,
+        scenario: Scenario,
+        protocol: RebalanceProtocol,
+        assignor: Any,
+        timings: ProtocolTimings,
+        seed: int,
+        commit_on_revoke: bool,
+        auto_commit: bool,
+    ):
         self.scenario, self.protocol, self.assignor, self.timings = scenario, protocol, assignor, timings
         self.seed, self.commit_on_revoke, self.auto_commit = seed, commit_on_revoke, auto_commit
         self.rng = random.Random(seed)
@@ -169,8 +180,13 @@ class KafkaGroupSimulation:
         clock.run(until=sc.end_ms)
         stored = {str(mq): len(records) for mq, records in self.partitions.log.items()}
         self.recorder.counters["rebalances"] = self.coordinator.rounds
-        return self.recorder.result(self.seed, [m.cid for m in self.members.values() if m.alive], stored,
-                                    wall_seconds=time.perf_counter() - wall, simpy_events=next(clock._eid))
+        return self.recorder.result(
+            self.seed,
+            [m.cid for m in self.members.values() if m.alive],
+            stored,
+            wall_seconds=time.perf_counter() - wall,
+            simpy_events=next(clock._eid),
+        )
 
 
 class KafkaMember:
@@ -281,8 +297,9 @@ class KafkaMember:
                 continue
             if self.wake.triggered:
                 self.wake = clock.event()
-            uncommitted = sim.auto_commit and any(self.committed_sent.get(mq) != pos
-                                                  for mq, pos in self.positions.items())
+            uncommitted = sim.auto_commit and any(
+                self.committed_sent.get(mq) != pos for mq, pos in self.positions.items()
+            )
             if uncommitted:
                 yield self.wake | clock.timeout(max(1.0, self.next_commit_ms - clock.now))
             else:
@@ -301,7 +318,7 @@ class KafkaMember:
             if left == 0:
                 break
             pos = self.positions[mq]
-            records = log[mq][pos:pos + left]
+            records = log[mq][pos : pos + left]
             if records:
                 self.positions[mq] = pos + len(records)
                 left -= len(records)
@@ -561,9 +578,10 @@ class ClassicCoordinator(_OffsetStore):
         self.generation += 1
         self.rounds += 1
         topics = tuple(sim.partitions.per_topic)
-        subs = {cid: Subscription(topics, owned_partitions=self.joined[cid],
-                                  generation=self.members[cid].generation)
-                for cid in self.members}
+        subs = {
+            cid: Subscription(topics, owned_partitions=self.joined[cid], generation=self.members[cid].generation)
+            for cid in self.members
+        }
         assignment = sim.assignor.assign(sim.partitions.per_topic, subs)
         self.state = _State.STABLE
         self.joined = {}
@@ -606,8 +624,9 @@ class ConsumerGroupCoordinator(_OffsetStore):
 
     def _check_session(self, member: KafkaMember) -> None:
         if member.cid in self.members and self.deadline.get(member.cid, 0) <= self.clock.now:
-            self.sim.recorder.log(int(self.clock.now), "channel expired", "coordinator",
-                                  f"{member.cid}: session timeout")
+            self.sim.recorder.log(
+                int(self.clock.now), "channel expired", "coordinator", f"{member.cid}: session timeout"
+            )
             self._remove(member)
 
     def _remove(self, member: KafkaMember) -> None:
@@ -641,9 +660,16 @@ class ConsumerGroupCoordinator(_OffsetStore):
             self.clock.later(self.sim.latency, member.on_target, reply)
 
 
-def simulate_kafka_group(scenario: Scenario, protocol: RebalanceProtocol | str = "eager", assignor: Any = None, *,
-                         seed: int = 0, timings: ProtocolTimings | None = None, commit_on_revoke: bool = True,
-                         auto_commit: bool = True) -> SimResult:
+def simulate_kafka_group(
+    scenario: Scenario,
+    protocol: RebalanceProtocol | str = "eager",
+    assignor: Any = None,
+    *,
+    seed: int = 0,
+    timings: ProtocolTimings | None = None,
+    commit_on_revoke: bool = True,
+    auto_commit: bool = True,
+) -> SimResult:
     """Run ``scenario``'s consumers as a Kafka group under ``protocol``; the same seed gives the same result.
 
     ``protocol``: ``"eager"``, ``"cooperative"`` or ``"consumer"`` (KIP-848), or a
@@ -668,8 +694,9 @@ def simulate_kafka_group(scenario: Scenario, protocol: RebalanceProtocol | str =
     assignor = _resolve_assignor(assignor)
     supported = tuple(getattr(assignor, "supported_protocols", ()))
     if protocol.value not in supported:
-        raise ValueError(f"assignor {assignor.name!r} does not support the {protocol.value} protocol "
-                         f"(it supports {list(supported)})")
+        raise ValueError(
+            f"assignor {assignor.name!r} does not support the {protocol.value} protocol (it supports {list(supported)})"
+        )
     seed = check_int(seed, "seed")
     timings = ProtocolTimings() if timings is None else timings
     if not isinstance(timings, ProtocolTimings):
@@ -679,8 +706,9 @@ def simulate_kafka_group(scenario: Scenario, protocol: RebalanceProtocol | str =
     if scenario.message_model is not MessageModel.CLUSTERING:
         raise ValueError("scenario.message_model: a Kafka group shares partitions (CLUSTERING only)")
     if scenario.consume_mode is not ConsumeMode.CONCURRENT:
-        raise ValueError(f"scenario.consume_mode: CONCURRENT only (a Kafka group has no {scenario.consume_mode.value} "
-                         f"mode here)")
+        raise ValueError(
+            f"scenario.consume_mode: CONCURRENT only (a Kafka group has no {scenario.consume_mode.value} mode here)"
+        )
     if scenario.changes_routes:
         raise ValueError("scenario.topic_changes/outages: the Kafka group model keeps its topics and brokers fixed")
     return KafkaGroupSimulation(scenario, protocol, assignor, timings, seed, commit_on_revoke, auto_commit).run()
@@ -703,8 +731,10 @@ def pauses_after(result: SimResult, since_ms: int) -> dict[str, int]:
         raise ArgumentTypeError(f"result must be a SimResult, got {type(result).__name__}")
     since_ms = check_int(since_ms, "since_ms", 0)
     end = result.scenario.end_ms
-    return {queue: sum(min(b, end) - max(a, since_ms) for a, b in gaps if b > since_ms)
-            for queue, gaps in result.pauses().items()}
+    return {
+        queue: sum(min(b, end) - max(a, since_ms) for a, b in gaps if b > since_ms)
+        for queue, gaps in result.pauses().items()
+    }
 
 
 def owners_at(result: SimResult, at_ms: int) -> dict[str, str]:

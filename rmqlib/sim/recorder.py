@@ -127,8 +127,10 @@ class Recorder:
         tally = self.offset_tallies.get((broker_name, topic, queue_id))
         low = tally.low_water if tally is not None else 0
         if offset > low:
-            self.offset_violations.append(f"{topic}@{broker_name}:{queue_id} committed {offset} at "
-                                          f"{int(now_ms)} but offset {low} was never consumed")
+            self.offset_violations.append(
+                f"{topic}@{broker_name}:{queue_id} committed {offset} at "
+                f"{int(now_ms)} but offset {low} was never consumed"
+            )
 
     # --- ownership and locks ---------------------------------------------------
     def own(self, cid: str, held: set[MessageQueue], now_ms) -> None:
@@ -190,8 +192,7 @@ class Recorder:
                 spans[-1][1] = now_ms
 
     # --- the result ----------------------------------------------------------------
-    def result(self, seed: int, live_cids, stored: dict[str, int], wall_seconds: float,
-               simpy_events: int) -> SimResult:
+    def result(self, seed: int, live_cids, stored: dict[str, int], wall_seconds: float, simpy_events: int) -> SimResult:
         """Close what is still open at the end of the run and build the :class:`SimResult`."""
         sc = self.scenario
         end = sc.end_ms
@@ -199,22 +200,34 @@ class Recorder:
             self.close_ownership(cid, end)
         for mq, (holder, start, renewed) in self.lock_state.items():
             self.lock_ownership[str(mq)].append(
-                Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms)))
+                Interval(str(mq), holder, start, min(end, renewed + sc.broker_lock_expiry_ms))
+            )
         self.counters["pulls"], self.counters["held"] = self.pulls, self.held
         self.counters["events"] = len(self.event_log)
         self.counters["simpy_events"] = simpy_events
         return SimResult(
-            scenario=sc, seed=seed, produced=self.next_id,
-            delivered=dict(enumerate(self.delivered)), duplicates=self.duplicates,
-            ownership=dict(self.ownership), lock_ownership=dict(self.lock_ownership),
-            consumption_log=self.consumption_log, latencies_ms=np.asarray(self.latencies, dtype=float),
+            scenario=sc,
+            seed=seed,
+            produced=self.next_id,
+            delivered=dict(enumerate(self.delivered)),
+            duplicates=self.duplicates,
+            ownership=dict(self.ownership),
+            lock_ownership=dict(self.lock_ownership),
+            consumption_log=self.consumption_log,
+            latencies_ms=np.asarray(self.latencies, dtype=float),
             load={spec.client_id: _series(self.load.get(spec.client_id, {})) for spec in sc.consumers},
-            load_bucket_ms=LOAD_BUCKET_MS, event_log=self.event_log, offset_violations=self.offset_violations,
+            load_bucket_ms=LOAD_BUCKET_MS,
+            event_log=self.event_log,
+            offset_violations=self.offset_violations,
             queues=[str(mq) for topic in sc.topics for mq in self.route_queues[topic]],
-            counters=dict(self.counters), wall_seconds=wall_seconds,
-            routed={queue: [(start, stop if stop is not None else end) for start, stop in spans]
-                    for queue, spans in self.routed.items()},
-            stored=stored)
+            counters=dict(self.counters),
+            wall_seconds=wall_seconds,
+            routed={
+                queue: [(start, stop if stop is not None else end) for start, stop in spans]
+                for queue, spans in self.routed.items()
+            },
+            stored=stored,
+        )
 
 
 def _series(buckets: dict[int, int]) -> list[int]:

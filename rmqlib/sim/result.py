@@ -21,12 +21,35 @@ class Event(NamedTuple):
     detail: str = ""
 
 
-EVENT_KINDS = ("join", "leave", "heartbeat", "notify", "rebalance", "lock", "unlock", "drop", "take",
-               "pull held", "pull woken", "channel closed", "channel expired", "pop", "revive",
-               # routes that change
-               "topic change", "route", "route removed", "broker down", "broker up",
-               # only with simulate(..., trace=True)
-               "find consumer ids", "step", "pull", "pull answered", "reput")
+EVENT_KINDS = (
+    "join",
+    "leave",
+    "heartbeat",
+    "notify",
+    "rebalance",
+    "lock",
+    "unlock",
+    "drop",
+    "take",
+    "pull held",
+    "pull woken",
+    "channel closed",
+    "channel expired",
+    "pop",
+    "revive",
+    # routes that change
+    "topic change",
+    "route",
+    "route removed",
+    "broker down",
+    "broker up",
+    # only with simulate(..., trace=True)
+    "find consumer ids",
+    "step",
+    "pull",
+    "pull answered",
+    "reput",
+)
 
 
 class Interval(NamedTuple):
@@ -136,8 +159,9 @@ class ConsumptionLog(_Columns):
         begin = 0
         for i, end in enumerate(self.offsets_end):
             queue = self.queue[i]
-            result.setdefault(queue, []).append(ConsumeBatch(queue, self.consumer[i], self.start_ms[i], self.end_ms[i],
-                                                             tuple(self.offsets[begin:end])))
+            result.setdefault(queue, []).append(
+                ConsumeBatch(queue, self.consumer[i], self.start_ms[i], self.end_ms[i], tuple(self.offsets[begin:end]))
+            )
             begin = end
         return result
 
@@ -262,7 +286,7 @@ class SimResult:
             found = []
             spans = sorted(spans, key=lambda i: i.start_ms)
             for i, a in enumerate(spans):
-                for b in spans[i + 1:]:
+                for b in spans[i + 1 :]:
                     if b.start_ms >= a.end_ms:
                         break
                     if a.holder != b.holder:
@@ -306,8 +330,11 @@ class SimResult:
 
     def load_imbalance(self) -> int:
         """Most minus fewest deliveries among consumers that were alive for the whole production period."""
-        full = [s.client_id for s in self.scenario.consumers
-                if s.join_ms == 0 and (s.leave_ms is None or s.leave_ms >= self.scenario.duration_ms)]
+        full = [
+            s.client_id
+            for s in self.scenario.consumers
+            if s.join_ms == 0 and (s.leave_ms is None or s.leave_ms >= self.scenario.duration_ms)
+        ]
         totals = [self.consumed_by().get(cid, 0) for cid in full]
         return max(totals) - min(totals) if totals else 0
 
@@ -321,11 +348,18 @@ class SimResult:
     def summary(self) -> dict:
         """One tidy row of the headline numbers (what a sweep collects)."""
         return {
-            "scenario": self.scenario.name, "seed": self.seed, "produced": self.produced,
-            "lost": len(self.lost), "duplicates": self.duplicates,
-            "pause_ms": self.total_pause_ms(), "longest_pause_ms": self.longest_pause_ms(),
-            "latency_p50_ms": self.latency_percentile(50), "latency_p99_ms": self.latency_percentile(99),
-            "load_imbalance": self.load_imbalance(), "idle_consumers": len(self.idle_consumers()),
-            "rebalances": self.counters.get("rebalances", 0), "notifications": self.counters.get("notifications", 0),
+            "scenario": self.scenario.name,
+            "seed": self.seed,
+            "produced": self.produced,
+            "lost": len(self.lost),
+            "duplicates": self.duplicates,
+            "pause_ms": self.total_pause_ms(),
+            "longest_pause_ms": self.longest_pause_ms(),
+            "latency_p50_ms": self.latency_percentile(50),
+            "latency_p99_ms": self.latency_percentile(99),
+            "load_imbalance": self.load_imbalance(),
+            "idle_consumers": len(self.idle_consumers()),
+            "rebalances": self.counters.get("rebalances", 0),
+            "notifications": self.counters.get("notifications", 0),
             "pulls": self.counters.get("pulls", 0),
         }

@@ -105,8 +105,12 @@ class Routes:
             before = self.publish_version
             self.take_publish_routes()
             if self.publish_version != before:
-                self.recorder.log(int(clock.now), "route", "producers",
-                                  "; ".join(f"{t}: {len(q)} write queues" for t, q in self.publish_view.items()))
+                self.recorder.log(
+                    int(clock.now),
+                    "route",
+                    "producers",
+                    "; ".join(f"{t}: {len(q)} write queues" for t, q in self.publish_view.items()),
+                )
             yield clock.timeout(self.scenario.poll_name_server_interval_ms)
 
 

@@ -109,7 +109,8 @@ class Scenario:
     brokers: tuple[str, ...] = ("broker-a", "broker-b")
     topics: dict[str, int] = field(default_factory=lambda: {"TopicTest": 4})  # read queues per broker
     consumers: tuple[ConsumerSpec, ...] = field(
-        default_factory=lambda: tuple(ConsumerSpec(f"10.0.0.{i}@{1000 + i}") for i in range(1, 5)))
+        default_factory=lambda: tuple(ConsumerSpec(f"10.0.0.{i}@{1000 + i}") for i in range(1, 5))
+    )
     consumer_group: str = "GID_sim"
     strategy: AllocateMessageQueueStrategy | str = field(default_factory=AllocateMessageQueueAveragely)
     message_model: MessageModel = MessageModel.CLUSTERING  # or its name, "CLUSTERING" or "BROADCASTING"
@@ -202,12 +203,21 @@ class Scenario:
 
     def validate(self) -> Scenario:
         """Raise ValueError naming the first bad field; return self when all is well."""
-        _need(isinstance(self.brokers, tuple) and self.brokers and all(isinstance(b, str) and b for b in self.brokers)
-              and len(set(self.brokers)) == len(self.brokers), "brokers", "a tuple of distinct non-empty names")
+        _need(
+            isinstance(self.brokers, tuple)
+            and self.brokers
+            and all(isinstance(b, str) and b for b in self.brokers)
+            and len(set(self.brokers)) == len(self.brokers),
+            "brokers",
+            "a tuple of distinct non-empty names",
+        )
         _need(isinstance(self.topics, dict) and self.topics, "topics", "a non-empty dict topic -> queues per broker")
         for topic, queues in self.topics.items():
-            _need(isinstance(topic, str) and topic and not topic.startswith("%"), "topics",
-                  f"topic names must be non-empty and not start with '%' (got {topic!r})")
+            _need(
+                isinstance(topic, str) and topic and not topic.startswith("%"),
+                "topics",
+                f"topic names must be non-empty and not start with '%' (got {topic!r})",
+            )
             _need(_is_int(queues) and queues >= 1, "topics", f"{topic!r} needs >= 1 queue per broker, got {queues!r}")
         _need(_is_int(self.start_jitter_ms) and self.start_jitter_ms >= 0, "start_jitter_ms", "an int >= 0")
         _need(_is_int(self.duration_ms) and self.duration_ms > 0, "duration_ms", "an int > 0")
@@ -219,44 +229,80 @@ class Scenario:
             _need(isinstance(spec.client_id, str) and spec.client_id, "consumers", "non-empty client ids")
             _need(spec.client_id not in seen, "consumers", f"distinct client ids ({spec.client_id!r} repeats)")
             seen.add(spec.client_id)
-            _need(_is_int(spec.join_ms) and 0 <= spec.join_ms and spec.join_ms + self.start_jitter_ms < self.end_ms,
-                  "consumers",
-                  f"{spec.client_id}: join_ms must be >= 0 and join_ms + start_jitter_ms before the end of the run "
-                  f"({self.end_ms}), got {spec.join_ms!r}")
-            _need(type(spec.leave) is LeaveKind, "consumers",
-                  f"{spec.client_id}: leave must be a LeaveKind, got {spec.leave!r}")
+            _need(
+                _is_int(spec.join_ms) and 0 <= spec.join_ms and spec.join_ms + self.start_jitter_ms < self.end_ms,
+                "consumers",
+                f"{spec.client_id}: join_ms must be >= 0 and join_ms + start_jitter_ms before the end of the run "
+                f"({self.end_ms}), got {spec.join_ms!r}",
+            )
+            _need(
+                type(spec.leave) is LeaveKind,
+                "consumers",
+                f"{spec.client_id}: leave must be a LeaveKind, got {spec.leave!r}",
+            )
             if spec.leave_ms is not None:
-                _need(_is_int(spec.leave_ms) and spec.join_ms + self.start_jitter_ms < spec.leave_ms < self.end_ms,
-                      "consumers", f"{spec.client_id}: leave_ms must be after join_ms + start_jitter_ms and before "
-                      f"the end of the run ({self.end_ms}), got {spec.leave_ms!r}")
+                _need(
+                    _is_int(spec.leave_ms) and spec.join_ms + self.start_jitter_ms < spec.leave_ms < self.end_ms,
+                    "consumers",
+                    f"{spec.client_id}: leave_ms must be after join_ms + start_jitter_ms and before "
+                    f"the end of the run ({self.end_ms}), got {spec.leave_ms!r}",
+                )
         _need(isinstance(self.consumer_group, str) and self.consumer_group, "consumer_group", "a non-empty str")
-        _need(isinstance(self.strategy, AllocateMessageQueueStrategy), "strategy",
-              f"an AllocateMessageQueueStrategy, got {type(self.strategy).__name__}")
+        _need(
+            isinstance(self.strategy, AllocateMessageQueueStrategy),
+            "strategy",
+            f"an AllocateMessageQueueStrategy, got {type(self.strategy).__name__}",
+        )
         _need(type(self.message_model) is MessageModel, "message_model", "a MessageModel")
         _need(type(self.consume_mode) is ConsumeMode, "consume_mode", "a ConsumeMode")
-        _need(not (self.consume_mode is ConsumeMode.POP and self.message_model is MessageModel.BROADCASTING),
-              "consume_mode",
-              "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)")
-        _need(self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"), "strategy",
-              "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "
-              f"and would assign nothing (got {self.strategy.name})")
-        _need(_is_number(self.produce_rate_per_queue) and self.produce_rate_per_queue >= 0,
-              "produce_rate_per_queue", "a finite number >= 0")
-        _need(_is_number(self.consume_time_ms) and self.consume_time_ms >= 0, "consume_time_ms",
-              "a finite number >= 0")
+        _need(
+            not (self.consume_mode is ConsumeMode.POP and self.message_model is MessageModel.BROADCASTING),
+            "consume_mode",
+            "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)",
+        )
+        _need(
+            self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),
+            "strategy",
+            "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "
+            f"and would assign nothing (got {self.strategy.name})",
+        )
+        _need(
+            _is_number(self.produce_rate_per_queue) and self.produce_rate_per_queue >= 0,
+            "produce_rate_per_queue",
+            "a finite number >= 0",
+        )
+        _need(_is_number(self.consume_time_ms) and self.consume_time_ms >= 0, "consume_time_ms", "a finite number >= 0")
         _need(_is_int(self.duration_ms) and self.duration_ms > 0, "duration_ms", "an int > 0")
         _need(_is_int(self.drain_ms) and self.drain_ms >= 0, "drain_ms", "an int >= 0")
         _need(_is_int(self.retry_queue_nums) and self.retry_queue_nums >= 1, "retry_queue_nums", "an int >= 1")
-        for name in ("rebalance_interval_ms", "rebalance_min_interval_ms", "heartbeat_interval_ms",
-                     "offset_persist_interval_ms", "lock_renew_interval_ms", "client_lock_expiry_ms",
-                     "pull_batch_size", "consume_threads", "suspend_timeout_ms", "pop_invisible_time_ms",
-                     "pop_batch_nums", "long_polling_check_ms", "short_polling_ms", "broker_lock_expiry_ms",
-                     "channel_expired_ms", "channel_scan_ms", "pop_revive_interval_ms", "produce_batch_ms"):
+        for name in (
+            "rebalance_interval_ms",
+            "rebalance_min_interval_ms",
+            "heartbeat_interval_ms",
+            "offset_persist_interval_ms",
+            "lock_renew_interval_ms",
+            "client_lock_expiry_ms",
+            "pull_batch_size",
+            "consume_threads",
+            "suspend_timeout_ms",
+            "pop_invisible_time_ms",
+            "pop_batch_nums",
+            "long_polling_check_ms",
+            "short_polling_ms",
+            "broker_lock_expiry_ms",
+            "channel_expired_ms",
+            "channel_scan_ms",
+            "pop_revive_interval_ms",
+            "produce_batch_ms",
+        ):
             value = getattr(self, name)
             _need(_is_int(value) and value > 0, name, f"a timer or size > 0, got {value!r}")
         _need(_is_int(self.rpc_latency_ms) and self.rpc_latency_ms >= 0, "rpc_latency_ms", "an int >= 0")
-        _need(_is_int(self.produce_start_ms) and 0 <= self.produce_start_ms < self.duration_ms, "produce_start_ms",
-              "an int in [0, duration_ms)")
+        _need(
+            _is_int(self.produce_start_ms) and 0 <= self.produce_start_ms < self.duration_ms,
+            "produce_start_ms",
+            "an int in [0, duration_ms)",
+        )
         _need(_is_int(self.start_jitter_ms) and self.start_jitter_ms >= 0, "start_jitter_ms", "an int >= 0")
         _need(self.consume_time_dist in ("fixed", "exponential"), "consume_time_dist", "'fixed' or 'exponential'")
         _need(self.pop_batch_nums <= 32, "pop_batch_nums", "at most 32 (DefaultMQPushConsumer.popBatchNums)")
@@ -264,11 +310,17 @@ class Scenario:
             value = getattr(self, name)
             _need(value is True or value is False, name, f"True or False, got {value!r}")
         _need(isinstance(self.name, str), "name", f"a str, got {self.name!r}")
-        _need(_is_name(self.consumer_group, GROUP_MAX_LENGTH), "consumer_group",
-              f"a group name of 1..{GROUP_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {self.consumer_group!r}")
+        _need(
+            _is_name(self.consumer_group, GROUP_MAX_LENGTH),
+            "consumer_group",
+            f"a group name of 1..{GROUP_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {self.consumer_group!r}",
+        )
         for topic in self.topics:
-            _need(_is_name(topic, TOPIC_MAX_LENGTH), "topics",
-                  f"topic names of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {topic!r}")
+            _need(
+                _is_name(topic, TOPIC_MAX_LENGTH),
+                "topics",
+                f"topic names of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {topic!r}",
+            )
         _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
         _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")
         self._validate_route_changes()
@@ -278,62 +330,110 @@ class Scenario:
     def _validate_route_changes(self) -> None:
         _need(isinstance(self.topic_changes, tuple), "topic_changes", "a tuple of TopicChange")
         _need(isinstance(self.outages, tuple), "outages", "a tuple of BrokerOutage")
-        _need(_is_int(self.poll_name_server_interval_ms) and self.poll_name_server_interval_ms > 0,
-              "poll_name_server_interval_ms", "an int > 0")
-        _need(_is_int(self.register_name_server_period_ms) and self.register_name_server_period_ms > 0,
-              "register_name_server_period_ms", "an int > 0")
-        _need(not (self.changes_routes and self.consume_mode is ConsumeMode.POP), "consume_mode",
-              "route changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP")
+        _need(
+            _is_int(self.poll_name_server_interval_ms) and self.poll_name_server_interval_ms > 0,
+            "poll_name_server_interval_ms",
+            "an int > 0",
+        )
+        _need(
+            _is_int(self.register_name_server_period_ms) and self.register_name_server_period_ms > 0,
+            "register_name_server_period_ms",
+            "an int > 0",
+        )
+        _need(
+            not (self.changes_routes and self.consume_mode is ConsumeMode.POP),
+            "consume_mode",
+            "route changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP",
+        )
         for change in self.topic_changes:
             _need(isinstance(change, TopicChange), "topic_changes", f"TopicChange items, got {change!r}")
-            _need(_is_int(change.at_ms) and 0 <= change.at_ms < self.end_ms, "topic_changes",
-                  f"at_ms must be an int in [0, {self.end_ms}), got {change.at_ms!r}")
-            _need(isinstance(change.broker, str) and change.broker, "topic_changes",
-                  f"broker must be a non-empty name, got {change.broker!r}")
-            _need(change.topic is None or change.topic in self.topics, "topic_changes",
-                  f"topic must be one of the scenario's topics, got {change.topic!r}")
+            _need(
+                _is_int(change.at_ms) and 0 <= change.at_ms < self.end_ms,
+                "topic_changes",
+                f"at_ms must be an int in [0, {self.end_ms}), got {change.at_ms!r}",
+            )
+            _need(
+                isinstance(change.broker, str) and change.broker,
+                "topic_changes",
+                f"broker must be a non-empty name, got {change.broker!r}",
+            )
+            _need(
+                change.topic is None or change.topic in self.topics,
+                "topic_changes",
+                f"topic must be one of the scenario's topics, got {change.topic!r}",
+            )
             for what in ("read_queue_nums", "write_queue_nums"):
                 value = getattr(change, what)
-                _need(_is_int(value) and 0 <= value <= MAX_QUEUES_PER_BROKER, "topic_changes",
-                      f"{what} must be an int in 0..{MAX_QUEUES_PER_BROKER}, got {value!r}")
+                _need(
+                    _is_int(value) and 0 <= value <= MAX_QUEUES_PER_BROKER,
+                    "topic_changes",
+                    f"{what} must be an int in 0..{MAX_QUEUES_PER_BROKER}, got {value!r}",
+                )
         brokers = self.all_brokers
         _need(len(brokers) <= MAX_BROKERS, "brokers", f"at most {MAX_BROKERS} brokers, with topic changes")
         spans: dict[str, list[tuple[int, int]]] = {}
         for outage in self.outages:
             _need(isinstance(outage, BrokerOutage), "outages", f"BrokerOutage items, got {outage!r}")
             _need(outage.broker in brokers, "outages", f"broker must be one of {brokers}, got {outage.broker!r}")
-            _need(_is_int(outage.down_ms) and 0 < outage.down_ms < self.end_ms, "outages",
-                  f"down_ms must be an int in (0, {self.end_ms}), got {outage.down_ms!r}")
-            _need(outage.up_ms is None or (_is_int(outage.up_ms) and outage.down_ms < outage.up_ms < self.end_ms),
-                  "outages", f"up_ms must be None or an int in ({outage.down_ms}, {self.end_ms}), got {outage.up_ms!r}")
-            _need(outage.silent is True or outage.silent is False, "outages",
-                  f"silent must be True or False, got {outage.silent!r}")
+            _need(
+                _is_int(outage.down_ms) and 0 < outage.down_ms < self.end_ms,
+                "outages",
+                f"down_ms must be an int in (0, {self.end_ms}), got {outage.down_ms!r}",
+            )
+            _need(
+                outage.up_ms is None or (_is_int(outage.up_ms) and outage.down_ms < outage.up_ms < self.end_ms),
+                "outages",
+                f"up_ms must be None or an int in ({outage.down_ms}, {self.end_ms}), got {outage.up_ms!r}",
+            )
+            _need(
+                outage.silent is True or outage.silent is False,
+                "outages",
+                f"silent must be True or False, got {outage.silent!r}",
+            )
             up = self.end_ms if outage.up_ms is None else outage.up_ms
             for start, end in spans.get(outage.broker, []):
-                _need(up <= start or end <= outage.down_ms, "outages",
-                      f"outages of {outage.broker} overlap ({start}..{end} and {outage.down_ms}..{up})")
+                _need(
+                    up <= start or end <= outage.down_ms,
+                    "outages",
+                    f"outages of {outage.broker} overlap ({start}..{end} and {outage.down_ms}..{up})",
+                )
             spans.setdefault(outage.broker, []).append((outage.down_ms, up))
 
     def _validate_limits(self) -> None:
         """What keeps a run bounded in time and memory (the simulator's limits, stated in the error)."""
-        _need(self.end_ms <= MAX_SPAN_MS, "drain_ms" if self.drain_ms > self.duration_ms else "duration_ms",
-              f"duration_ms + drain_ms at most {MAX_SPAN_MS} ms (one simulated day), got {self.end_ms}")
+        _need(
+            self.end_ms <= MAX_SPAN_MS,
+            "drain_ms" if self.drain_ms > self.duration_ms else "duration_ms",
+            f"duration_ms + drain_ms at most {MAX_SPAN_MS} ms (one simulated day), got {self.end_ms}",
+        )
         _need(len(self.consumers) <= MAX_CONSUMERS, "consumers", f"at most {MAX_CONSUMERS} consumers")
         _need(len(self.brokers) <= MAX_BROKERS, "brokers", f"at most {MAX_BROKERS} brokers")
         _need(len(self.topics) <= MAX_TOPICS, "topics", f"at most {MAX_TOPICS} topics")
-        _need(all(n <= MAX_QUEUES_PER_BROKER for n in self.topics.values()), "topics",
-              f"at most {MAX_QUEUES_PER_BROKER} queues per broker")
-        _need(self.retry_queue_nums <= MAX_QUEUES_PER_BROKER, "retry_queue_nums",
-              f"at most {MAX_QUEUES_PER_BROKER}, got {self.retry_queue_nums}")
+        _need(
+            all(n <= MAX_QUEUES_PER_BROKER for n in self.topics.values()),
+            "topics",
+            f"at most {MAX_QUEUES_PER_BROKER} queues per broker",
+        )
+        _need(
+            self.retry_queue_nums <= MAX_QUEUES_PER_BROKER,
+            "retry_queue_nums",
+            f"at most {MAX_QUEUES_PER_BROKER}, got {self.retry_queue_nums}",
+        )
         messages = self.expected_messages()
-        _need(messages <= MAX_MESSAGES, "produce_rate_per_queue",
-              f"at most {MAX_MESSAGES:,} messages a run (rate x queues x producing time), this asks for "
-              f"{messages:,.0f}")
+        _need(
+            messages <= MAX_MESSAGES,
+            "produce_rate_per_queue",
+            f"at most {MAX_MESSAGES:,} messages a run (rate x queues x producing time), this asks for {messages:,.0f}",
+        )
         brokers, consumers = len(self.all_brokers), len(self.consumers)
-        timers = {"rebalance_interval_ms": consumers, "heartbeat_interval_ms": consumers,
-                  "offset_persist_interval_ms": consumers, "produce_batch_ms": brokers,
-                  "long_polling_check_ms" if self.long_polling else "short_polling_ms": brokers,
-                  "channel_scan_ms": brokers}
+        timers = {
+            "rebalance_interval_ms": consumers,
+            "heartbeat_interval_ms": consumers,
+            "offset_persist_interval_ms": consumers,
+            "produce_batch_ms": brokers,
+            "long_polling_check_ms" if self.long_polling else "short_polling_ms": brokers,
+            "channel_scan_ms": brokers,
+        }
         if self.consume_mode is ConsumeMode.ORDERLY:
             timers["lock_renew_interval_ms"] = consumers
         if self.consume_mode is ConsumeMode.POP:
@@ -342,9 +442,12 @@ class Scenario:
             timers["poll_name_server_interval_ms"] = consumers + 1
         wakeups = sum(self.end_ms / getattr(self, name) * count for name, count in timers.items())
         busiest = max(timers, key=lambda name: self.end_ms / getattr(self, name) * timers[name])
-        _need(wakeups <= MAX_TIMER_WAKEUPS, busiest,
-              f"the timers would wake {wakeups:,.0f} times; at most {MAX_TIMER_WAKEUPS:,} a run "
-              f"(lengthen {busiest} or shorten the run)")
+        _need(
+            wakeups <= MAX_TIMER_WAKEUPS,
+            busiest,
+            f"the timers would wake {wakeups:,.0f} times; at most {MAX_TIMER_WAKEUPS:,} a run "
+            f"(lengthen {busiest} or shorten the run)",
+        )
 
 
 def _is_int(value) -> bool:

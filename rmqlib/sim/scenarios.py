@@ -1,8 +1,8 @@
 """Ready-made scenarios. Each returns a ``Scenario``; keyword arguments override any field.
 
-    >>> from rmqlib.sim import scenarios
-    >>> scenarios.crash(rebalance_interval_ms=10_000).rebalance_interval_ms
-    10000
+>>> from rmqlib.sim import scenarios
+>>> scenarios.crash(rebalance_interval_ms=10_000).rebalance_interval_ms
+10000
 """
 
 from __future__ import annotations
@@ -59,16 +59,20 @@ def host_loss(**overrides) -> Scenario:
 
 def rolling_restart(**overrides) -> Scenario:
     """Three consumers restarted one after another: each shuts down and comes back with a new instance id."""
-    old = [ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=LeaveKind.SHUTDOWN)
-           for i, cid in enumerate(client_ids(3))]
+    old = [
+        ConsumerSpec(cid, leave_ms=40_000 + 30_000 * i, leave=LeaveKind.SHUTDOWN) for i, cid in enumerate(client_ids(3))
+    ]
     new = [ConsumerSpec(f"10.0.0.{i + 1}@{2000 + i + 1}", join_ms=45_000 + 30_000 * i) for i in range(3)]
     return _build("rolling_restart", dict(consumers=tuple(old + new), duration_ms=150_000), overrides)
 
 
 def more_consumers_than_queues(**overrides) -> Scenario:
     """Six consumers, four queues: two consumers sit idle with client-side rebalance."""
-    return _build("more_consumers_than_queues",
-                  dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6)), overrides)
+    return _build(
+        "more_consumers_than_queues",
+        dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6)),
+        overrides,
+    )
 
 
 def many_topics(**overrides) -> Scenario:
@@ -85,45 +89,80 @@ def orderly_crash(**overrides) -> Scenario:
 
 def pop_mode(**overrides) -> Scenario:
     """Pop consumers (RocketMQ 5): the broker picks queues, so six consumers share four queues."""
-    return _build("pop_mode", dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6),
-                                   consume_mode=ConsumeMode.POP), overrides)
+    return _build(
+        "pop_mode",
+        dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=_group(6), consume_mode=ConsumeMode.POP),
+        overrides,
+    )
 
 
 def pop_crash(**overrides) -> Scenario:
     """Pop consumers; one crashes at 60.03 s in the middle of a popped batch: the broker revives what it
     never acked into the retry topic once the invisible time (60 s) is over, and another consumer gets it."""
     consumers = _group(3) + (ConsumerSpec(client_ids(1, 4)[0], leave_ms=60_030, leave=LeaveKind.CRASH),)
-    return _build("pop_crash", dict(brokers=("broker-a",), topics={"TopicTest": 4}, consumers=consumers,
-                                    consume_mode=ConsumeMode.POP, consume_time_ms=50.0), overrides)
+    return _build(
+        "pop_crash",
+        dict(
+            brokers=("broker-a",),
+            topics={"TopicTest": 4},
+            consumers=consumers,
+            consume_mode=ConsumeMode.POP,
+            consume_time_ms=50.0,
+        ),
+        overrides,
+    )
 
 
 def topic_grows(**overrides) -> Scenario:
     """Four consumers; at 60 s an operator raises broker-a's queues of TopicTest from 4 to 8. Each client
     learns the new route at its next route poll (every 30 s), and the new queues wait for the next rebalance."""
-    return _build("topic_grows", dict(consumers=_group(4), topic_changes=(TopicChange(60_000, "broker-a", 8, 8),)),
-                  overrides)
+    return _build(
+        "topic_grows", dict(consumers=_group(4), topic_changes=(TopicChange(60_000, "broker-a", 8, 8),)), overrides
+    )
 
 
 def broker_joins(**overrides) -> Scenario:
     """Four consumers over two brokers; at 60 s a third broker, broker-c, starts serving TopicTest with 4 queues."""
-    return _build("broker_joins", dict(consumers=_group(4), topic_changes=(TopicChange(60_000, "broker-c", 4, 4),)),
-                  overrides)
+    return _build(
+        "broker_joins", dict(consumers=_group(4), topic_changes=(TopicChange(60_000, "broker-c", 4, 4),)), overrides
+    )
 
 
 def broker_outage(**overrides) -> Scenario:
     """broker-b stops at 70 s and starts again at 130 s. Its connections close, so the name server drops it
     at once; producers send to broker-a meanwhile; broker-b's queues wait, then come back to the group."""
-    return _build("broker_outage", dict(consumers=_group(4), outages=(BrokerOutage("broker-b", 70_000, 130_000),)),
-                  overrides)
+    return _build(
+        "broker_outage", dict(consumers=_group(4), outages=(BrokerOutage("broker-b", 70_000, 130_000),)), overrides
+    )
 
 
 def broker_vanishes(**overrides) -> Scenario:
     """broker-b's host vanishes at 70 s (no connection closes) and never comes back: the name server keeps
     routing to it until its registration is 120 s old, and the messages it holds stay unconsumed."""
-    return _build("broker_vanishes", dict(consumers=_group(4),
-                                          outages=(BrokerOutage("broker-b", 70_000, None, silent=True),)), overrides)
+    return _build(
+        "broker_vanishes",
+        dict(consumers=_group(4), outages=(BrokerOutage("broker-b", 70_000, None, silent=True),)),
+        overrides,
+    )
 
 
-ALL = {f.__name__: f for f in (steady_state, scale_out, scale_in, crash, host_loss, rolling_restart,
-                               more_consumers_than_queues, many_topics, orderly_crash, pop_mode, pop_crash,
-                               topic_grows, broker_joins, broker_outage, broker_vanishes)}
+ALL = {
+    f.__name__: f
+    for f in (
+        steady_state,
+        scale_out,
+        scale_in,
+        crash,
+        host_loss,
+        rolling_restart,
+        more_consumers_than_queues,
+        many_topics,
+        orderly_crash,
+        pop_mode,
+        pop_crash,
+        topic_grows,
+        broker_joins,
+        broker_outage,
+        broker_vanishes,
+    )
+}

@@ -96,8 +96,11 @@ class SharedViews:
     def allocate(self, strategy, consumer_group: str, current_cid: str, mq_all, cid_all):
         """``strategy.allocate(consumer_group, current_cid, mq_all, cid_all)``, from one whole-group answer when the
         lists are views this cache handed out and the strategy is :data:`SHAREABLE`."""
-        if (type(strategy) not in SHAREABLE or self._held.get(id(mq_all)) is not mq_all
-                or self._held.get(id(cid_all)) is not cid_all):
+        if (
+            type(strategy) not in SHAREABLE
+            or self._held.get(id(mq_all)) is not mq_all
+            or self._held.get(id(cid_all)) is not cid_all
+        ):
             return strategy.allocate(consumer_group, current_cid, mq_all, cid_all)
         self._held[id(strategy)] = strategy
         key = (id(strategy), consumer_group, id(mq_all), id(cid_all))

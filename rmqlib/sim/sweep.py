@@ -22,8 +22,9 @@ from rmqlib.sim.engine import simulate
 from rmqlib.sim.scenario import Scenario
 
 
-def run_one(scenario: Scenario, seed: int, fixed: Mapping | None = None,
-            extra: Mapping[str, Callable] | None = None) -> dict:
+def run_one(
+    scenario: Scenario, seed: int, fixed: Mapping | None = None, extra: Mapping[str, Callable] | None = None
+) -> dict:
     """Simulate once; the row is ``{**fixed, **summary(), name: fn(result) for extra}``.
 
     A top-level function, so a process pool can pickle it (``extra`` functions
@@ -54,9 +55,16 @@ def _run_grid(jobs: list, executor: Executor | None, description: str, progress:
         bar.close()
 
 
-def sweep(scenario: Scenario, parameter: str, values: Sequence, seeds: Iterable[int] = (0, 1, 2), *,
-          executor: Executor | None = None, progress: bool = True,
-          label: Callable[[object], object] | None = None) -> list[dict]:
+def sweep(
+    scenario: Scenario,
+    parameter: str,
+    values: Sequence,
+    seeds: Iterable[int] = (0, 1, 2),
+    *,
+    executor: Executor | None = None,
+    progress: bool = True,
+    label: Callable[[object], object] | None = None,
+) -> list[dict]:
     """One row per (value, seed): ``{parameter: value, **SimResult.summary()}``.
 
     ``parameter`` is any Scenario field (for example ``"rebalance_interval_ms"``,
@@ -81,14 +89,21 @@ def sweep(scenario: Scenario, parameter: str, values: Sequence, seeds: Iterable[
     if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise ValueError("seeds must be a non-empty list of ints")
     label = label or _default_label
-    jobs = [(scenario.replace(**{parameter: value}), seed, {parameter: label(value)})
-            for value in values for seed in seeds]
+    jobs = [
+        (scenario.replace(**{parameter: value}), seed, {parameter: label(value)}) for value in values for seed in seeds
+    ]
     return _run_grid(jobs, executor, f"{scenario.name}: {parameter}", progress, None)
 
 
-def run_variants(variants: Mapping[object, Scenario], seeds: Iterable[int] = (0, 1, 2), column: str = "variant",
-                 extra: Mapping[str, Callable] | None = None, *, executor: Executor | None = None,
-                 progress: bool = False) -> list[dict]:
+def run_variants(
+    variants: Mapping[object, Scenario],
+    seeds: Iterable[int] = (0, 1, 2),
+    column: str = "variant",
+    extra: Mapping[str, Callable] | None = None,
+    *,
+    executor: Executor | None = None,
+    progress: bool = False,
+) -> list[dict]:
     """Every named scenario with every seed; one row per run: ``{column: name, **summary(), **extra}``.
 
     ``extra`` maps a column name to a function of the SimResult (e.g.
@@ -113,9 +128,14 @@ def sweep_values(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
         check_str(column, name)
         missing = [i for i, row in enumerate(rows) if not isinstance(row, Mapping) or column not in row]
         if missing:
-            raise ValueError(f"{name}: no column {column!r} in row {missing[0]}"
-                             + (f" (it has {', '.join(map(str, rows[missing[0]]))})"
-                                if isinstance(rows[missing[0]], Mapping) else " (not a dict)"))
+            raise ValueError(
+                f"{name}: no column {column!r} in row {missing[0]}"
+                + (
+                    f" (it has {', '.join(map(str, rows[missing[0]]))})"
+                    if isinstance(rows[missing[0]], Mapping)
+                    else " (not a dict)"
+                )
+            )
     out: dict = {}
     for row in rows:
         g = "" if group is None else row[group]
@@ -130,8 +150,10 @@ def sweep_stats(rows: Sequence[Mapping], x: str, y: str, group: str | None = Non
             for value in ys:
                 if isinstance(value, bool) or not isinstance(value, Real):
                     raise ArgumentTypeError(f"y: column {y!r} must hold numbers, got {value!r}")
-    return {g: {v: (min(ys), statistics.fmean(ys), max(ys)) for v, ys in by_x.items()}
-            for g, by_x in sweep_values(rows, x, y, group).items()}
+    return {
+        g: {v: (min(ys), statistics.fmean(ys), max(ys)) for v, ys in by_x.items()}
+        for g, by_x in sweep_values(rows, x, y, group).items()
+    }
 
 
 def _default_label(value):

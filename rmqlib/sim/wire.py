@@ -45,10 +45,14 @@ class Wire:
         order (the calls it replaces would have run back to back in one batch)."""
         recorder, channels = self.recorder, self.channels
         recorder.counters["notifications"] += len(notes)
-        recorder.event_log.extend(list(map(_TIME_MS, notes)), "notify", list(map(_CLIENT_ID, notes)),
-                                  f"from {broker_name}")  # a broker's times are int milliseconds
-        woken = [consumer for consumer in map(channels.get, map(_CHANNEL, notes))
-                 if consumer is not None and consumer.connected]
+        recorder.event_log.extend(
+            list(map(_TIME_MS, notes)), "notify", list(map(_CLIENT_ID, notes)), f"from {broker_name}"
+        )  # a broker's times are int milliseconds
+        woken = [
+            consumer
+            for consumer in map(channels.get, map(_CHANNEL, notes))
+            if consumer is not None and consumer.connected
+        ]
         if woken:
             self.clock.later(self.latency, _deliver_notifications, woken, self.clock)
 
@@ -57,15 +61,29 @@ class Wire:
         mq, sc, recorder = command.message_queue, self.scenario, self.recorder
         self.next_opaque = opaque = self.next_opaque + 1
         commit_offset = command.commit_offset if command.commit_offset > 0 else 0
-        header = PullMessageRequest._trusted(sc.consumer_group, mq.topic, mq.queue_id, command.queue_offset,
-                                    command.max_msg_nums, command.commit_offset_enable, commit_offset,
-                                    True, sc.suspend_timeout_ms, False, "*", command.sub_version,
-                                    consumer.cid, consumer.channel_names[mq.broker_name], opaque)
+        header = PullMessageRequest._trusted(
+            sc.consumer_group,
+            mq.topic,
+            mq.queue_id,
+            command.queue_offset,
+            command.max_msg_nums,
+            command.commit_offset_enable,
+            commit_offset,
+            True,
+            sc.suspend_timeout_ms,
+            False,
+            "*",
+            command.sub_version,
+            consumer.cid,
+            consumer.channel_names[mq.broker_name],
+            opaque,
+        )
         self.pending_pulls[opaque] = (consumer, request, now_ms)
         recorder.pulls += 1
         if recorder.trace:
-            recorder.log(now_ms, "pull", consumer.cid,
-                         f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}")
+            recorder.log(
+                now_ms, "pull", consumer.cid, f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}"
+            )
         self.clock.later(self.latency, self._pull_at_broker, self.brokers[mq.broker_name], header)
 
     def _pull_at_broker(self, broker, header) -> None:
@@ -76,8 +94,9 @@ class Wire:
         response = broker.processor._process_request_trusted(header, now, True)
         if response is None:
             self.recorder.held += 1
-            self.recorder.log(now, "pull held", broker.name,
-                              f"{header.topic}@{header.queue_id} from {header.client_id}")
+            self.recorder.log(
+                now, "pull held", broker.name, f"{header.topic}@{header.queue_id} from {header.client_id}"
+            )
         else:
             self.answer_pull(response)
 
@@ -86,9 +105,12 @@ class Wire:
         consumer, request, _ = self.pending_pulls.pop(response.request.opaque, (None, None, None))
         if self.recorder.trace and consumer is not None:
             header = response.request
-            self.recorder.log(int(self.clock.now), "pull answered", request.message_queue.broker_name,
-                              f"to {consumer.cid}: {header.topic}@{header.queue_id} "
-                              f"{len(response.messages)} message(s)")
+            self.recorder.log(
+                int(self.clock.now),
+                "pull answered",
+                request.message_queue.broker_name,
+                f"to {consumer.cid}: {header.topic}@{header.queue_id} {len(response.messages)} message(s)",
+            )
         if consumer is not None:
             self.clock.later(self.latency, consumer.on_pull_answer, request, response)
 
@@ -105,8 +127,9 @@ class Wire:
 
     def fail_pending_pulls(self, broker) -> None:
         """``broker`` went down: every pull it holds (or that is on its way to it) fails."""
-        for opaque in [o for o, (_, request, _) in self.pending_pulls.items()
-                       if request.message_queue.broker_name == broker.name]:
+        for opaque in [
+            o for o, (_, request, _) in self.pending_pulls.items() if request.message_queue.broker_name == broker.name
+        ]:
             self._fail_pull(broker, opaque)
 
 

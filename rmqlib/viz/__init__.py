@@ -25,12 +25,29 @@ from rmqlib.viz.figures import (
 from rmqlib.viz.panels import Panel, allocation_panel, machine_room_panel, ring_panel, update_in_place
 
 __all__ = [
-    "PALETTE", "UNASSIGNED_COLOR", "color_of", "consumer_colors",
-    "MACHINE_ROOM_STRATEGIES", "ROOMS", "allocation_figure", "allocation_view",
-    "imbalance_vs_vnodes_figure", "machine_room_figure", "machine_room_layout", "machine_room_view",
-    "moved_queues_figure", "multi_topic_figure", "queue_label",
-    "queues_per_consumer_figure", "ring_figure", "ring_view",
-    "Panel", "allocation_panel", "machine_room_panel", "ring_panel", "update_in_place",
+    "PALETTE",
+    "UNASSIGNED_COLOR",
+    "color_of",
+    "consumer_colors",
+    "MACHINE_ROOM_STRATEGIES",
+    "ROOMS",
+    "allocation_figure",
+    "allocation_view",
+    "imbalance_vs_vnodes_figure",
+    "machine_room_figure",
+    "machine_room_layout",
+    "machine_room_view",
+    "moved_queues_figure",
+    "multi_topic_figure",
+    "queue_label",
+    "queues_per_consumer_figure",
+    "ring_figure",
+    "ring_view",
+    "Panel",
+    "allocation_panel",
+    "machine_room_panel",
+    "ring_panel",
+    "update_in_place",
 ]
 
 # Simulation timelines and sweeps (chapters 06-11), and the ProcessQueue step-through.
@@ -53,10 +70,19 @@ from rmqlib.viz.timeline import (  # noqa: E402
 )
 
 __all__ += [
-    "TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure", "ownership_timeline_figure",
+    "TIMELINE_EVENTS",
+    "latency_figure",
+    "load_figure",
+    "lock_timeline_figure",
+    "ownership_timeline_figure",
     "retry_figure",
-    "short_queue", "sweep_figure",
-    "Step", "ack_order", "process_queue_panel", "process_queue_steps", "process_queue_view",
+    "short_queue",
+    "sweep_figure",
+    "Step",
+    "ack_order",
+    "process_queue_panel",
+    "process_queue_steps",
+    "process_queue_view",
 ]
 
 # The hand-over: one rebalance round step by step, and one queue changing owner in a run.
@@ -95,8 +121,15 @@ from rmqlib.viz.static import (  # noqa: E402
 )
 
 __all__ += [
-    "allocation_frames_figure", "frames_figure", "handover_frames_figure", "is_static", "machine_room_frames_figure",
-    "process_queue_frames_figure", "ring_frames_figure", "show_panel", "use_static_renderer",
+    "allocation_frames_figure",
+    "frames_figure",
+    "handover_frames_figure",
+    "is_static",
+    "machine_room_frames_figure",
+    "process_queue_frames_figure",
+    "ring_frames_figure",
+    "show_panel",
+    "use_static_renderer",
 ]
 
 from rmqlib.viz.i18n import language, language_of, use_language  # noqa: E402

@@ -29,12 +29,22 @@ def _step_title(replay: HandoverReplay, index: int) -> str:
     frame = replay.frames[index]
     last = len(replay.frames) - 1
     if frame.step is None:
-        return text("Step 0/{last} · {n} consumers, before the round: they run it in the order {order}", last=last,
-                    n=len(replay.after), order=", ".join(replay.order))
+        return text(
+            "Step 0/{last} · {n} consumers, before the round: they run it in the order {order}",
+            last=last,
+            n=len(replay.after),
+            order=", ".join(replay.order),
+        )
     step = frame.step
     where = f" · {short_queue(str(step.mq)).split('/', 1)[-1]}" if step.mq is not None else ""
-    head = text("Step {k}/{last} · {cid}{where} · {action}", k=index, last=last, cid=step.client_id, where=where,
-                action=text(step.action))
+    head = text(
+        "Step {k}/{last} · {cid}{where} · {action}",
+        k=index,
+        last=last,
+        cid=step.client_id,
+        where=where,
+        action=text(step.action),
+    )
     return text("{head}: {detail}", head=head, detail=phrase(step.detail)) if step.detail else head
 
 
@@ -62,24 +72,48 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
         working = [mq for mq in replay.queues if table.get(mq) not in (None, DROPPED)]
         dropped_x += [x] * sum(1 for mq in replay.queues if table.get(mq) == DROPPED)
         dropped_y += [rows[mq] for mq in replay.queues if table.get(mq) == DROPPED]
-        labels = [text("pull {offset}", offset=pulls[mq]) if mq in pulls else str(memory.get(mq, ""))
-                  for mq in working]
-        fig.add_trace(go.Scatter(
-            x=[x] * len(working), y=[rows[mq] for mq in working], mode="markers+text", name=cid,
-            marker=dict(symbol="square", size=40, color=colors[cid]), text=labels,
-            textfont=dict(color="white", size=10), hovertemplate=f"{cid}<br>%{{y}}: %{{text}}<extra></extra>"))
-    fig.add_trace(go.Scatter(
-        x=dropped_x, y=dropped_y, mode="markers+text", name=text("dropped, still in the table"),
-        marker=dict(symbol="square-open", size=40, color=UNASSIGNED_COLOR, line=dict(width=3)),
-        text=[text("dropped")] * len(dropped_x), textfont=dict(size=9, color="#555"),
-        hovertemplate=text("dropped<br>%{y}<extra></extra>")))
+        labels = [text("pull {offset}", offset=pulls[mq]) if mq in pulls else str(memory.get(mq, "")) for mq in working]
+        fig.add_trace(
+            go.Scatter(
+                x=[x] * len(working),
+                y=[rows[mq] for mq in working],
+                mode="markers+text",
+                name=cid,
+                marker=dict(symbol="square", size=40, color=colors[cid]),
+                text=labels,
+                textfont=dict(color="white", size=10),
+                hovertemplate=f"{cid}<br>%{{y}}: %{{text}}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=dropped_x,
+            y=dropped_y,
+            mode="markers+text",
+            name=text("dropped, still in the table"),
+            marker=dict(symbol="square-open", size=40, color=UNASSIGNED_COLOR, line=dict(width=3)),
+            text=[text("dropped")] * len(dropped_x),
+            textfont=dict(size=9, color="#555"),
+            hovertemplate=text("dropped<br>%{y}<extra></extra>"),
+        )
+    )
     committed = [mq for mq in replay.queues if mq in frame.broker_offsets]
-    fig.add_trace(go.Scatter(
-        x=[len(cids)] * len(committed), y=[rows[mq] for mq in committed], mode="text", name=text("committed offset"),
-        text=[f"{frame.broker_offsets[mq]}" + (text(" (lock: {holder})", holder=frame.locks[mq].split('@')[0])
-                                               if mq in frame.locks else "") for mq in committed],
-        textfont=dict(size=11, color="#222"), showlegend=False,
-        hovertemplate=text("committed at the broker<br>%{y}: %{text}<extra></extra>")))
+    fig.add_trace(
+        go.Scatter(
+            x=[len(cids)] * len(committed),
+            y=[rows[mq] for mq in committed],
+            mode="text",
+            name=text("committed offset"),
+            text=[
+                f"{frame.broker_offsets[mq]}"
+                + (text(" (lock: {holder})", holder=frame.locks[mq].split("@")[0]) if mq in frame.locks else "")
+                for mq in committed
+            ],
+            textfont=dict(size=11, color="#222"),
+            showlegend=False,
+            hovertemplate=text("committed at the broker<br>%{y}: %{text}<extra></extra>"),
+        )
+    )
     step = frame.step
     mark_x, mark_y = [], []
     if step is not None and step.mq is not None:
@@ -87,21 +121,40 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
         if step.action == "persist offset":  # the broker's copy changes too
             mark_x.append(len(cids))
             mark_y.append(rows[step.mq])
-    fig.add_trace(go.Scatter(
-        x=mark_x, y=mark_y, mode="markers", name=text("this step"),
-        marker=dict(symbol="circle-open", size=56, color=HIGHLIGHT, line=dict(width=3)), hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(
+            x=mark_x,
+            y=mark_y,
+            mode="markers",
+            name=text("this step"),
+            marker=dict(symbol="circle-open", size=56, color=HIGHLIGHT, line=dict(width=3)),
+            hoverinfo="skip",
+        )
+    )
     fig.update_layout(
-        title=_step_title(replay, index), height=150 + 58 * len(replay.queues),
-        xaxis=dict(tickvals=list(range(len(columns))), ticktext=cids + [text(BROKER)], range=[-0.6, len(columns) - 0.4],
-                   showgrid=False, zeroline=False),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=list(rows.values())[::-1],
-                   showgrid=False, title=None),
+        title=_step_title(replay, index),
+        height=150 + 58 * len(replay.queues),
+        xaxis=dict(
+            tickvals=list(range(len(columns))),
+            ticktext=cids + [text(BROKER)],
+            range=[-0.6, len(columns) - 0.4],
+            showgrid=False,
+            zeroline=False,
+        ),
+        yaxis=dict(
+            type="category", categoryorder="array", categoryarray=list(rows.values())[::-1], showgrid=False, title=None
+        ),
         legend=dict(title="processQueueTable"),
-        meta={"view": "handover", "step": index, "steps": len(replay.frames) - 1,
-              "action": None if step is None else step.action,
-              "tables": {cid: {str(mq): state for mq, state in t.items()} for cid, t in frame.tables.items()},
-              "broker_offsets": {str(mq): o for mq, o in frame.broker_offsets.items()},
-              "redelivered": {str(mq): n for mq, n in replay.redelivered.items()}})
+        meta={
+            "view": "handover",
+            "step": index,
+            "steps": len(replay.frames) - 1,
+            "action": None if step is None else step.action,
+            "tables": {cid: {str(mq): state for mq, state in t.items()} for cid, t in frame.tables.items()},
+            "broker_offsets": {str(mq): o for mq, o in frame.broker_offsets.items()},
+            "redelivered": {str(mq): n for mq, n in replay.redelivered.items()},
+        },
+    )
     return house_style(fig)
 
 
@@ -125,6 +178,7 @@ def handover_steps(replay: HandoverReplay) -> list[tuple[int, go.Figure]]:
 
 # --------------------------------------------------------------------------- a queue in a simulated run
 
+
 def moved_queues(result, after_ms: int = 0) -> list[str]:
     """Queues of ``result`` that passed from one consumer to another at or after ``after_ms``."""
     check_instance(result, "result", SimResult)
@@ -137,8 +191,13 @@ def moved_queues(result, after_ms: int = 0) -> list[str]:
     return moved
 
 
-def queue_handover_figure(result, queue: str | None = None, after_ms: int | None = None,
-                          window_ms: tuple[int, int] = (3_000, 4_000), title: str | None = None) -> go.Figure:
+def queue_handover_figure(
+    result,
+    queue: str | None = None,
+    after_ms: int | None = None,
+    window_ms: tuple[int, int] = (3_000, 4_000),
+    title: str | None = None,
+) -> go.Figure:
     """One queue of a simulated run around its hand-over: offset against time, one colour per consumer.
 
     Each dot is a message consumed (at the end of its listener call); a ringed dot is one consumed
@@ -178,38 +237,83 @@ def queue_handover_figure(result, queue: str | None = None, after_ms: int | None
     fig = go.Figure()
     for cid in [c for c in order if any(b.consumer == c for b in batches)]:
         points = [(b.end_ms, o) for b in batches if b.consumer == cid for o in b.offsets]
-        fig.add_trace(go.Scatter(x=[_s(t) for t, _ in points], y=[o for _, o in points], mode="markers", name=cid,
-                                 marker=dict(size=7, color=colors[cid]),
-                                 hovertemplate=text("{cid}<br>offset %{{y}} at %{{x:.3f}} s<extra></extra>", cid=cid)))
+        fig.add_trace(
+            go.Scatter(
+                x=[_s(t) for t, _ in points],
+                y=[o for _, o in points],
+                mode="markers",
+                name=cid,
+                marker=dict(size=7, color=colors[cid]),
+                hovertemplate=text("{cid}<br>offset %{{y}} at %{{x:.3f}} s<extra></extra>", cid=cid),
+            )
+        )
     twice = [(b.end_ms, o) for b in batches for o in b.offsets if o in again]
-    fig.add_trace(go.Scatter(x=[_s(t) for t, _ in twice], y=[o for _, o in twice], mode="markers",
-                             name=text("consumed more than once"),
-                             marker=dict(symbol="circle-open", size=15, color=HIGHLIGHT, line=dict(width=2)),
-                             hovertemplate=text("offset %{y} again at %{x:.3f} s<extra></extra>")))
+    fig.add_trace(
+        go.Scatter(
+            x=[_s(t) for t, _ in twice],
+            y=[o for _, o in twice],
+            mode="markers",
+            name=text("consumed more than once"),
+            marker=dict(symbol="circle-open", size=15, color=HIGHLIGHT, line=dict(width=2)),
+            hovertemplate=text("offset %{y} again at %{x:.3f} s<extra></extra>"),
+        )
+    )
     lo, hi = old.end_ms - window_ms[0], new.start_ms + window_ms[1]
     # labelled at the foot of the line, on its right: offsets grow with time, so that corner is empty
-    marks = ([(old.end_ms, text(" {old} drops it, {new} takes it", old=old.holder, new=new.holder), "left")]
-             if new.start_ms - old.end_ms < 300 else
-             [(old.end_ms, text("{old} drops it ", old=old.holder), "right"),
-              (new.start_ms, text(" {new} takes it", new=new.holder), "left")])
+    marks = (
+        [(old.end_ms, text(" {old} drops it, {new} takes it", old=old.holder, new=new.holder), "left")]
+        if new.start_ms - old.end_ms < 300
+        else [
+            (old.end_ms, text("{old} drops it ", old=old.holder), "right"),
+            (new.start_ms, text(" {new} takes it", new=new.holder), "left"),
+        ]
+    )
     for t, mark, side in marks:
         fig.add_vline(x=_s(t), line_dash="dot", line_color="#555")
-        fig.add_annotation(x=_s(t), y=0, yref="paper", text=mark, showarrow=False, yanchor="bottom",
-                           xanchor=side, font=dict(size=11, color="#444"))
+        fig.add_annotation(
+            x=_s(t),
+            y=0,
+            yref="paper",
+            text=mark,
+            showarrow=False,
+            yanchor="bottom",
+            xanchor=side,
+            font=dict(size=11, color="#444"),
+        )
     shown = [o for b in batches if lo <= b.end_ms <= hi for o in b.offsets]
     if title is None:
-        title = plural("{queue} moves from {old} to {new}: {n} message consumed twice",
-                       "{queue} moves from {old} to {new}: {n} messages consumed twice", len(again),
-                       queue=short_queue(queue), old=old.holder, new=new.holder)
+        title = plural(
+            "{queue} moves from {old} to {new}: {n} message consumed twice",
+            "{queue} moves from {old} to {new}: {n} messages consumed twice",
+            len(again),
+            queue=short_queue(queue),
+            old=old.holder,
+            new=new.holder,
+        )
     fig.update_layout(
-        title=title, height=440,
+        title=title,
+        height=440,
         xaxis=dict(title=text("simulated time (s)"), range=[_s(lo), _s(hi)]),
         yaxis=dict(title=text("queue offset"), range=[min(shown, default=0) - 1, max(shown, default=1) + 1]),
         legend=dict(title=text("consumed by")),
-        meta={"view": "queue_handover", "queue": queue, "old_owner": old.holder, "new_owner": new.holder,
-              "dropped_ms": old.end_ms, "taken_ms": new.start_ms, "consumed_twice": sorted(again)})
+        meta={
+            "view": "queue_handover",
+            "queue": queue,
+            "old_owner": old.holder,
+            "new_owner": new.holder,
+            "dropped_ms": old.end_ms,
+            "taken_ms": new.start_ms,
+            "consumed_twice": sorted(again),
+        },
+    )
     return house_style(fig)
 
 
-__all__ = ["handover_figure", "handover_panel", "handover_steps", "handover_view", "moved_queues",
-           "queue_handover_figure"]
+__all__ = [
+    "handover_figure",
+    "handover_panel",
+    "handover_steps",
+    "handover_view",
+    "moved_queues",
+    "queue_handover_figure",
+]

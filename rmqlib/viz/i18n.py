@@ -136,5 +136,15 @@ def has_entry(message: str, lang: str = "zh") -> bool:
     return message in _CATALOGS[lang] or any(r.match(message) for r, _ in _patterns(lang))
 
 
-__all__ = ["LANGUAGES", "MissingTranslation", "has_entry", "language", "language_of", "phrase", "plural",
-           "strict", "text", "use_language"]
+__all__ = [
+    "LANGUAGES",
+    "MissingTranslation",
+    "has_entry",
+    "language",
+    "language_of",
+    "phrase",
+    "plural",
+    "strict",
+    "text",
+    "use_language",
+]

@@ -33,8 +33,14 @@ class Prediction:
     edition runs the same cell); the choices keep their own values, so answers compare as given.
     """
 
-    def __init__(self, question: str, answer: Callable[[], object], why: str,
-                 choices: Sequence | None = None, tolerance: float = 0.0):
+    def __init__(
+        self,
+        question: str,
+        answer: Callable[[], object],
+        why: str,
+        choices: Sequence | None = None,
+        tolerance: float = 0.0,
+    ):
         if not isinstance(question, str) or not question.strip():
             raise ValueError("question must be a non-empty str")
         if not callable(answer):
@@ -54,19 +60,25 @@ class Prediction:
         self.verdict: str | None = None  # "right" or "wrong" once the reader has answered
         self.feedback = widgets.HTML(value="")
         if choices is None:
-            self.entry: widgets.ValueWidget = widgets.FloatText(value=None, description=text("your answer"),
-                                                                style={"description_width": "initial"})
+            self.entry: widgets.ValueWidget = widgets.FloatText(
+                value=None, description=text("your answer"), style={"description_width": "initial"}
+            )
         else:
             shown = [phrase(str(c)) for c in choices]  # (label, value) pairs only where a label is translated
-            options = [str(c) for c in choices] if shown == [str(c) for c in choices] else list(
-                zip(shown, map(str, choices)))
-            self.entry = widgets.RadioButtons(options=options, value=None,
-                                              layout=widgets.Layout(width="max-content"))
+            options = (
+                [str(c) for c in choices] if shown == [str(c) for c in choices] else list(zip(shown, map(str, choices)))
+            )
+            self.entry = widgets.RadioButtons(options=options, value=None, layout=widgets.Layout(width="max-content"))
         self.button = widgets.Button(description=text("Check"), button_style="primary")
         self.button.on_click(lambda _: self.check())
-        self.widget = widgets.VBox([widgets.HTML(text("<b>Predict:</b> {question}",
-                                                      question=html.escape(phrase(question)))),
-                                    self.entry, self.button, self.feedback])
+        self.widget = widgets.VBox(
+            [
+                widgets.HTML(text("<b>Predict:</b> {question}", question=html.escape(phrase(question)))),
+                self.entry,
+                self.button,
+                self.feedback,
+            ]
+        )
 
     def answer(self):
         """The model's answer (computed once, when the question is made)."""
@@ -96,8 +108,11 @@ class Prediction:
         else:
             right = self._is_right(guess)
             self.verdict = "right" if right else "wrong"
-            head = text("Right.") if right else text("Not quite: the model says {answer}.",
-                                                      answer=phrase(str(self.answer())))
+            head = (
+                text("Right.")
+                if right
+                else text("Not quite: the model says {answer}.", answer=phrase(str(self.answer())))
+            )
             said = text("{head} {why}", head=head, why=phrase(self.why))
         color = {"right": "#1CA71C", "wrong": "#B00"}.get(self.verdict or "", "#555")
         self.feedback.value = f"<span style='color:{color}'>{html.escape(said)}</span>"
@@ -105,17 +120,26 @@ class Prediction:
 
     def static_html(self) -> str:
         """The question with a collapsed answer, for a page without a kernel."""
-        options = "" if self.choices is None else "<ul>" + "".join(
-            f"<li>{html.escape(phrase(str(c)))}</li>" for c in self.choices) + "</ul>"
-        return text("<div class='rmqlib-predict'><p><b>Predict:</b> {question}</p>{options}<details><summary>"
-                    "Show the answer</summary><p>The model says <b>{answer}</b>. {why}</p></details></div>",
-                    question=html.escape(phrase(self.question)), options=options,
-                    answer=html.escape(phrase(str(self.answer()))), why=html.escape(phrase(self.why)))
+        options = (
+            ""
+            if self.choices is None
+            else "<ul>" + "".join(f"<li>{html.escape(phrase(str(c)))}</li>" for c in self.choices) + "</ul>"
+        )
+        return text(
+            "<div class='rmqlib-predict'><p><b>Predict:</b> {question}</p>{options}<details><summary>"
+            "Show the answer</summary><p>The model says <b>{answer}</b>. {why}</p></details></div>",
+            question=html.escape(phrase(self.question)),
+            options=options,
+            answer=html.escape(phrase(str(self.answer()))),
+            why=html.escape(phrase(self.why)),
+        )
 
     def _repr_mimebundle_(self, **kwargs):
         if is_static():
-            return {"text/html": self.static_html(),
-                    "text/plain": text("Predict: {question}", question=phrase(self.question))}
+            return {
+                "text/html": self.static_html(),
+                "text/plain": text("Predict: {question}", question=phrase(self.question)),
+            }
         return self.widget._repr_mimebundle_(**kwargs)
 
 

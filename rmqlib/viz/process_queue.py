@@ -63,8 +63,9 @@ def ack_order(messages: int, seed: int = 0, first_offset: int = 0, slow_offset: 
     return offsets
 
 
-def process_queue_steps(messages: int = 12, seed: int = 0, first_offset: int = 100,
-                        slow_offset: int | None = None) -> tuple[ProcessQueue, list[Step]]:
+def process_queue_steps(
+    messages: int = 12, seed: int = 0, first_offset: int = 100, slow_offset: int | None = None
+) -> tuple[ProcessQueue, list[Step]]:
     """Put ``messages`` messages in a fresh ProcessQueue and acknowledge them in :func:`ack_order`.
 
     Returns the (now empty) ProcessQueue and one :class:`Step` per acknowledgement.
@@ -74,8 +75,10 @@ def process_queue_steps(messages: int = 12, seed: int = 0, first_offset: int = 1
     first_offset = check_int(first_offset, "first_offset", 0, MAX_OFFSET)
     order = ack_order(messages, seed, first_offset, slow_offset)
     pq = ProcessQueue(0)
-    msgs = {o: Message(topic="TopicTest", queue_id=0, queue_offset=o, body_size=1024)
-            for o in range(first_offset, first_offset + messages)}
+    msgs = {
+        o: Message(topic="TopicTest", queue_id=0, queue_offset=o, body_size=1024)
+        for o in range(first_offset, first_offset + messages)
+    }
     pq.put_message(list(msgs.values()))
     steps = []
     for t, offset in enumerate(order, 1):
@@ -85,8 +88,9 @@ def process_queue_steps(messages: int = 12, seed: int = 0, first_offset: int = 1
     return pq, steps
 
 
-def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: int = -1,
-                       first_offset: int = 100) -> go.Figure:
+def process_queue_view(
+    messages: int = 12, seed: int = 0, step: int = 0, slow: int = -1, first_offset: int = 100
+) -> go.Figure:
     """The offsets of one ProcessQueue after ``step`` acknowledgements: grey = acknowledged, blue = still in the
     tree, red outline = the message just acknowledged; the arrow marks the commit offset.
 
@@ -110,42 +114,98 @@ def process_queue_view(messages: int = 12, seed: int = 0, step: int = 0, slow: i
     last = done[-1].acked if done else None
     colors = [ACKED_COLOR if o in acked else HELD_COLOR for o in offsets]
     outline = [LAST_COLOR if o == last else "#FFFFFF" for o in offsets]
-    fig = go.Figure(go.Scatter(
-        x=offsets, y=[0] * len(offsets), mode="markers+text", text=[str(o) for o in offsets],
-        textposition="middle center", textfont=dict(color="white", size=10),
-        marker=dict(symbol="square", size=30, color=colors, line=dict(color=outline, width=3)),
-        customdata=[text("acknowledged") if o in acked else text("in msgTreeMap") for o in offsets],
-        hovertemplate=text("offset %{x}: %{customdata}<extra></extra>"), name=text("offsets"), showlegend=False))
-    key = (("in msgTreeMap (pulled, not acknowledged)", HELD_COLOR, "#FFFFFF"),
-           ("acknowledged", ACKED_COLOR, "#FFFFFF"), ("acknowledged at this step", ACKED_COLOR, LAST_COLOR))
+    fig = go.Figure(
+        go.Scatter(
+            x=offsets,
+            y=[0] * len(offsets),
+            mode="markers+text",
+            text=[str(o) for o in offsets],
+            textposition="middle center",
+            textfont=dict(color="white", size=10),
+            marker=dict(symbol="square", size=30, color=colors, line=dict(color=outline, width=3)),
+            customdata=[text("acknowledged") if o in acked else text("in msgTreeMap") for o in offsets],
+            hovertemplate=text("offset %{x}: %{customdata}<extra></extra>"),
+            name=text("offsets"),
+            showlegend=False,
+        )
+    )
+    key = (
+        ("in msgTreeMap (pulled, not acknowledged)", HELD_COLOR, "#FFFFFF"),
+        ("acknowledged", ACKED_COLOR, "#FFFFFF"),
+        ("acknowledged at this step", ACKED_COLOR, LAST_COLOR),
+    )
     for name, fill, edge in key:  # the colours' key, shown in the legend only
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=text(name), hoverinfo="skip",
-                                 marker=dict(symbol="square", size=14, color=fill, line=dict(color=edge, width=2))))
-    fig.add_annotation(x=commit - 0.5, y=0.5, ax=0, ay=-40, text=text("commit offset {commit}", commit=commit),
-                       showarrow=True,
-                       arrowhead=2, arrowcolor="#1CA71C", font=dict(color="#1CA71C"))
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=text(name),
+                hoverinfo="skip",
+                marker=dict(symbol="square", size=14, color=fill, line=dict(color=edge, width=2)),
+            )
+        )
+    fig.add_annotation(
+        x=commit - 0.5,
+        y=0.5,
+        ax=0,
+        ay=-40,
+        text=text("commit offset {commit}", commit=commit),
+        showarrow=True,
+        arrowhead=2,
+        arrowcolor="#1CA71C",
+        font=dict(color="#1CA71C"),
+    )
     if step == 0:
-        title = text("{n} messages pulled (offsets {first}..{last}); none acknowledged", n=messages,
-                     first=first_offset, last=first_offset + messages - 1)
+        title = text(
+            "{n} messages pulled (offsets {first}..{last}); none acknowledged",
+            n=messages,
+            first=first_offset,
+            last=first_offset + messages - 1,
+        )
     elif tree:
-        title = text("step {step}: offset {last} acknowledged; {left} left in the tree; removeMessage returned "
-                     "{commit} (lowest unacknowledged)", step=step, last=last, left=len(tree), commit=commit)
+        title = text(
+            "step {step}: offset {last} acknowledged; {left} left in the tree; removeMessage returned "
+            "{commit} (lowest unacknowledged)",
+            step=step,
+            last=last,
+            left=len(tree),
+            commit=commit,
+        )
     else:
-        title = text("step {step}: offset {last} acknowledged; {left} left in the tree; removeMessage returned "
-                     "{commit} (lowest unacknowledged: none left, so queueOffsetMax + 1)", step=step, last=last,
-                     left=len(tree), commit=commit)
-    fig.update_layout(title=title, height=230,
-                      xaxis=dict(title=text("queue offset"), range=[first_offset - 1.5, first_offset + messages + 0.5],
-                                 dtick=1, showgrid=False),
-                      yaxis=dict(visible=False, range=[-0.8, 1.2]), margin=dict(t=60, b=40),
-                      meta={"view": "process_queue", "step": step, "acked": [s.acked for s in done],
-                            "tree": tree, "commit_offset": commit,
-                            "span": (tree[-1] - tree[0]) if tree else 0})
+        title = text(
+            "step {step}: offset {last} acknowledged; {left} left in the tree; removeMessage returned "
+            "{commit} (lowest unacknowledged: none left, so queueOffsetMax + 1)",
+            step=step,
+            last=last,
+            left=len(tree),
+            commit=commit,
+        )
+    fig.update_layout(
+        title=title,
+        height=230,
+        xaxis=dict(
+            title=text("queue offset"),
+            range=[first_offset - 1.5, first_offset + messages + 0.5],
+            dtick=1,
+            showgrid=False,
+        ),
+        yaxis=dict(visible=False, range=[-0.8, 1.2]),
+        margin=dict(t=60, b=40),
+        meta={
+            "view": "process_queue",
+            "step": step,
+            "acked": [s.acked for s in done],
+            "tree": tree,
+            "commit_offset": commit,
+            "span": (tree[-1] - tree[0]) if tree else 0,
+        },
+    )
     return house_style(fig)
 
 
 def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_messages: int = 24) -> Panel:
-    """"messages", "seed", "slow message" and "step" sliders plus ◀ / ▶ / reset buttons over
+    """ "messages", "seed", "slow message" and "step" sliders plus ◀ / ▶ / reset buttons over
     :func:`process_queue_view`. ``panel.step_forward()`` / ``step_back()`` / ``reset()`` are what the
     buttons call. ``max_messages`` is at most :data:`MAX_VIEW_MESSAGES` (64); ``seed`` in 0..20 (the
     slider's range); ``slow`` -1 or an index below ``max_messages``."""
@@ -154,18 +214,31 @@ def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_m
     seed = check_int(seed, "seed", 0, 20)
     slow = check_int(slow, "slow", -1, max_messages - 1)
     controls = {
-        "messages": labelled(widgets.IntSlider(value=messages, min=1, max=max_messages, continuous_update=False),
-                             "messages"),
+        "messages": labelled(
+            widgets.IntSlider(value=messages, min=1, max=max_messages, continuous_update=False), "messages"
+        ),
         "seed": labelled(widgets.IntSlider(value=seed, min=0, max=20, continuous_update=False), "seed"),
-        "slow": labelled(widgets.IntSlider(value=slow, min=-1, max=max_messages - 1, continuous_update=False,
-                                           style={"description_width": "initial"}), "slow message"),
+        "slow": labelled(
+            widgets.IntSlider(
+                value=slow,
+                min=-1,
+                max=max_messages - 1,
+                continuous_update=False,
+                style={"description_width": "initial"},
+            ),
+            "slow message",
+        ),
         "step": labelled(widgets.IntSlider(value=0, min=0, max=messages, continuous_update=False), "step"),
     }
 
     def combine(params: dict) -> dict:
         n = params["messages"]
-        return {"messages": n, "seed": params["seed"], "step": min(params["step"], n),
-                "slow": params["slow"] if params["slow"] < n else -1}
+        return {
+            "messages": n,
+            "seed": params["seed"],
+            "step": min(params["step"], n),
+            "slow": params["slow"] if params["slow"] < n else -1,
+        }
 
     panel = Panel(process_queue_view, controls, combine)
     step = controls["step"]
@@ -185,9 +258,11 @@ def process_queue_panel(messages: int = 12, seed: int = 0, slow: int = -1, max_m
     def reset(_=None):
         step.value = 0
 
-    buttons = [widgets.Button(description=text("◀ undo"), layout=widgets.Layout(width="90px")),
-               widgets.Button(description=text("acknowledge next ▶"), layout=widgets.Layout(width="170px")),
-               widgets.Button(description=text("reset"), layout=widgets.Layout(width="80px"))]
+    buttons = [
+        widgets.Button(description=text("◀ undo"), layout=widgets.Layout(width="90px")),
+        widgets.Button(description=text("acknowledge next ▶"), layout=widgets.Layout(width="170px")),
+        widgets.Button(description=text("reset"), layout=widgets.Layout(width="80px")),
+    ]
     for button, action in zip(buttons, (back, forward, reset)):
         button.on_click(action)
     panel.step_forward, panel.step_back, panel.reset, panel.buttons = forward, back, reset, buttons

@@ -28,44 +28,65 @@ MAX_EVENTS = 400
 MEMBERSHIP = ("join", "leave", "heartbeat", "channel closed", "channel expired", "notify", "find consumer ids")
 REBALANCE = ("rebalance", "step", "take", "drop", "lock", "unlock")
 PULLING = ("pull", "pull held", "reput", "pull answered")
-COLORS = {**dict.fromkeys(MEMBERSHIP, "#2E91E5"), **dict.fromkeys(REBALANCE, "#1CA71C"),
-          **dict.fromkeys(PULLING, "#EB663B")}
+COLORS = {
+    **dict.fromkeys(MEMBERSHIP, "#2E91E5"),
+    **dict.fromkeys(REBALANCE, "#1CA71C"),
+    **dict.fromkeys(PULLING, "#EB663B"),
+}
 _MQ = re.compile(r"MessageQueue \[topic=([^,]+), brokerName=([^,]+), queueId=(\d+)\]")
-DEFAULT_KINDS = ("join", "heartbeat", "notify", "find consumer ids", "rebalance", "step", "lock", "unlock", "pull",
-                 "pull held", "reput", "pull answered", "channel closed", "channel expired", "leave")
+DEFAULT_KINDS = (
+    "join",
+    "heartbeat",
+    "notify",
+    "find consumer ids",
+    "rebalance",
+    "step",
+    "lock",
+    "unlock",
+    "pull",
+    "pull held",
+    "reput",
+    "pull answered",
+    "channel closed",
+    "channel expired",
+    "leave",
+)
 
 
 def _ends(event, brokers: Sequence[str]) -> tuple[str, str | None, str]:
     """(from, to or None for a lone event, label) of one log event."""
     kind, who, detail = event.kind, event.who, event.detail
-    if kind == "notify":                       # detail "from broker-a": the broker tells the consumer
+    if kind == "notify":  # detail "from broker-a": the broker tells the consumer
         return detail.removeprefix("from "), who, "NOTIFY_CONSUMER_IDS_CHANGED"
-    if kind == "find consumer ids":            # "broker-a: TopicTest, 3 member(s)"
+    if kind == "find consumer ids":  # "broker-a: TopicTest, 3 member(s)"
         broker, rest = detail.split(": ", 1)
         return who, broker, f"findConsumerIdList {rest}"
-    if kind == "pull":                         # "broker-a TopicTest@2 from 100"
+    if kind == "pull":  # "broker-a TopicTest@2 from 100"
         broker, rest = detail.split(" ", 1)
         return who, broker, f"pull {rest}"
-    if kind == "pull answered":                # "to c1: TopicTest@2 3 message(s)"
+    if kind == "pull answered":  # "to c1: TopicTest@2 3 message(s)"
         target, rest = detail.removeprefix("to ").split(": ", 1)
         return who, target, rest
-    if kind == "channel closed":               # the broker sees the consumer's socket close
+    if kind == "channel closed":  # the broker sees the consumer's socket close
         return detail, who, "channel closed"
-    if kind == "heartbeat":                    # to every broker: drawn to the first, labelled for all
+    if kind == "heartbeat":  # to every broker: drawn to the first, labelled for all
         return who, brokers[0] if brokers else None, "HEART_BEAT (to every broker)"
-    if kind == "step":                         # "drop broker-a TopicTest@2"
+    if kind == "step":  # "drop broker-a TopicTest@2"
         return who, None, detail
     if kind in ("lock", "unlock", "take", "drop"):  # one or more "MessageQueue [topic=T, brokerName=b, queueId=2]"
         return who, None, f"{kind} " + ", ".join(f"{b} {t}@{q}" for t, b, q in _MQ.findall(detail))
-    if kind == "pull held":                    # "TopicTest@2 from c1"
+    if kind == "pull held":  # "TopicTest@2 from c1"
         return who, None, f"hold {detail.split(' from ')[0]}"
     label = f"{kind} {detail}".strip()
     return who, None, label
 
 
 _PATTERNS = (
-    ("find consumer ids", re.compile(r"findConsumerIdList (?P<topic>.+), (?P<n>\d+) member\(s\)"),
-     "findConsumerIdList {topic}, {n} member(s)"),
+    (
+        "find consumer ids",
+        re.compile(r"findConsumerIdList (?P<topic>.+), (?P<n>\d+) member\(s\)"),
+        "findConsumerIdList {topic}, {n} member(s)",
+    ),
     ("pull", re.compile(r"pull (?P<queue>\S+) from (?P<offset>\d+)"), "pull {queue} from {offset}"),
     ("pull answered", re.compile(r"(?P<queue>\S+) (?P<n>\d+) message\(s\)"), "{queue} {n} message(s)"),
     ("pull held", re.compile(r"hold (?P<queue>.+)"), "hold {queue}"),
@@ -83,11 +104,12 @@ def _shown(kind: str, label: str) -> str:
     if kind in ("heartbeat", "channel closed"):
         return text(label) if kind == "heartbeat" else kind_label(kind)
     if kind == "step":  # "<action> broker-a TopicTest@2", or the action alone
-        action = next((a for a in sorted(STEP_ACTIONS, key=len, reverse=True)
-                       if label == a or label.startswith(a + " ")), None)
-        return label if action is None else text(action) + label[len(action):]
+        action = next(
+            (a for a in sorted(STEP_ACTIONS, key=len, reverse=True) if label == a or label.startswith(a + " ")), None
+        )
+        return label if action is None else text(action) + label[len(action) :]
     if label == kind or label.startswith(kind + " "):  # lock, unlock, take, drop and the rest: "<kind> <detail>"
-        rest = label[len(kind) + 1:]
+        rest = label[len(kind) + 1 :]
         return kind_label(kind) + (" " + phrase(rest) if rest else "")
     return label  # a Java name (NOTIFY_CONSUMER_IDS_CHANGED) or the log's own detail
 
@@ -105,9 +127,16 @@ def _about_queue(event, broker: str, queue: str) -> bool:
     return True
 
 
-def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = DEFAULT_KINDS,
-                    actors: Sequence[str] | None = None, queue: tuple[str, str] | None = None, max_events: int = 80,
-                    title: str | None = None) -> go.Figure:
+def sequence_figure(
+    result,
+    start_ms: int,
+    end_ms: int,
+    kinds: Iterable[str] = DEFAULT_KINDS,
+    actors: Sequence[str] | None = None,
+    queue: tuple[str, str] | None = None,
+    max_events: int = 80,
+    title: str | None = None,
+) -> go.Figure:
     """The events of ``result`` between ``start_ms`` and ``end_ms`` (inclusive) as a sequence diagram.
 
     ``kinds`` picks event kinds; ``actors`` (client ids and broker names) the lifelines, in order
@@ -154,8 +183,16 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
     shown = rows[:max_events]
     fig = go.Figure()
     for x in range(len(lifelines)):  # the lifelines
-        fig.add_trace(go.Scatter(x=[x, x], y=[-0.8, max(len(shown), 1) - 0.2], mode="lines", showlegend=False,
-                                 line=dict(color="#BBBBBB", width=1, dash="dot"), hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=[x, x],
+                y=[-0.8, max(len(shown), 1) - 0.2],
+                mode="lines",
+                showlegend=False,
+                line=dict(color="#BBBBBB", width=1, dash="dot"),
+                hoverinfo="skip",
+            )
+        )
     lone: dict[str, list] = {"x": [], "y": [], "text": [], "color": [], "hover": [], "side": []}
     for y, (event, src, dst, label) in enumerate(shown):
         color = COLORS.get(event.kind, "#555")
@@ -163,8 +200,13 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
             hover = f"{event.time_ms} ms · {event.kind} · {event.who} {event.detail}"
         else:  # the log's detail is English: the label, translated, says the same
             label = _shown(event.kind, label)
-            hover = text("{time} ms · {kind} · {who} {label}", time=event.time_ms, kind=kind_label(event.kind),
-                         who=event.who, label=label)
+            hover = text(
+                "{time} ms · {kind} · {who} {label}",
+                time=event.time_ms,
+                kind=kind_label(event.kind),
+                who=event.who,
+                label=label,
+            )
         if dst is None or dst == src:
             lone["x"].append(column[src])
             lone["y"].append(y)
@@ -174,34 +216,86 @@ def sequence_figure(result, start_ms: int, end_ms: int, kinds: Iterable[str] = D
             lone["side"].append("middle left" if column[src] == len(lifelines) - 1 else "middle right")
             continue
         a, b = column[src], column[dst]
-        fig.add_annotation(x=b, y=y, ax=a, ay=y, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
-                           arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor=color, text="")
-        fig.add_annotation(x=(a + b) / 2, y=y, text=label, showarrow=False, yshift=8, font=dict(size=10, color=color),
-                           hovertext=hover)
-    fig.add_trace(go.Scatter(x=lone["x"], y=lone["y"], mode="markers+text", text=lone["text"],
-                             textposition=lone["side"],
-                             marker=dict(size=8, color=lone["color"]), textfont=dict(size=10), showlegend=False,
-                             hovertext=lone["hover"], hoverinfo="text"))
-    for name, color in (("membership", COLORS["notify"]), ("rebalance", COLORS["rebalance"]),
-                        ("pulling", COLORS["pull"])):  # a legend entry per part of the loop
+        fig.add_annotation(
+            x=b,
+            y=y,
+            ax=a,
+            ay=y,
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            showarrow=True,
+            arrowhead=2,
+            arrowsize=1.2,
+            arrowwidth=1.5,
+            arrowcolor=color,
+            text="",
+        )
+        fig.add_annotation(
+            x=(a + b) / 2, y=y, text=label, showarrow=False, yshift=8, font=dict(size=10, color=color), hovertext=hover
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=lone["x"],
+            y=lone["y"],
+            mode="markers+text",
+            text=lone["text"],
+            textposition=lone["side"],
+            marker=dict(size=8, color=lone["color"]),
+            textfont=dict(size=10),
+            showlegend=False,
+            hovertext=lone["hover"],
+            hoverinfo="text",
+        )
+    )
+    for name, color in (
+        ("membership", COLORS["notify"]),
+        ("rebalance", COLORS["rebalance"]),
+        ("pulling", COLORS["pull"]),
+    ):  # a legend entry per part of the loop
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=text(name), line=dict(color=color, width=3)))
     times = [event.time_ms for event, _, _, _ in shown]
     ticks = [y for y, t in enumerate(times) if y == 0 or t != times[y - 1]]
     if title is None:
-        left_out = (text("; first {n} of {total} events", n=len(shown), total=len(rows))
-                    if len(rows) > len(shown) else "")
-        title = text("The run's own log, {start}-{end} ms ({name}, seed {seed}{left_out})", start=start_ms,
-                     end=end_ms, name=result.scenario.name, seed=result.seed, left_out=left_out)
+        left_out = (
+            text("; first {n} of {total} events", n=len(shown), total=len(rows)) if len(rows) > len(shown) else ""
+        )
+        title = text(
+            "The run's own log, {start}-{end} ms ({name}, seed {seed}{left_out})",
+            start=start_ms,
+            end=end_ms,
+            name=result.scenario.name,
+            seed=result.seed,
+            left_out=left_out,
+        )
     fig.update_layout(
-        title=title, height=170 + 26 * max(len(shown), 4),
-        xaxis=dict(tickvals=list(range(len(lifelines))), ticktext=lifelines, side="top", showgrid=False,
-                   zeroline=False, range=[-0.5, len(lifelines) - 0.2]),
-        yaxis=dict(autorange="reversed", tickvals=ticks, ticktext=[text("{t} ms", t=times[y]) for y in ticks],
-                   showgrid=False, zeroline=False, title=None),
+        title=title,
+        height=170 + 26 * max(len(shown), 4),
+        xaxis=dict(
+            tickvals=list(range(len(lifelines))),
+            ticktext=lifelines,
+            side="top",
+            showgrid=False,
+            zeroline=False,
+            range=[-0.5, len(lifelines) - 0.2],
+        ),
+        yaxis=dict(
+            autorange="reversed",
+            tickvals=ticks,
+            ticktext=[text("{t} ms", t=times[y]) for y in ticks],
+            showgrid=False,
+            zeroline=False,
+            title=None,
+        ),
         legend=dict(title=text("part of the loop")),
-        meta={"view": "sequence", "lifelines": lifelines, "events": [[e.time_ms, e.kind, src, dst, label]
-                                                                     for e, src, dst, label in shown],
-              "left_out": len(rows) - len(shown)})
+        meta={
+            "view": "sequence",
+            "lifelines": lifelines,
+            "events": [[e.time_ms, e.kind, src, dst, label] for e, src, dst, label in shown],
+            "left_out": len(rows) - len(shown),
+        },
+    )
     return house_style(fig)
 
 

@@ -85,6 +85,7 @@ def is_static() -> bool:
 
 # --------------------------------------------------------------------------- generic builder
 
+
 def _padded_traces(figures: Sequence[go.Figure]) -> list[list[dict]]:
     """Each figure's traces as plotly JSON, padded with blank traces to the longest figure's length.
 
@@ -100,8 +101,10 @@ def _padded_traces(figures: Sequence[go.Figure]) -> list[list[dict]]:
             if types[i] is None:
                 types[i] = kind
             elif types[i] != kind:
-                raise ValueError(f"trace {i} is a {types[i]} in one step and a {kind} in another: "
-                                 "steps must keep trace types in the same order")
+                raise ValueError(
+                    f"trace {i} is a {types[i]} in one step and a {kind} in another: "
+                    "steps must keep trace types in the same order"
+                )
     for traces in per_step:
         traces.extend(blank_trace(types[i]) for i in range(len(traces), width))
     return per_step
@@ -112,8 +115,9 @@ def _restyle_args(traces: list[dict], keys: Sequence[str]) -> dict:
     return {key: [t.get(key) for t in traces] for key in keys}
 
 
-def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, active: Any = None,
-                  height: int | None = None) -> go.Figure:
+def frames_figure(
+    steps: Sequence[tuple[Any, go.Figure]], slider_label: str, active: Any = None, height: int | None = None
+) -> go.Figure:
     """One figure with a plotly slider over ``steps``: ``[(value, figure), ...]`` in slider order.
 
     The figure starts at step ``active`` (a value; default: the first). Each
@@ -122,6 +126,7 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
     step). ``fig.frames`` holds the same steps as named frames (name = ``str(value)``).
     At most :data:`MAX_STEPS` (32) steps.
     """
+
     def pair(item, label):
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise ArgumentTypeError(f"{label} must be a (value, figure) pair, got {type(item).__name__}")
@@ -154,27 +159,44 @@ def frames_figure(steps: Sequence[tuple[Any, go.Figure]], slider_label: str, act
     slider_steps = []
     for value, step_traces, lay in zip(values, traces, layouts):
         relayout = {k: lay.get(k) for k in layout_keys}
-        slider_steps.append(dict(label=str(value), value=str(value), method="update",
-                                 args=[_restyle_args(step_traces, trace_keys), relayout]))
+        slider_steps.append(
+            dict(
+                label=str(value),
+                value=str(value),
+                method="update",
+                args=[_restyle_args(step_traces, trace_keys), relayout],
+            )
+        )
     heights = [fig.layout.height for fig in figures if fig.layout.height is not None]
     first = figures[0].layout.to_plotly_json()
-    fig = go.Figure(data=traces[index], frames=[go.Frame(name=str(v), data=t, layout=lay)
-                                                for v, t, lay in zip(values, traces, layouts)])
+    fig = go.Figure(
+        data=traces[index],
+        frames=[go.Frame(name=str(v), data=t, layout=lay) for v, t, lay in zip(values, traces, layouts)],
+    )
     fig.update_layout({k: v for k, v in first.items() if k in ("template", "margin")})
     fig.update_layout(layouts[index])
     fig.update_layout(
         # the slider goes between the x axis and the legend strip the house style keeps at the bottom
         height=(height or max(heights, default=450)) + 90,
         margin=dict(b=(first.get("margin", {}).get("b") or 40) + 90),
-        sliders=[dict(active=index, steps=slider_steps, x=0.0, len=1.0, y=0, yanchor="top",
-                      pad=dict(t=60, l=40, r=40),  # room for the first and last labels
-                      currentvalue=dict(prefix=text("{label}: ", label=phrase(slider_label)), visible=True,
-                                        xanchor="left"))],
+        sliders=[
+            dict(
+                active=index,
+                steps=slider_steps,
+                x=0.0,
+                len=1.0,
+                y=0,
+                yanchor="top",
+                pad=dict(t=60, l=40, r=40),  # room for the first and last labels
+                currentvalue=dict(prefix=text("{label}: ", label=phrase(slider_label)), visible=True, xanchor="left"),
+            )
+        ],
     )
     return fig
 
 
 # --------------------------------------------------------------------------- the two key panels
+
 
 def _counts(values: Iterable[int], name: str, minimum: int, maximum: int, steps: int = MAX_STEPS) -> list[int]:
     counts = check_each(values, name, lambda v, label: check_int(v, label, minimum, maximum), max_len=steps)
@@ -185,9 +207,15 @@ def _counts(values: Iterable[int], name: str, minimum: int, maximum: int, steps:
     return counts
 
 
-def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_counts: Iterable[int] = range(1, 17),
-                             initial: int | None = None, virtual_nodes: int = 10,
-                             brokers: Sequence[str] = ("broker-a",), topic: str = "TopicTest") -> go.Figure:
+def allocation_frames_figure(
+    strategy: str = "AVG",
+    queues: int = 10,
+    consumer_counts: Iterable[int] = range(1, 17),
+    initial: int | None = None,
+    virtual_nodes: int = 10,
+    brokers: Sequence[str] = ("broker-a",),
+    topic: str = "TopicTest",
+) -> go.Figure:
     """The allocation panel (:func:`rmqlib.viz.allocation_view`) with a plotly "consumers" slider.
 
     One step per entry of ``consumer_counts``; step ``c`` shows ``allocation_view(strategy, queues, c)``
@@ -203,18 +231,27 @@ def allocation_frames_figure(strategy: str = "AVG", queues: int = 10, consumer_c
     virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
     work = sum(queues + c for c in counts)
     if work > MAX_FRAMES_WORK:
-        raise ValueError(f"consumer_counts: {len(counts)} steps of {queues} queues draw {work} rows and columns in "
-                         f"all, more than {MAX_FRAMES_WORK}")
+        raise ValueError(
+            f"consumer_counts: {len(counts)} steps of {queues} queues draw {work} rows and columns in "
+            f"all, more than {MAX_FRAMES_WORK}"
+        )
     if strategy == "CONSISTENT_HASH" and sum(counts) * virtual_nodes > MAX_VIEW_SCALE_OUT_POINTS:
-        raise ValueError(f"virtual_nodes: {sum(counts)} consumers over all steps x {virtual_nodes} virtual nodes is "
-                         f"more than {MAX_VIEW_SCALE_OUT_POINTS} ring points")
+        raise ValueError(
+            f"virtual_nodes: {sum(counts)} consumers over all steps x {virtual_nodes} virtual nodes is "
+            f"more than {MAX_VIEW_SCALE_OUT_POINTS} ring points"
+        )
     steps = [(c, allocation_view(strategy, queues, c, virtual_nodes, brokers, topic)) for c in counts]
     return frames_figure(steps, "consumers", initial)
 
 
-def ring_frames_figure(consumers: int = 4, queues: int = 16,
-                       vnode_counts: Iterable[int] = (0, 1, 2, 3, 5, 10, 20, 50), initial: int | None = None,
-                       brokers: Sequence[str] = ("broker-a", "broker-b"), topic: str = "TopicTest") -> go.Figure:
+def ring_frames_figure(
+    consumers: int = 4,
+    queues: int = 16,
+    vnode_counts: Iterable[int] = (0, 1, 2, 3, 5, 10, 20, 50),
+    initial: int | None = None,
+    brokers: Sequence[str] = ("broker-a", "broker-b"),
+    topic: str = "TopicTest",
+) -> go.Figure:
     """The ring panel (:func:`rmqlib.viz.ring_view`) with a plotly "virtual nodes" slider.
 
     One step per entry of ``vnode_counts`` (0 allowed: the empty ring); step ``v`` shows
@@ -229,15 +266,21 @@ def ring_frames_figure(consumers: int = 4, queues: int = 16,
     consumers = check_int(consumers, "consumers", 1, MAX_RING_FRAMES_CONSUMERS)
     queues = check_int(queues, "queues", 1, MAX_RING_FRAMES_QUEUES)
     if consumers * sum(counts) > MAX_VIEW_RING_POINTS:
-        raise ValueError(f"vnode_counts: {consumers} consumers x {sum(counts)} virtual nodes over all steps is more "
-                         f"than {MAX_VIEW_RING_POINTS} ring points")
+        raise ValueError(
+            f"vnode_counts: {consumers} consumers x {sum(counts)} virtual nodes over all steps is more "
+            f"than {MAX_VIEW_RING_POINTS} ring points"
+        )
     steps = [(v, ring_view(consumers, queues, v, brokers, topic)) for v in counts]
     return frames_figure(steps, "virtual nodes", initial)
 
 
-def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES,
-                               brokers: Sequence[int] = (1, 1, 1), consumers: Sequence[int] = (2, 1, 0),
-                               initial: str | None = None, **view_kwargs: Any) -> go.Figure:
+def machine_room_frames_figure(
+    strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES,
+    brokers: Sequence[int] = (1, 1, 1),
+    consumers: Sequence[int] = (2, 1, 0),
+    initial: str | None = None,
+    **view_kwargs: Any,
+) -> go.Figure:
     """The machine-room panel (:func:`rmqlib.viz.machine_room_view`) with a plotly "strategy" slider.
 
     One step per strategy, all on the same rooms, brokers and consumers; each carries its ``layout.meta``.
@@ -251,11 +294,13 @@ def machine_room_frames_figure(strategies: Sequence[str] = MACHINE_ROOM_STRATEGI
         check_str(initial, "initial")
     if not strategies:
         raise ValueError("strategies must name at least one strategy")
-    steps = [(name.replace("MACHINE_ROOM_NEARBY-", "NEARBY-"), machine_room_view(name, brokers, consumers,
-                                                                                **view_kwargs))
-             for name in strategies]
-    return frames_figure(steps, "strategy", None if initial is None else initial.replace("MACHINE_ROOM_NEARBY-",
-                                                                                          "NEARBY-"))
+    steps = [
+        (name.replace("MACHINE_ROOM_NEARBY-", "NEARBY-"), machine_room_view(name, brokers, consumers, **view_kwargs))
+        for name in strategies
+    ]
+    return frames_figure(
+        steps, "strategy", None if initial is None else initial.replace("MACHINE_ROOM_NEARBY-", "NEARBY-")
+    )
 
 
 def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -1) -> go.Figure:
@@ -272,12 +317,15 @@ def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
     """The hand-over stepper (:func:`rmqlib.viz.handover.handover_view`) with a plotly "step" slider."""
     replay = replay_handover(**replay_kwargs)
     if len(replay.frames) > MAX_STEPS:
-        raise ValueError(f"replay_kwargs: this replay has {len(replay.frames)} steps; a slider figure holds at "
-                         f"most {MAX_STEPS} (fewer queues or consumers)")
+        raise ValueError(
+            f"replay_kwargs: this replay has {len(replay.frames)} steps; a slider figure holds at "
+            f"most {MAX_STEPS} (fewer queues or consumers)"
+        )
     return frames_figure(handover_steps(replay), "step", 0)
 
 
 # --------------------------------------------------------------------------- notebook helper
+
 
 def show_panel(panel, static_figure: go.Figure | Callable[[], go.Figure]):
     """Return what a notebook cell should display: ``panel`` live, or ``static_figure`` in a static build.
@@ -286,14 +334,16 @@ def show_panel(panel, static_figure: go.Figure | Callable[[], go.Figure]):
     (then nothing is computed in an interactive session).
     """
     if not (isinstance(static_figure, go.Figure) or callable(static_figure)):
-        raise ArgumentTypeError("static_figure must be a figure or a function returning one, "
-                                f"got {type(static_figure).__name__}")
+        raise ArgumentTypeError(
+            f"static_figure must be a figure or a function returning one, got {type(static_figure).__name__}"
+        )
     if not is_static():
         return panel
     return static_figure() if callable(static_figure) else static_figure
 
 
 # --------------------------------------------------------------------------- renderer
+
 
 class StaticHtmlRenderer(MimetypeRenderer):
     """``text/html`` only: a div plus ``Plotly.newPlot``; plotly.js, require.js and MathJax are NOT included.
@@ -305,9 +355,17 @@ class StaticHtmlRenderer(MimetypeRenderer):
         self.config = dict(config or {"responsive": True, "displaylogo": False})
 
     def to_mimebundle(self, fig_dict):
-        html = pio.to_html(fig_dict, config=self.config, auto_play=False, include_plotlyjs=False,
-                           include_mathjax=False, full_html=False, default_width="100%", default_height=525,
-                           validate=False)
+        html = pio.to_html(
+            fig_dict,
+            config=self.config,
+            auto_play=False,
+            include_plotlyjs=False,
+            include_mathjax=False,
+            full_html=False,
+            default_width="100%",
+            default_height=525,
+            validate=False,
+        )
         return {"text/html": html}
 
 
@@ -323,7 +381,15 @@ def use_static_renderer() -> None:
 
 
 __all__ = [
-    "STATIC_ENV", "STATIC_RENDERER", "StaticHtmlRenderer", "allocation_frames_figure", "frames_figure",
-    "is_static", "machine_room_frames_figure", "process_queue_frames_figure", "ring_frames_figure", "show_panel",
+    "STATIC_ENV",
+    "STATIC_RENDERER",
+    "StaticHtmlRenderer",
+    "allocation_frames_figure",
+    "frames_figure",
+    "is_static",
+    "machine_room_frames_figure",
+    "process_queue_frames_figure",
+    "ring_frames_figure",
+    "show_panel",
     "use_static_renderer",
 ]

@@ -31,8 +31,10 @@ TEMPLATE_NAME = "rmqlib"
 PLOT_WIDTH_PX = 700
 # Latin text in Helvetica/Arial (what CHAR_PX was measured with); Chinese text (the zh edition) in the first of these
 # CJK fonts the reader's system has (macOS, Windows, Linux), before the browser's own fallback
-FONT = ('Helvetica, Arial, "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", '
-        '"Source Han Sans SC", "WenQuanYi Micro Hei", sans-serif')
+FONT = (
+    'Helvetica, Arial, "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", '
+    '"Source Han Sans SC", "WenQuanYi Micro Hei", sans-serif'
+)
 TITLE_SIZE, DETAIL_SIZE, FONT_SIZE = 15, 12, 12
 CHAR_PX = {TITLE_SIZE: 8.4, DETAIL_SIZE: 6.6, FONT_SIZE: 6.9}  # average glyph width, measured in Chromium
 LEGEND_ROW_PX, LEGEND_ENTRY_PX = 21, 46  # one legend row; an entry's symbol and padding
@@ -52,15 +54,25 @@ def house_template() -> go.layout.Template:
         # scales): its per-trace defaults and its 3D, map and ternary parts made every figure (and every
         # slider move) pay for copying them (about 19 ms a figure, against 3 ms for this part)
         white = pio.templates["plotly_white"].layout.to_plotly_json()
-        template = go.layout.Template(layout={key: value for key, value in white.items()
-                                              if key not in ("geo", "scene", "ternary", "mapbox")})
+        template = go.layout.Template(
+            layout={key: value for key, value in white.items() if key not in ("geo", "scene", "ternary", "mapbox")}
+        )
         template.layout.update(
-            font=dict(family=FONT, size=FONT_SIZE, color="#222"), colorway=list(PALETTE),
+            font=dict(family=FONT, size=FONT_SIZE, color="#222"),
+            colorway=list(PALETTE),
             # a one-line headline at the top edge, aligned with the plot area; the detail goes in an
             # annotation under it (a title of several lines runs off the top edge, and plotly's own
             # subtitle lands on the title in a FigureWidget)
-            title=dict(font=dict(size=TITLE_SIZE), xref="paper", x=0, xanchor="left", y=1, yref="container",
-                       yanchor="top", pad=dict(t=10)),
+            title=dict(
+                font=dict(size=TITLE_SIZE),
+                xref="paper",
+                x=0,
+                xanchor="left",
+                y=1,
+                yref="container",
+                yanchor="top",
+                pad=dict(t=10),
+            ),
             hoverlabel=dict(font_family=FONT),
         )
         pio.templates[TEMPLATE_NAME] = template
@@ -150,7 +162,7 @@ def plain_title(layout: go.Layout | dict | str | None) -> str:
     detail = _detail(layout)
     if detail is None:
         return text
-    return text + detail["name"][len(DETAIL_NAME):] + _unbroken(detail.get("text") or "")
+    return text + detail["name"][len(DETAIL_NAME) :] + _unbroken(detail.get("text") or "")
 
 
 def _unbroken(text: str) -> str:
@@ -183,20 +195,21 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, 
         return text, "", "", 0
 
     def cuts(pattern: str, before: int = head_limit) -> list[re.Match]:
-        return [m for m in re.finditer(pattern, text) if 12 <= _cols(text[:m.start()]) <= before]
+        return [m for m in re.finditer(pattern, text) if 12 <= _cols(text[: m.start()]) <= before]
 
     colons = cuts(": |\uff1a")  # a Chinese title uses the full-width colon and semicolon
     if colons:
-        clauses = cuts("; |\uff1b", _cols(text[:colons[-1].start()]))
-        cut, joiner = (clauses[-1].start(), clauses[-1].group()) if clauses else (colons[-1].start(),
-                                                                                  colons[-1].group())
+        clauses = cuts("; |\uff1b", _cols(text[: colons[-1].start()]))
+        cut, joiner = (
+            (clauses[-1].start(), clauses[-1].group()) if clauses else (colons[-1].start(), colons[-1].group())
+        )
     elif cuts(r" \(|\uff08"):
         match = cuts(r" \(|\uff08")[-1]
         cut, joiner = match.start(), (" " if match.group() == " (" else "")
     else:
         cut = len(_wrap(text, head_limit)[0].rstrip("\u200b"))
-        joiner = " " if text[cut:cut + 1] == " " or not _WIDE.search(text) else ""
-    lines = _wrap(text[cut + len(joiner):], int(width_px / CHAR_PX[DETAIL_SIZE]))
+        joiner = " " if text[cut : cut + 1] == " " or not _WIDE.search(text) else ""
+    lines = _wrap(text[cut + len(joiner) :], int(width_px / CHAR_PX[DETAIL_SIZE]))
     return text[:cut], joiner, "<br>".join(lines), len(lines)
 
 
@@ -242,9 +255,22 @@ def _style_update(layout: dict, data: list[dict], width_px: int) -> dict:
     head, joiner, detail, detail_lines = fit_title(plain_title(layout), width_px)
     kept = [a for a in layout.get("annotations", ()) if not (a.get("name") or "").startswith(DETAIL_NAME)]
     if detail:
-        kept.append(dict(
-            name=DETAIL_NAME + joiner, text=detail, xref="paper", x=0, xanchor="left", yref="paper", y=1,
-            yanchor="bottom", yshift=6, showarrow=False, align="left", font=dict(size=DETAIL_SIZE, color="#555")))
+        kept.append(
+            dict(
+                name=DETAIL_NAME + joiner,
+                text=detail,
+                xref="paper",
+                x=0,
+                xanchor="left",
+                yref="paper",
+                y=1,
+                yanchor="bottom",
+                yshift=6,
+                showarrow=False,
+                align="left",
+                font=dict(size=DETAIL_SIZE, color="#555"),
+            )
+        )
     if len(kept) != len(layout.get("annotations", ())) or detail:
         update["annotations"] = kept
     top = base["t"] or 0
@@ -259,8 +285,15 @@ def _style_update(layout: dict, data: list[dict], width_px: int) -> dict:
         axis_px = (58 if _text(xaxis.get("title")) else 38) if xaxis.get("visible") is not False else 8
         bottom = max(bottom, axis_px + strip)
         height += strip
-        update["legend"] = dict(orientation="h", yref="container", y=0, yanchor="bottom", xanchor="left", x=0,
-                                title=dict(side="top left" if legend_title else None))
+        update["legend"] = dict(
+            orientation="h",
+            yref="container",
+            y=0,
+            yanchor="bottom",
+            xanchor="left",
+            x=0,
+            title=dict(side="top left" if legend_title else None),
+        )
     update.update(title=dict(text=head), height=height, margin=dict(t=top, b=bottom))
     return update
 

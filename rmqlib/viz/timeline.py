@@ -29,10 +29,17 @@ from rmqlib.viz.style import house_style
 
 #: Event kinds drawn as markers on the ownership timeline, with their marker symbol.
 TIMELINE_EVENTS: dict[str, str] = {
-    "join": "triangle-up", "leave": "x", "notify": "diamond", "rebalance": "circle",
-    "channel closed": "square", "channel expired": "square-x",
+    "join": "triangle-up",
+    "leave": "x",
+    "notify": "diamond",
+    "rebalance": "circle",
+    "channel closed": "square",
+    "channel expired": "square-x",
     # routes that change (chapter 10b)
-    "topic change": "star", "route": "hexagon-open", "route removed": "x-thin-open", "broker down": "triangle-down",
+    "topic change": "star",
+    "route": "hexagon-open",
+    "route removed": "x-thin-open",
+    "broker down": "triangle-down",
     "broker up": "triangle-up-open",
 }
 
@@ -52,11 +59,26 @@ def kind_label(kind: str) -> str:
     return text(kind) if kind in TIMELINE_EVENTS or kind in _OTHER_KINDS else phrase(kind)
 
 
-_OTHER_KINDS = ("heartbeat", "find consumer ids", "step", "take", "drop", "lock", "unlock", "pull", "pull held",
-                "reput", "pull answered", "pull woken", "pop", "revive")
+_OTHER_KINDS = (
+    "heartbeat",
+    "find consumer ids",
+    "step",
+    "take",
+    "drop",
+    "lock",
+    "unlock",
+    "pull",
+    "pull held",
+    "reput",
+    "pull answered",
+    "pull woken",
+    "pop",
+    "revive",
+)
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 def _s(ms: float) -> float:
     return ms / 1000.0
@@ -67,7 +89,7 @@ def short_queue(queue: str) -> str:
     check_str(queue, "queue", empty=True)
     if not queue.startswith("MessageQueue [") or not queue.endswith("]"):
         return queue
-    fields = dict(part.partition("=")[::2] for part in queue[len("MessageQueue ["):-1].split(", "))
+    fields = dict(part.partition("=")[::2] for part in queue[len("MessageQueue [") : -1].split(", "))
     return f"{fields.get('topic', '?')}/{fields.get('brokerName', '?')}:{fields.get('queueId', '?')}"
 
 
@@ -83,9 +105,14 @@ def _consumer_order(result) -> list[str]:
     return [spec.client_id for spec in result.scenario.consumers]
 
 
-def _interval_traces(intervals_by_queue: Mapping[str, Sequence], labels: Mapping[str, str],
-                     colors: Mapping[str, str], order: Sequence[str], opacity: float = 0.9,
-                     legendgroup_prefix: str = "") -> list[go.Bar]:
+def _interval_traces(
+    intervals_by_queue: Mapping[str, Sequence],
+    labels: Mapping[str, str],
+    colors: Mapping[str, str],
+    order: Sequence[str],
+    opacity: float = 0.9,
+    legendgroup_prefix: str = "",
+) -> list[go.Bar]:
     """One horizontal Bar trace per holder: a bar per interval, at its queue's row."""
     by_holder: dict[str, list] = {}
     for intervals in intervals_by_queue.values():
@@ -94,14 +121,22 @@ def _interval_traces(intervals_by_queue: Mapping[str, Sequence], labels: Mapping
     traces = []
     for holder in [h for h in order if h in by_holder] + sorted(h for h in by_holder if h not in order):
         ivs = sorted(by_holder[holder], key=lambda i: (labels.get(i.queue, i.queue), i.start_ms))
-        traces.append(go.Bar(
-            orientation="h", name=holder, legendgroup=legendgroup_prefix + holder,
-            y=[labels.get(i.queue, i.queue) for i in ivs], base=[_s(i.start_ms) for i in ivs],
-            x=[_s(i.end_ms - i.start_ms) for i in ivs],
-            marker=dict(color=colors.get(holder, UNASSIGNED_COLOR), line=dict(width=0)), opacity=opacity,
-            customdata=[[i.queue, i.start_ms, i.end_ms] for i in ivs],
-            hovertemplate=(f"{holder}<br>%{{customdata[0]}}<br>%{{customdata[1]}} .. %{{customdata[2]}} ms"
-                           "<extra></extra>")))
+        traces.append(
+            go.Bar(
+                orientation="h",
+                name=holder,
+                legendgroup=legendgroup_prefix + holder,
+                y=[labels.get(i.queue, i.queue) for i in ivs],
+                base=[_s(i.start_ms) for i in ivs],
+                x=[_s(i.end_ms - i.start_ms) for i in ivs],
+                marker=dict(color=colors.get(holder, UNASSIGNED_COLOR), line=dict(width=0)),
+                opacity=opacity,
+                customdata=[[i.queue, i.start_ms, i.end_ms] for i in ivs],
+                hovertemplate=(
+                    f"{holder}<br>%{{customdata[0]}}<br>%{{customdata[1]}} .. %{{customdata[2]}} ms<extra></extra>"
+                ),
+            )
+        )
     return traces
 
 
@@ -111,28 +146,42 @@ def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
         events = result.events_of(kind)
         if not events:
             continue
-        traces.append(go.Scatter(
-            x=[_s(e.time_ms) for e in events], y=[row] * len(events), mode="markers", name=kind_label(kind),
-            legendgroup=f"event {kind}",  # one group per kind: a shared group would stack in a column
-            marker=dict(symbol=TIMELINE_EVENTS.get(kind, "circle"), size=9, color="#444",
-                        line=dict(width=1, color="#fff")),
-            customdata=[[e.time_ms, e.who, e.detail] for e in events],
-            hovertemplate=text(
-                "{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>",
-                kind=kind_label(kind))))
+        traces.append(
+            go.Scatter(
+                x=[_s(e.time_ms) for e in events],
+                y=[row] * len(events),
+                mode="markers",
+                name=kind_label(kind),
+                legendgroup=f"event {kind}",  # one group per kind: a shared group would stack in a column
+                marker=dict(
+                    symbol=TIMELINE_EVENTS.get(kind, "circle"), size=9, color="#444", line=dict(width=1, color="#fff")
+                ),
+                customdata=[[e.time_ms, e.who, e.detail] for e in events],
+                hovertemplate=text(
+                    "{kind} at %{{customdata[0]}} ms<br>%{{customdata[1]}} %{{customdata[2]}}<extra></extra>",
+                    kind=kind_label(kind),
+                ),
+            )
+        )
     return traces
 
 
 def _intervals_meta(intervals_by_queue) -> dict:
-    return {q: [[i.holder, i.start_ms, i.end_ms] for i in sorted(ivs, key=lambda i: (i.start_ms, i.holder))]
-            for q, ivs in intervals_by_queue.items()}
+    return {
+        q: [[i.holder, i.start_ms, i.end_ms] for i in sorted(ivs, key=lambda i: (i.start_ms, i.holder))]
+        for q, ivs in intervals_by_queue.items()
+    }
 
 
 # --------------------------------------------------------------------------- ownership
 
-def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", "notify", "rebalance",
-                                                               "channel closed", "channel expired"),
-                              min_pause_ms: int = 0, title: str | None = None) -> go.Figure:
+
+def ownership_timeline_figure(
+    result,
+    events: Sequence[str] = ("join", "leave", "notify", "rebalance", "channel closed", "channel expired"),
+    min_pause_ms: int = 0,
+    title: str | None = None,
+) -> go.Figure:
     """Queues on the y axis, time on x: a bar per ownership interval, coloured by consumer.
 
     Red bands mark pauses (stretches where no live consumer believed it owned the
@@ -150,12 +199,20 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
     fig = go.Figure()
     pause_spans = [(q, a, b) for q in result.queues for a, b in pauses.get(q, ())]
     if pause_spans:
-        fig.add_trace(go.Bar(orientation="h", name=text("no owner (pause)"), y=[labels[q] for q, _, _ in pause_spans],
-                             base=[_s(a) for _, a, _ in pause_spans], x=[_s(b - a) for _, a, b in pause_spans],
-                             marker=dict(color=PAUSE_COLOR, line=dict(color="#FB0D0D", width=1)),
-                             customdata=[[q, a, b] for q, a, b in pause_spans],
-                             hovertemplate=text("no owner<br>%{customdata[0]}<br>%{customdata[1]} .. "
-                                                "%{customdata[2]} ms<extra></extra>")))
+        fig.add_trace(
+            go.Bar(
+                orientation="h",
+                name=text("no owner (pause)"),
+                y=[labels[q] for q, _, _ in pause_spans],
+                base=[_s(a) for _, a, _ in pause_spans],
+                x=[_s(b - a) for _, a, b in pause_spans],
+                marker=dict(color=PAUSE_COLOR, line=dict(color="#FB0D0D", width=1)),
+                customdata=[[q, a, b] for q, a, b in pause_spans],
+                hovertemplate=text(
+                    "no owner<br>%{customdata[0]}<br>%{customdata[1]} .. %{customdata[2]} ms<extra></extra>"
+                ),
+            )
+        )
     for trace in _interval_traces({q: result.ownership.get(q, []) for q in result.queues}, labels, colors, order):
         fig.add_trace(trace)
     row = text("events")
@@ -164,25 +221,38 @@ def ownership_timeline_figure(result, events: Sequence[str] = ("join", "leave", 
     rows = [row] + [labels[q] for q in result.queues]
     overlaps = result.overlaps()
     if title is None:
-        title = text("{name} (seed {seed}): who owned which queue; total pause {total:.1f} s, longest {longest:.1f} s, "
-                     "{overlaps} overlap(s)", name=result.scenario.name, seed=result.seed,
-                     total=result.total_pause_ms(min_pause_ms) / 1000, longest=result.longest_pause_ms() / 1000,
-                     overlaps=sum(map(len, overlaps.values())))
+        title = text(
+            "{name} (seed {seed}): who owned which queue; total pause {total:.1f} s, longest {longest:.1f} s, "
+            "{overlaps} overlap(s)",
+            name=result.scenario.name,
+            seed=result.seed,
+            total=result.total_pause_ms(min_pause_ms) / 1000,
+            longest=result.longest_pause_ms() / 1000,
+            overlaps=sum(map(len, overlaps.values())),
+        )
     fig.update_layout(
-        barmode="overlay", title=title,
+        barmode="overlay",
+        title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
         legend=dict(title=text("consumer")),
-        meta={"view": "ownership_timeline", "scenario": result.scenario.name, "seed": result.seed,
-              "queues": list(result.queues), "intervals": _intervals_meta(result.ownership),
-              "pauses": {q: [list(p) for p in pauses.get(q, ())] for q in result.queues},
-              "events": {k: len(result.events_of(k)) for k in events},
-              "overlaps": {q: [list(o) for o in v] for q, v in overlaps.items()}})
+        meta={
+            "view": "ownership_timeline",
+            "scenario": result.scenario.name,
+            "seed": result.seed,
+            "queues": list(result.queues),
+            "intervals": _intervals_meta(result.ownership),
+            "pauses": {q: [list(p) for p in pauses.get(q, ())] for q in result.queues},
+            "events": {k: len(result.events_of(k)) for k in events},
+            "overlaps": {q: [list(o) for o in v] for q, v in overlaps.items()},
+        },
+    )
     return house_style(fig)
 
 
 # --------------------------------------------------------------------------- locks
+
 
 def lock_timeline_figure(result, show_consumption: bool = True, title: str | None = None) -> go.Figure:
     """Orderly mode: wide pale bars are broker lock ownership (``lock_ownership``), narrow dots the
@@ -194,8 +264,14 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
     colors = consumer_colors(order)
     labels = _queue_labels(result.queues)
     fig = go.Figure()
-    for trace in _interval_traces({q: result.lock_ownership.get(q, []) for q in result.queues}, labels, colors,
-                                  order, opacity=0.45, legendgroup_prefix="lock "):
+    for trace in _interval_traces(
+        {q: result.lock_ownership.get(q, []) for q in result.queues},
+        labels,
+        colors,
+        order,
+        opacity=0.45,
+        legendgroup_prefix="lock ",
+    ):
         trace.name = text("lock: {cid}", cid=trace.name)
         fig.add_trace(trace)
     batches_total = 0
@@ -207,36 +283,53 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
         for cid in [c for c in order if c in by_consumer]:
             batches = by_consumer[cid]
             batches_total += len(batches)
-            fig.add_trace(go.Scatter(
-                x=[_s(b.start_ms) for b in batches], y=[labels[b.queue] for b in batches], mode="markers",
-                name=text("consumed: {cid}", cid=cid), legendgroup="consumed " + cid,
-                marker=dict(symbol="line-ns-open", size=10, color=colors[cid]),
-                customdata=[[b.start_ms, len(b.offsets)] for b in batches],
-                hovertemplate=text("{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>",
-                                   cid=cid)))
+            fig.add_trace(
+                go.Scatter(
+                    x=[_s(b.start_ms) for b in batches],
+                    y=[labels[b.queue] for b in batches],
+                    mode="markers",
+                    name=text("consumed: {cid}", cid=cid),
+                    legendgroup="consumed " + cid,
+                    marker=dict(symbol="line-ns-open", size=10, color=colors[cid]),
+                    customdata=[[b.start_ms, len(b.offsets)] for b in batches],
+                    hovertemplate=text(
+                        "{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>", cid=cid
+                    ),
+                )
+            )
     for trace in _event_traces(result, ("leave",), text("events")):
         fig.add_trace(trace)
     rows = [text("events")] + [labels[q] for q in result.queues]
     if title is None:
-        title = text("{name} (seed {seed}): broker lock table (bars) and listener calls (ticks); broker lock expiry "
-                     "{expiry:.0f} s", name=result.scenario.name, seed=result.seed,
-                     expiry=result.scenario.broker_lock_expiry_ms / 1000)
+        title = text(
+            "{name} (seed {seed}): broker lock table (bars) and listener calls (ticks); broker lock expiry "
+            "{expiry:.0f} s",
+            name=result.scenario.name,
+            seed=result.seed,
+            expiry=result.scenario.broker_lock_expiry_ms / 1000,
+        )
     fig.update_layout(
-        barmode="overlay", title=title,
+        barmode="overlay",
+        title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1]),
-        meta={"view": "lock_timeline", "locks": _intervals_meta(result.lock_ownership),
-              "consume_batches": batches_total})
+        meta={
+            "view": "lock_timeline",
+            "locks": _intervals_meta(result.lock_ownership),
+            "consume_batches": batches_total,
+        },
+    )
     return house_style(fig)
 
 
 # --------------------------------------------------------------------------- load and latency
 
+
 def _per_second(series: Sequence[int], buckets: int, bucket_ms: int) -> list[float]:
     """Messages per second in consecutive windows of ``buckets`` buckets of ``bucket_ms`` each."""
     seconds = buckets * bucket_ms / 1000
-    return [round(sum(series[i:i + buckets]) / seconds, 3) for i in range(0, len(series), buckets)]
+    return [round(sum(series[i : i + buckets]) / seconds, 3) for i in range(0, len(series), buckets)]
 
 
 def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.Figure:
@@ -257,19 +350,37 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.
     width = max((len(r) for r in rows), default=0)
     rows = [r + [0.0] * (width - len(r)) for r in rows]
     idle = result.idle_consumers()
-    fig = go.Figure(go.Heatmap(
-        z=rows, x=[_s(i * per * bucket) for i in range(width)], y=order, xgap=1, ygap=2,
-        colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]], zmin=0, colorbar=dict(title=text("msg/s"), thickness=12),
-        hovertemplate=text("%{y}<br>from %{x} s: %{z} msg/s<extra></extra>"), name=text("load"), showscale=True))
+    fig = go.Figure(
+        go.Heatmap(
+            z=rows,
+            x=[_s(i * per * bucket) for i in range(width)],
+            y=order,
+            xgap=1,
+            ygap=2,
+            colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]],
+            zmin=0,
+            colorbar=dict(title=text("msg/s"), thickness=12),
+            hovertemplate=text("%{y}<br>from %{x} s: %{z} msg/s<extra></extra>"),
+            name=text("load"),
+            showscale=True,
+        )
+    )
     totals = result.consumed_by()
     if title is None:
-        title = text("{name} (seed {seed}): messages consumed per second, {window:g} s averages; idle: {idle}",
-                     name=result.scenario.name, seed=result.seed, window=per * bucket / 1000, idle=len(idle))
-    fig.update_layout(title=title, height=max(260, 120 + 34 * len(order)),
-                      xaxis=dict(title=text("simulated time (s)")),
-                      yaxis=dict(type="category", categoryorder="array", categoryarray=order[::-1], title=None),
-                      meta={"view": "load", "totals": totals, "bucket_ms": bucket, "window_ms": per * bucket,
-                            "idle": idle})
+        title = text(
+            "{name} (seed {seed}): messages consumed per second, {window:g} s averages; idle: {idle}",
+            name=result.scenario.name,
+            seed=result.seed,
+            window=per * bucket / 1000,
+            idle=len(idle),
+        )
+    fig.update_layout(
+        title=title,
+        height=max(260, 120 + 34 * len(order)),
+        xaxis=dict(title=text("simulated time (s)")),
+        yaxis=dict(type="category", categoryorder="array", categoryarray=order[::-1], title=None),
+        meta={"view": "load", "totals": totals, "bucket_ms": bucket, "window_ms": per * bucket, "idle": idle},
+    )
     return house_style(fig)
 
 
@@ -297,34 +408,57 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
             continue
         idx = np.unique(np.linspace(0, len(lat) - 1, min(max_points, len(lat))).astype(int))
         xs = np.maximum(lat[idx], 0.5)  # log axis: clamp 0 ms to 0.5 ms
-        fig.add_trace(go.Scatter(x=xs.tolist(), y=((idx + 1) / len(lat)).tolist(), mode="lines", name=phrase(label),
-                                 line=dict(color=color, width=2.5, shape="hv"),
-                                 hovertemplate="%{x} ms: %{y:.3f}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=xs.tolist(),
+                y=((idx + 1) / len(lat)).tolist(),
+                mode="lines",
+                name=phrase(label),
+                line=dict(color=color, width=2.5, shape="hv"),
+                hovertemplate="%{x} ms: %{y:.3f}<extra></extra>",
+            )
+        )
         meta[label] = {q: r.latency_percentile(q) for q in (50, 90, 99, 100)}
     if title is None:
         title = text("Latency, store to consume: ") + text("; ").join(
             text("{label} p50 {p50:.0f} ms, p99 {p99:.0f} ms", label=phrase(label), p50=m[50], p99=m[99])
-            for label, m in meta.items())
+            for label, m in meta.items()
+        )
     # log axis only when latencies span more than 20x; the range is padded so no line lies on an axis
     xs_all = [x for trace in fig.data for x in trace.x]
     low, high = (min(xs_all), max(xs_all)) if xs_all else (1.0, 10.0)
     if high / low > 20:
-        xaxis = dict(title=text("latency (ms, log scale)"), type="log",
-                     range=[float(np.log10(low / 1.5)), float(np.log10(high * 1.5))])
+        xaxis = dict(
+            title=text("latency (ms, log scale)"),
+            type="log",
+            range=[float(np.log10(low / 1.5)), float(np.log10(high * 1.5))],
+        )
     else:
         xaxis = dict(title=text("latency (ms)"), type="linear", range=[0, high * 1.15 + 0.5])
-    fig.update_layout(title=title, height=400, xaxis=xaxis,
-                      yaxis=dict(title=text("fraction of messages"), range=[0, 1.02]),
-                      meta={"view": "latency", "percentiles": {k: {str(q): v for q, v in m.items()}
-                                                               for k, m in meta.items()}})
+    fig.update_layout(
+        title=title,
+        height=400,
+        xaxis=xaxis,
+        yaxis=dict(title=text("fraction of messages"), range=[0, 1.02]),
+        meta={"view": "latency", "percentiles": {k: {str(q): v for q, v in m.items()} for k, m in meta.items()}},
+    )
     return house_style(fig)
 
 
 # --------------------------------------------------------------------------- sweeps
 
-def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = None, kind: str = "box",
-                 y_title: str | None = None, x_title: str | None = None, log_y: bool = False,
-                 title: str | None = None) -> go.Figure:
+
+def sweep_figure(
+    rows: Sequence[Mapping],
+    x: str,
+    y: str,
+    group: str | None = None,
+    kind: str = "box",
+    y_title: str | None = None,
+    x_title: str | None = None,
+    log_y: bool = False,
+    title: str | None = None,
+) -> go.Figure:
     """A metric ``y`` against the swept value ``x``, with its spread over seeds.
 
     ``kind="box"``: a box per value with every seed as a point; ``kind="range"``:
@@ -359,35 +493,77 @@ def sweep_figure(rows: Sequence[Mapping], x: str, y: str, group: str | None = No
         name = phrase(str(g)) if group else phrase(y)
         if kind == "box":
             xs = [phrase(str(v)) for v, ys in by_x.items() for _ in ys]
-            fig.add_trace(go.Box(x=xs, y=[yy for ys in by_x.values() for yy in ys], name=name,
-                                 boxpoints="all", jitter=0.3, pointpos=0, marker_color=colors[str(g)],
-                                 line=dict(color=colors[str(g)])))
+            fig.add_trace(
+                go.Box(
+                    x=xs,
+                    y=[yy for ys in by_x.values() for yy in ys],
+                    name=name,
+                    boxpoints="all",
+                    jitter=0.3,
+                    pointpos=0,
+                    marker_color=colors[str(g)],
+                    line=dict(color=colors[str(g)]),
+                )
+            )
         else:
             st = stats[g]
             xs = [phrase(str(v)) for v in st]
             means = [m for _, m, _ in st.values()]
-            fig.add_trace(go.Scatter(
-                x=xs, y=means, mode="lines+markers", name=name, line=dict(color=colors[str(g)]),
-                error_y=dict(type="data", symmetric=False, array=[hi - m for _, m, hi in st.values()],
-                             arrayminus=[m - lo for lo, m, _ in st.values()]),
-                hovertemplate=text("%{x}: mean %{y}<extra></extra>")))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=means,
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=colors[str(g)]),
+                    error_y=dict(
+                        type="data",
+                        symmetric=False,
+                        array=[hi - m for _, m, hi in st.values()],
+                        arrayminus=[m - lo for lo, m, _ in st.values()],
+                    ),
+                    hovertemplate=text("%{x}: mean %{y}<extra></extra>"),
+                )
+            )
     if title is None:
-        title = text(f"{{y}} vs {{x}} ({{seeds}} seed{'s' if seeds != 1 else ''} per value, "
-                     + ("box = spread over seeds)" if kind == "box" else "bar = min..max over seeds)"),
-                     y=y_shown, x=x_shown, seeds=seeds)
-    fig.update_layout(title=title, height=420,
-                      boxmode="group", xaxis=dict(title=x_shown, type="category"),
-                      yaxis=dict(title=y_shown, type="log" if log_y else "linear"),
-                      meta={"view": "sweep", "x": x, "y": y, "group": group, "seeds": seeds,
-                            "values": {str(g): {str(v): ys for v, ys in by_x.items()} for g, by_x in values.items()}})
+        title = text(
+            f"{{y}} vs {{x}} ({{seeds}} seed{'s' if seeds != 1 else ''} per value, "
+            + ("box = spread over seeds)" if kind == "box" else "bar = min..max over seeds)"),
+            y=y_shown,
+            x=x_shown,
+            seeds=seeds,
+        )
+    fig.update_layout(
+        title=title,
+        height=420,
+        boxmode="group",
+        xaxis=dict(title=x_shown, type="category"),
+        yaxis=dict(title=y_shown, type="log" if log_y else "linear"),
+        meta={
+            "view": "sweep",
+            "x": x,
+            "y": y,
+            "group": group,
+            "seeds": seeds,
+            "values": {str(g): {str(v): ys for v, ys in by_x.items()} for g, by_x in values.items()},
+        },
+    )
     return house_style(fig)
 
 
-__all__ = ["TIMELINE_EVENTS", "latency_figure", "load_figure", "lock_timeline_figure",
-           "ownership_timeline_figure", "short_queue", "sweep_figure"]
+__all__ = [
+    "TIMELINE_EVENTS",
+    "latency_figure",
+    "load_figure",
+    "lock_timeline_figure",
+    "ownership_timeline_figure",
+    "short_queue",
+    "sweep_figure",
+]
 
 
 # --------------------------------------------------------------------------- retries
+
 
 def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) -> go.Figure:
     """Deliveries of a message that keeps failing, one row of markers per timeline
@@ -405,28 +581,47 @@ def retry_figure(timelines: Mapping[str, Sequence], title: str | None = None) ->
     dead_x, dead_y, dead_text = [], [], []
     for name, attempts in timelines.items():
         live = [a for a in attempts if not a.topic.startswith("%DLQ%")]
-        fig.add_trace(go.Scatter(
-            x=[max(a.at_ms, 500) / 1000 for a in live], y=[phrase(name)] * len(live), mode="markers", name=phrase(name),
-            marker=dict(size=9, color=consumer_colors(list(timelines))[name]),
-            customdata=[[a.number, a.at_ms, a.topic] for a in live],
-            hovertemplate=text("delivery %{customdata[0]} at %{customdata[1]} ms<br>from %{customdata[2]}"
-                               "<extra></extra>")))
+        fig.add_trace(
+            go.Scatter(
+                x=[max(a.at_ms, 500) / 1000 for a in live],
+                y=[phrase(name)] * len(live),
+                mode="markers",
+                name=phrase(name),
+                marker=dict(size=9, color=consumer_colors(list(timelines))[name]),
+                customdata=[[a.number, a.at_ms, a.topic] for a in live],
+                hovertemplate=text(
+                    "delivery %{customdata[0]} at %{customdata[1]} ms<br>from %{customdata[2]}<extra></extra>"
+                ),
+            )
+        )
         for a in attempts:
             if a.topic.startswith("%DLQ%"):
                 dead_x.append(max(a.at_ms, 500) / 1000)
                 dead_y.append(phrase(name))
                 dead_text.append(text("{topic} after {n} retries", topic=a.topic, n=a.number - 1))
-    fig.add_trace(go.Scatter(x=dead_x, y=dead_y, mode="markers", name=text("dead-letter queue"),
-                             marker=dict(symbol="x", size=13, color="#FB0D0D"), text=dead_text,
-                             hovertemplate="%{text}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=dead_x,
+            y=dead_y,
+            mode="markers",
+            name=text("dead-letter queue"),
+            marker=dict(symbol="x", size=13, color="#FB0D0D"),
+            text=dead_text,
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
     if title is None:
         title = text("When a message that keeps failing is delivered again, and where it ends")
     fig.update_layout(
-        title=title, height=max(300, 150 + 60 * len(timelines)),
-        xaxis=dict(title=text("time since the first delivery (s, log scale; the first delivery drawn at 0.5 s)"),
-                   type="log"),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=[phrase(n) for n in timelines][::-1],
-                   title=None),
+        title=title,
+        height=max(300, 150 + 60 * len(timelines)),
+        xaxis=dict(
+            title=text("time since the first delivery (s, log scale; the first delivery drawn at 0.5 s)"), type="log"
+        ),
+        yaxis=dict(
+            type="category", categoryorder="array", categoryarray=[phrase(n) for n in timelines][::-1], title=None
+        ),
         legend=dict(title=text("retries")),
-        meta={"view": "retries", "timelines": {n: [list(a) for a in t] for n, t in timelines.items()}})
+        meta={"view": "retries", "timelines": {n: [list(a) for a in t] for n, t in timelines.items()}},
+    )
     return house_style(fig)

@@ -251,8 +251,9 @@ def test_seeded_stress_keeps_invariants(seed):
         action = rng.random()
         if action < 0.6:
             topics = rng.sample(["A", "B", "C"], rng.randrange(1, 3))
-            heartbeat(cm, ch, f"c{rng.randrange(4)}", now, topics=topics, group=group,
-                      model=rng.choice([CLUSTER, BCAST]))
+            heartbeat(
+                cm, ch, f"c{rng.randrange(4)}", now, topics=topics, group=group, model=rng.choice([CLUSTER, BCAST])
+            )
         elif action < 0.75:
             cm.unregister_consumer(group, ClientChannelInfo(ch, "x"), True, now)
         else:
@@ -271,6 +272,9 @@ def test_seeded_stress_keeps_invariants(seed):
 def test_broker_core_imports_no_sim_or_viz_libraries():
     import subprocess
     import sys
-    code = ("import sys, rmqlib.broker; bad = [m for m in ('simpy', 'plotly', 'ipywidgets') if m in sys.modules];"
-            "print(bad); sys.exit(1 if bad else 0)")
+
+    code = (
+        "import sys, rmqlib.broker; bad = [m for m in ('simpy', 'plotly', 'ipywidgets') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0

@@ -51,7 +51,7 @@ def test_held_pull_is_woken_by_new_message_only_after_reput():
     store, hold, proc = setup()
     proc.process_request(pull(), 1000)
     store.put_message("T", 0, now_ms=1200)
-    assert proc.drain() == [] and hold.held_count() == 1   # in the commit log, not dispatched
+    assert proc.drain() == [] and hold.held_count() == 1  # in the commit log, not dispatched
     store.reput(1201)
     [resp] = proc.drain()
     assert resp.code is ResponseCode.SUCCESS and resp.time_ms == 1201
@@ -92,12 +92,12 @@ def test_held_pull_times_out_at_exactly_15000_not_14999():
 
 def test_timeout_is_only_noticed_by_the_5s_scan_with_long_polling():
     store, hold, proc = setup()
-    proc.process_request(pull(), 1000)           # deadline 16000
+    proc.process_request(pull(), 1000)  # deadline 16000
     wake_times = []
     for now in range(0, 30_001, 500):
         if hold.run_due(now):
             wake_times.append(now)
-    assert wake_times == [20_000]                # scans at 5000, 10000, 15000, 20000
+    assert wake_times == [20_000]  # scans at 5000, 10000, 15000, 20000
 
 
 def test_short_polling_holds_1s_and_wakes_only_on_the_1s_scan():
@@ -105,21 +105,21 @@ def test_short_polling_holds_1s_and_wakes_only_on_the_1s_scan():
     assert hold.wait_interval_ms == 1000
     proc.process_request(pull(), 200)
     held = hold.pull_request_table["T@0"].pull_request_list[0]
-    assert held.timeout_millis == 1000           # shortPollingTimeMills, not the client's 15000
+    assert held.timeout_millis == 1000  # shortPollingTimeMills, not the client's 15000
     store.put_message("T", 0, now_ms=300)
-    store.reput(300)                              # no arrival notification without long polling
+    store.reput(300)  # no arrival notification without long polling
     assert proc.drain() == []
     assert hold.run_due(999) == []
-    [woken] = hold.run_due(1000)                  # first scan: the new message is found
+    [woken] = hold.run_due(1000)  # first scan: the new message is found
     [resp] = proc.drain()
     assert resp.code is ResponseCode.SUCCESS and resp.time_ms == 1000
 
 
 def test_short_polling_empty_queue_answers_not_found_at_first_scan_past_the_hold():
     store, hold, proc = setup(long_polling=False)
-    proc.process_request(pull(), 200)             # deadline 1200
+    proc.process_request(pull(), 200)  # deadline 1200
     assert hold.run_due(1000) == []
-    assert hold.run_due(2000) != []               # next scan 1000 ms after the previous one
+    assert hold.run_due(2000) != []  # next scan 1000 ms after the previous one
     assert proc.drain()[0].code is ResponseCode.PULL_NOT_FOUND
 
 
@@ -127,11 +127,11 @@ def test_woken_request_never_resuspends_and_does_not_commit_offset():
     store, hold, proc = setup()
     req = pull(has_commit_offset_flag=True, commit_offset=0)
     proc.process_request(req, 0)
-    assert store.query_offset("G", "T", 0) == 0       # first run stores the piggy-backed offset
+    assert store.query_offset("G", "T", 0) == 0  # first run stores the piggy-backed offset
     store.commit_offset("G", "T", 0, 7)
     hold.check_hold_request(15_000)
     assert hold.held_count() == 0
-    assert store.query_offset("G", "T", 0) == 7       # the re-run did not overwrite it
+    assert store.query_offset("G", "T", 0) == 7  # the re-run did not overwrite it
 
 
 def test_pull_without_suspend_flag_answers_not_found_immediately():
@@ -140,11 +140,14 @@ def test_pull_without_suspend_flag_answers_not_found_immediately():
     assert resp.code is ResponseCode.PULL_NOT_FOUND and hold.held_count() == 0
 
 
-@pytest.mark.parametrize("n, offset, code, nxt", [
-    (3, 0, ResponseCode.SUCCESS, 3),
-    (3, 5, ResponseCode.PULL_OFFSET_MOVED, 3),      # overflow badly
-    (0, 4, ResponseCode.PULL_OFFSET_MOVED, 0),      # empty queue, non-zero offset
-])
+@pytest.mark.parametrize(
+    "n, offset, code, nxt",
+    [
+        (3, 0, ResponseCode.SUCCESS, 3),
+        (3, 5, ResponseCode.PULL_OFFSET_MOVED, 3),  # overflow badly
+        (0, 4, ResponseCode.PULL_OFFSET_MOVED, 0),  # empty queue, non-zero offset
+    ],
+)
 def test_pull_response_codes(n, offset, code, nxt):
     store, hold, proc = setup()
     for i in range(n):
@@ -180,11 +183,27 @@ def test_subscription_from_heartbeat_and_not_latest():
     proc = PullMessageProcessor(store, consumer_manager=cm)
     req = PullMessageRequest("G", "T", 0, 0, sub_version=5, has_suspend_flag=False)
     assert proc.process_request(req, 0).code is ResponseCode.SUBSCRIPTION_NOT_EXIST
-    cm.register_consumer("G", ClientChannelInfo("ch", "c"), "CONSUME_PASSIVELY", "CLUSTERING",
-                         "CONSUME_FROM_LAST_OFFSET", [SubscriptionData("T", "*", 3)], True, 0)
+    cm.register_consumer(
+        "G",
+        ClientChannelInfo("ch", "c"),
+        "CONSUME_PASSIVELY",
+        "CLUSTERING",
+        "CONSUME_FROM_LAST_OFFSET",
+        [SubscriptionData("T", "*", 3)],
+        True,
+        0,
+    )
     assert proc.process_request(req, 0).code is ResponseCode.SUBSCRIPTION_NOT_LATEST
-    cm.register_consumer("G", ClientChannelInfo("ch", "c"), "CONSUME_PASSIVELY", "CLUSTERING",
-                         "CONSUME_FROM_LAST_OFFSET", [SubscriptionData("T", "*", 5)], True, 1)
+    cm.register_consumer(
+        "G",
+        ClientChannelInfo("ch", "c"),
+        "CONSUME_PASSIVELY",
+        "CLUSTERING",
+        "CONSUME_FROM_LAST_OFFSET",
+        [SubscriptionData("T", "*", 5)],
+        True,
+        1,
+    )
     assert proc.process_request(req, 1).code is ResponseCode.PULL_NOT_FOUND
 
 
@@ -209,9 +228,9 @@ def test_notify_rereads_store_when_given_offset_is_stale():
     store, hold, proc = setup()
     proc.process_request(pull(), 0)
     store.put_message("T", 0, now_ms=1)
-    store.broker_config.long_polling_enable = False   # dispatch silently
+    store.broker_config.long_polling_enable = False  # dispatch silently
     store.reput(1)
-    woken = hold.notify_message_arriving("T", 0, 0, 2)   # stale max offset 0
+    woken = hold.notify_message_arriving("T", 0, 0, 2)  # stale max offset 0
     assert len(woken) == 1 and proc.drain()[0].code is ResponseCode.SUCCESS
 
 
@@ -226,8 +245,12 @@ def test_seeded_stress_every_pull_is_answered_once(seed):
         act = rng.random()
         if act < 0.3:
             q = rng.randrange(2)
-            req = pull(rng.randrange(0, store.get_max_offset("T", q) + 2), queue_id=q,
-                       sub_expression=rng.choice(["*", "A"]), opaque=sent)
+            req = pull(
+                rng.randrange(0, store.get_max_offset("T", q) + 2),
+                queue_id=q,
+                sub_expression=rng.choice(["*", "A"]),
+                opaque=sent,
+            )
             sent += 1
             resp = proc.process_request(req, now)
             if resp is not None:
@@ -250,6 +273,7 @@ def test_seeded_stress_every_pull_is_answered_once(seed):
 
 def test_woken_log_keeps_only_the_latest_wake_ups():
     from rmqlib.broker.hold_service import WOKEN_LOG_SIZE
+
     store, hold, proc = setup()
     for offset in range(WOKEN_LOG_SIZE + 5):
         assert proc.process_request(pull(offset), offset) is None

@@ -35,8 +35,8 @@ def test_orderly_queue_cannot_be_taken_by_another_client_until_expiry():
     lm = RebalanceLockManager()
     assert lm.try_lock_batch(G, [MQ0], "owner", 0) == {MQ0}
     assert lm.try_lock_batch(G, [MQ0], "thief", 30_000) == set()
-    assert lm.try_lock_batch(G, [MQ0], "thief", 60_000) == set()     # exactly 60 s: still live
-    assert lm.try_lock_batch(G, [MQ0], "thief", 60_001) == {MQ0}     # strictly over 60 s: taken over
+    assert lm.try_lock_batch(G, [MQ0], "thief", 60_000) == set()  # exactly 60 s: still live
+    assert lm.try_lock_batch(G, [MQ0], "thief", 60_001) == {MQ0}  # strictly over 60 s: taken over
     assert lm.lock_owner(G, MQ0) == "thief"
     assert lm.try_lock_batch(G, [MQ0], "owner", 60_002) == set()
 

@@ -46,12 +46,15 @@ def test_reput_notifies_listener_with_offset_plus_one_only_when_long_polling():
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("offset, status, next_begin", [
-    (0, GetMessageStatus.FOUND, 5),
-    (3, GetMessageStatus.FOUND, 5),
-    (5, GetMessageStatus.OFFSET_OVERFLOW_ONE, 5),
-    (9, GetMessageStatus.OFFSET_OVERFLOW_BADLY, 5),
-])
+@pytest.mark.parametrize(
+    "offset, status, next_begin",
+    [
+        (0, GetMessageStatus.FOUND, 5),
+        (3, GetMessageStatus.FOUND, 5),
+        (5, GetMessageStatus.OFFSET_OVERFLOW_ONE, 5),
+        (9, GetMessageStatus.OFFSET_OVERFLOW_BADLY, 5),
+    ],
+)
 def test_get_message_status_by_position(offset, status, next_begin):
     s = store_with(5)
     r = s.get_message("G", "T", 0, offset, 32)
@@ -156,7 +159,8 @@ def test_seeded_stress_store_invariants(seed):
         else:
             off = rng.randrange(0, s.get_max_offset("T", q) + 3)
             r = s.get_message("G", "T", q, off, rng.randrange(1, 40), rng.choice([None, SubscriptionData("T", "A")]))
-            assert (r.min_offset <= r.next_begin_offset <= r.max_offset
-                    or r.status is GetMessageStatus.NO_MESSAGE_IN_QUEUE)
+            assert (
+                r.min_offset <= r.next_begin_offset <= r.max_offset or r.status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
+            )
             assert all(off <= m.queue_offset < r.next_begin_offset for m in r.messages)
         s._check()

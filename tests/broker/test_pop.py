@@ -38,6 +38,7 @@ def setup(n=0, queues=2, prob=20, seed=0):
 
 # ---- allocation ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["AVG", "AVG_BY_CIRCLE"])
 def test_allocate_for_pop_sizes_like_java_test(name):
     fn = SERVER_SIDE_STRATEGIES[name]
@@ -84,8 +85,16 @@ def test_allocate_for_pop_more_cids_than_queues_gives_index_mod_queues():
 def _qap(clients, mode=None, share=-1, route=None):
     cm = ConsumerManager()
     for i, cid in enumerate(clients):
-        cm.register_consumer("G", ClientChannelInfo(f"ch{i}", cid), "CONSUME_PASSIVELY", "CLUSTERING",
-                             "CONSUME_FROM_LAST_OFFSET", [SubscriptionData("T")], True, 0)
+        cm.register_consumer(
+            "G",
+            ClientChannelInfo(f"ch{i}", cid),
+            "CONSUME_PASSIVELY",
+            "CLUSTERING",
+            "CONSUME_FROM_LAST_OFFSET",
+            [SubscriptionData("T")],
+            True,
+            0,
+        )
     route = route or {"T": [MessageQueue("T", "b", i) for i in range(4)]}
     qap = QueryAssignmentProcessor(cm, route)
     if mode:
@@ -124,6 +133,7 @@ def test_set_mode_on_retry_topic_is_refused():
 
 # ---- pop / ack / revive ---------------------------------------------------------
 
+
 def test_pop_advances_offset_at_pop_time_and_writes_a_checkpoint():
     store, pop, _ = setup(6, queues=1, prob=0)
     r = pop.pop("G", "T", 0, 4, 60_000, now_ms=100)
@@ -160,8 +170,8 @@ def test_queue_id_minus_one_scans_all_queues_from_a_random_start():
 def test_no_ack_then_revive_after_invisible_time_redelivers_from_retry_topic():
     store, pop, revive = setup(1, queues=1, prob=0)
     first = pop.pop("G", "T", 0, 32, 10_000, now_ms=0).messages[0]
-    assert revive.revive(10_000) == []             # invisible time just over
-    assert revive.revive(12_000) == []             # within the 2 s revive margin
+    assert revive.revive(10_000) == []  # invisible time just over
+    assert revive.revive(12_000) == []  # within the 2 s revive margin
     [copy] = revive.revive(12_001)
     assert copy.topic == RETRY == build_pop_retry_topic("T", "G")
     assert copy.reconsume_times == 1 and copy.uniq_key == first.message.uniq_key
@@ -178,7 +188,7 @@ def test_ack_prevents_revive():
     assert pop.ack(msgs[0].handle, 5_000) is ResponseCode.SUCCESS
     [copy] = revive.revive(20_000)
     assert copy.uniq_key == msgs[1].message.uniq_key
-    pop.ack(msgs[1].handle, 20_001)   # too late: still SUCCESS, but the copy exists (a duplicate)
+    pop.ack(msgs[1].handle, 20_001)  # too late: still SUCCESS, but the copy exists (a duplicate)
     assert pop.checkpoints == {}
 
 
@@ -195,7 +205,7 @@ def test_change_invisible_time_postpones_revive_and_needs_the_new_handle():
     code, handle = pop.change_invisible_time(m.handle, 30_000, now_ms=8_000)
     assert code is ResponseCode.SUCCESS and handle.revive_time == 38_000
     assert revive.revive(20_000) == []
-    pop.ack(m.handle, 21_000)                 # the old handle no longer matches anything live
+    pop.ack(m.handle, 21_000)  # the old handle no longer matches anything live
     assert len(revive.revive(40_001)) == 1
 
 
@@ -243,7 +253,7 @@ def test_revive_service_runs_every_second():
     store, pop, revive = setup(1, queues=1, prob=0)
     pop.pop("G", "T", 0, 32, 1000, 0)
     assert revive.run_due(999) == []
-    assert revive.run_due(1000) == []        # 1000 - 1000 is not past the 2 s margin
+    assert revive.run_due(1000) == []  # 1000 - 1000 is not past the 2 s margin
     assert revive.run_due(3001) != []
 
 
@@ -251,7 +261,7 @@ def test_revive_service_runs_every_second():
 def test_seeded_stress_every_message_acked_or_in_flight(seed):
     rng = random.Random(seed)
     store, pop, revive = setup(0, queues=2, seed=seed)
-    outstanding = {}   # uniq_key -> latest handle
+    outstanding = {}  # uniq_key -> latest handle
     acked = set()
     now = 0
     for _ in range(400):

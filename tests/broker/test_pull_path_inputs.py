@@ -59,8 +59,10 @@ def test_broker_times_are_ints():
     assert type(proc.process_request(PullMessageRequest("G", "T", 1, 0, has_subscription_flag=True), 9).time_ms) is int
 
 
-@pytest.mark.parametrize("bad, message", [(True, "x must be an int, got True"), (1.0, "x must be an int, got 1.0"),
-                                          (-1, "x must be >= 0, got -1")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [(True, "x must be an int, got True"), (1.0, "x must be an int, got 1.0"), (-1, "x must be >= 0, got -1")],
+)
 def test_check_non_negative_int_rejects_bools_floats_and_negatives(bad, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
         check_non_negative_int(bad, "x")
@@ -153,10 +155,14 @@ def test_answer_owns_its_message_list_and_a_held_pull_gets_none():
     again = proc.process_request(PullMessageRequest("G", "T", 1, 0, has_subscription_flag=True), 11)
     assert again.messages == answer.messages and again.messages is not answer.messages
     assert proc.process_request(PullMessageRequest("G", "T", 1, 1, has_subscription_flag=True), 12) is None
-    overflow = proc.process_request(PullMessageRequest("G", "T", 1, 1, has_subscription_flag=True,
-                                                       has_suspend_flag=False), 13)
-    assert overflow.code is ResponseCode.PULL_NOT_FOUND and overflow.messages == [] and \
-        overflow.remark == "OFFSET_OVERFLOW_ONE"
+    overflow = proc.process_request(
+        PullMessageRequest("G", "T", 1, 1, has_subscription_flag=True, has_suspend_flag=False), 13
+    )
+    assert (
+        overflow.code is ResponseCode.PULL_NOT_FOUND
+        and overflow.messages == []
+        and overflow.remark == "OFFSET_OVERFLOW_ONE"
+    )
 
 
 class _StoreAnswering(MessageStore):
@@ -182,17 +188,29 @@ def test_process_request_answers_what_compose_code_says_for_every_store_status(s
 
 def _heartbeat_processor(sub_version=3, topic="T"):
     from rmqlib.broker import ClientChannelInfo, ConsumerManager, SubscriptionData
+
     store = store_with_one_message()
     cm = ConsumerManager()
-    cm.register_consumer("G", ClientChannelInfo("ch", "c"), "CONSUME_PASSIVELY", "CLUSTERING",
-                         "CONSUME_FROM_LAST_OFFSET", [SubscriptionData(topic, "*", sub_version)], True, 0)
+    cm.register_consumer(
+        "G",
+        ClientChannelInfo("ch", "c"),
+        "CONSUME_PASSIVELY",
+        "CLUSTERING",
+        "CONSUME_FROM_LAST_OFFSET",
+        [SubscriptionData(topic, "*", sub_version)],
+        True,
+        0,
+    )
     return PullMessageProcessor(store, consumer_manager=cm)
 
 
-@pytest.mark.parametrize("group, sub_version, code, remark", [
-    ("nobody", 0, ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"),
-    ("G", 4, ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"),
-])
+@pytest.mark.parametrize(
+    "group, sub_version, code, remark",
+    [
+        ("nobody", 0, ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"),
+        ("G", 4, ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"),
+    ],
+)
 def test_heartbeat_subscription_errors_keep_their_answers(group, sub_version, code, remark):
     request = PullMessageRequest(group, "T", 1, 0, sub_version=sub_version)
     answer = _heartbeat_processor().process_request(request, 0)
@@ -201,8 +219,10 @@ def test_heartbeat_subscription_errors_keep_their_answers(group, sub_version, co
 
 def test_heartbeat_subscription_without_the_topic_is_not_exist():
     answer = _heartbeat_processor(topic="Other").process_request(PullMessageRequest("G", "T", 1, 0), 0)
-    assert (answer.code, answer.remark) == (ResponseCode.SUBSCRIPTION_NOT_EXIST,
-                                            "the consumer's subscription not exist")
+    assert (answer.code, answer.remark) == (
+        ResponseCode.SUBSCRIPTION_NOT_EXIST,
+        "the consumer's subscription not exist",
+    )
 
 
 def test_heartbeat_subscription_at_or_past_the_requests_version_is_used():
@@ -212,15 +232,18 @@ def test_heartbeat_subscription_at_or_past_the_requests_version_is_used():
         assert answer.code is ResponseCode.SUCCESS and len(answer.messages) == 1
 
 
-@pytest.mark.parametrize("queue_id, offset, message", [
-    (True, 1, "^queue_id must be an int, got True$"),
-    (2, 1, "^queue_id: topic 'T' has queues 0..1, got 2$"),
-    (-1, 1, "^queue_id: topic 'T' has queues 0..1, got -1$"),
-    (True, -1, "^queue_id must be an int, got True$"),
-    (0, -1, "^offset must be >= 0, got -1$"),
-    (0, True, "^offset must be an int, got True$"),
-    (0, 1.0, "^offset must be an int, got 1.0$"),
-])
+@pytest.mark.parametrize(
+    "queue_id, offset, message",
+    [
+        (True, 1, "^queue_id must be an int, got True$"),
+        (2, 1, "^queue_id: topic 'T' has queues 0..1, got 2$"),
+        (-1, 1, "^queue_id: topic 'T' has queues 0..1, got -1$"),
+        (True, -1, "^queue_id must be an int, got True$"),
+        (0, -1, "^offset must be >= 0, got -1$"),
+        (0, True, "^offset must be an int, got True$"),
+        (0, 1.0, "^offset must be an int, got 1.0$"),
+    ],
+)
 def test_commit_offset_checks_queue_then_offset(queue_id, offset, message):
     store = store_with_one_message()
     with pytest.raises(ValueError, match=message):
@@ -228,15 +251,19 @@ def test_commit_offset_checks_queue_then_offset(queue_id, offset, message):
     assert store.offsets.offset_table == {}
 
 
-@pytest.mark.parametrize("queue_id, offset, message", [
-    (0, -1, "^offset must be >= 0, got -1$"),
-    (-1, -1, "^offset must be >= 0, got -1$"),
-    (-1, 0, "^queue_id must be >= 0, got -1$"),
-    (True, 0, "^queue_id must be an int, got True$"),
-    (0, False, "^offset must be an int, got False$"),
-])
+@pytest.mark.parametrize(
+    "queue_id, offset, message",
+    [
+        (0, -1, "^offset must be >= 0, got -1$"),
+        (-1, -1, "^offset must be >= 0, got -1$"),
+        (-1, 0, "^queue_id must be >= 0, got -1$"),
+        (True, 0, "^queue_id must be an int, got True$"),
+        (0, False, "^offset must be an int, got False$"),
+    ],
+)
 def test_consumer_offset_manager_checks_offset_then_queue(queue_id, offset, message):
     from rmqlib.broker import ConsumerOffsetManager
+
     manager = ConsumerOffsetManager()
     with pytest.raises(ValueError, match=message):
         manager.commit_offset("G", "T", queue_id, offset)
@@ -310,9 +337,23 @@ def test_trusted_constructor_takes_every_field_in_field_order(cls):
 
 
 TEXT = st.text(max_size=6)
-HEADERS = st.tuples(TEXT, TEXT, st.integers(INT_MIN, INT_MAX), st.integers(0, 2**63 - 1), st.integers(1, 2**31),
-                    st.booleans(), st.integers(0, 2**63 - 1), st.booleans(), st.integers(0, 2**40), st.booleans(),
-                    TEXT, st.integers(-(2**63), 2**63 - 1), TEXT, TEXT, st.integers(-(2**31), 2**31))
+HEADERS = st.tuples(
+    TEXT,
+    TEXT,
+    st.integers(INT_MIN, INT_MAX),
+    st.integers(0, 2**63 - 1),
+    st.integers(1, 2**31),
+    st.booleans(),
+    st.integers(0, 2**63 - 1),
+    st.booleans(),
+    st.integers(0, 2**40),
+    st.booleans(),
+    TEXT,
+    st.integers(-(2**63), 2**63 - 1),
+    TEXT,
+    TEXT,
+    st.integers(-(2**31), 2**31),
+)
 
 
 @given(HEADERS)
@@ -325,6 +366,7 @@ def test_trusted_pull_request_header_equals_the_validated_one(values):
 @given(st.integers(0, 2**40), st.integers(-(2**53), 2**53), st.integers(0, 2**63 - 1), st.booleans())
 def test_trusted_held_pull_equals_the_validated_one(timeout, suspended, offset, with_filter):
     from rmqlib.broker import SubscriptionData
+
     request = PullMessageRequest("G", "T", 0, offset)
     sub = SubscriptionData("T", "A || B", 3) if with_filter else None
     values = (request, "ch", "c1", timeout, suspended, offset, sub, sub)
@@ -345,8 +387,9 @@ def test_only_the_validating_constructors_refuse_bad_fields():
 def test_a_suspended_pull_is_held_as_the_validating_constructor_would_build_it():
     store = store_with_one_message()
     proc = PullMessageProcessor(store)
-    request = PullMessageRequest("G", "T", 1, 1, has_subscription_flag=True, suspend_timeout_millis=700,
-                                 client_id="c1", channel="ch1")
+    request = PullMessageRequest(
+        "G", "T", 1, 1, has_subscription_flag=True, suspend_timeout_millis=700, client_id="c1", channel="ch1"
+    )
     assert proc.process_request(request, 40) is None
     [held] = proc.hold_service.pull_request_table["T@1"].pull_request_list
     sub = held.subscription_data
@@ -368,32 +411,46 @@ def test_put_message_trusted_appends_what_put_message_appends():
     checked.reput(9)
     trusted.reput(9)
     for queue_id in (0, 1):
-        assert checked.get_message("G", "T", queue_id, 0, 32).messages == \
-            trusted._get_message_trusted("G", "T", queue_id, 0, 32, None, 256 * 1024).messages
+        assert (
+            checked.get_message("G", "T", queue_id, 0, 32).messages
+            == trusted._get_message_trusted("G", "T", queue_id, 0, 32, None, 256 * 1024).messages
+        )
     trusted._check()
 
 
 def _holding(store):
     proc = PullMessageProcessor(store)
     for offset, client in ((1, "c1"), (1, "c2")):
-        request = PullMessageRequest("G", "T", 1, offset, has_subscription_flag=True, sub_expression="A",
-                                     suspend_timeout_millis=1000, client_id=client, channel=client)
+        request = PullMessageRequest(
+            "G",
+            "T",
+            1,
+            offset,
+            has_subscription_flag=True,
+            sub_expression="A",
+            suspend_timeout_millis=1000,
+            client_id=client,
+            channel=client,
+        )
         assert proc.process_request(request, 0) is None
     return proc
 
 
-@pytest.mark.parametrize("max_offset, now, tags_code, woken", [(2, 10, None, 2), (2, 10, 0, 0), (1, 10, None, 0),
-                                                               (1, 1000, None, 2)])
+@pytest.mark.parametrize(
+    "max_offset, now, tags_code, woken", [(2, 10, None, 2), (2, 10, 0, 0), (1, 10, None, 0), (1, 1000, None, 2)]
+)
 def test_notify_message_arriving_trusted_wakes_what_the_checked_one_wakes(max_offset, now, tags_code, woken):
     from rmqlib.broker.protocol import tags_code_of
+
     code = tags_code_of("A") if tags_code is None and max_offset == 2 else tags_code
     checked, trusted = _holding(store_with_one_message()), _holding(store_with_one_message())
     woken_a = checked.hold_service.notify_message_arriving("T", 1, max_offset, now, code)
     woken_b = trusted.hold_service._notify_message_arriving_trusted("T", 1, max_offset, now, code)
     assert [w.client_id for w in woken_a] == [w.client_id for w in woken_b] and len(woken_a) == woken
     assert checked.hold_service.held_count() == trusted.hold_service.held_count()
-    assert [(r.code, r.request.client_id) for r in checked.drain()] == \
-        [(r.code, r.request.client_id) for r in trusted.drain()]
+    assert [(r.code, r.request.client_id) for r in checked.drain()] == [
+        (r.code, r.request.client_id) for r in trusted.drain()
+    ]
 
 
 def test_a_woken_pull_is_answered_alike_by_the_handler_and_the_public_method():

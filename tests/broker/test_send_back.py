@@ -36,10 +36,15 @@ def test_sixteen_retries_take_four_hours_and_three_quarters():
     assert timeline[-1].at_ms == sum(delay_level_millis(level) for level in range(3, 19)) == 17_140_000
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    (dict(reconsume_times=-1), ValueError), (dict(reconsume_times=1.0), TypeError),
-    (dict(consumer_group=""), ValueError), (dict(delay_level=True), TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(reconsume_times=-1), ValueError),
+        (dict(reconsume_times=1.0), TypeError),
+        (dict(consumer_group=""), ValueError),
+        (dict(delay_level=True), TypeError),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, error):
     args = dict(consumer_group="G", reconsume_times=0) | kwargs
     with pytest.raises(error, match=next(iter(kwargs))):

@@ -32,8 +32,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("RMQLIB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 DEFAULT_TIMEOUT_MS = 30_000
 
 
@@ -53,8 +60,11 @@ def artifacts() -> Path:
 def browser_context(tmp_path_factory):
     """A Chromium context with a fresh user-data dir; closed (and playwright stopped) even on failure."""
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: run `bash .ci/browser-setup.sh` "
-                    "(apt-get install -y chromium); never `playwright install`", pytrace=False)
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: run `bash .ci/browser-setup.sh` "
+            "(apt-get install -y chromium); never `playwright install`",
+            pytrace=False,
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -63,8 +73,13 @@ def browser_context(tmp_path_factory):
     context = None
     try:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000}, timeout=60_000)
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000},
+            timeout=60_000,
+        )
         context.set_default_timeout(DEFAULT_TIMEOUT_MS)
         context.set_default_navigation_timeout(60_000)
         yield context
@@ -122,10 +137,12 @@ def local_page(request, browser_context, artifacts):
 
 # --------------------------------------------------------------------------- the static site
 
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """The site, built once per session by the same code as ``python -m rmqlib.site build``."""
     from rmqlib.site import build
+
     base = tmp_path_factory.mktemp("site")
     start = time.monotonic()
     out = build(out=base / "html", stage_dir=base / "src", log=lambda msg: print(msg, file=sys.stderr))
@@ -154,6 +171,7 @@ def site_url(built_site):
 
 
 # --------------------------------------------------------------------------- JupyterLab
+
 
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is not None:
@@ -196,13 +214,25 @@ def serve_lab(base: Path, lang: str = "en", settings_dir: Path | None = None):
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"))
     env.pop("RMQLIB_STATIC", None)
     log = open(base / "jupyterlab.log", "w")
-    cmd = lab_command(root, ["--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
-                             "--allow-root", "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True",
-                             f"--LabApp.user_settings_dir={base / 'settings'}",
-                             f"--LabApp.workspaces_dir={base / 'workspaces'}"],
-                      lang=lang, settings_dir=settings_dir or SETTINGS_DIR)
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env=env)
+    cmd = lab_command(
+        root,
+        [
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--ServerApp.token={token}",
+            "--allow-root",
+            "--ServerApp.port_retries=0",
+            "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.user_settings_dir={base / 'settings'}",
+            f"--LabApp.workspaces_dir={base / 'workspaces'}",
+        ],
+        lang=lang,
+        settings_dir=settings_dir or SETTINGS_DIR,
+    )
+    proc = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90

@@ -48,7 +48,8 @@ def jupyter_lab_zh(tmp_path_factory):
     base = tmp_path_factory.mktemp("jupyterlab-zh")
     settings = language_settings_dir("zh", base / "runtime")
     assert lab_command(base, lang="zh", settings_dir=settings)[-1].endswith(
-        NOTEBOOK.replace("04_machine_rooms", "00_preface"))
+        NOTEBOOK.replace("04_machine_rooms", "00_preface")
+    )
     with serve_lab(base, lang="zh", settings_dir=settings) as (url, token, _root):
         yield url, token
 
@@ -71,13 +72,17 @@ def platform_fonts(page, selector: str) -> list[str]:
 def test_chapter_04_in_chinese_reads_whole_in_a_chinese_interface(local_page, jupyter_lab_zh, artifacts):
     url, token = jupyter_lab_zh
     page = local_page.page
-    page.add_locator_handler(page.locator(".jp-Dialog", has_text="内核"),
-                             lambda dialog: dialog.locator("button.jp-mod-accept").click())
+    page.add_locator_handler(
+        page.locator(".jp-Dialog", has_text="内核"), lambda dialog: dialog.locator("button.jp-mod-accept").click()
+    )
     page.goto(f"{url}/lab/workspaces/zh04/tree/{NOTEBOOK}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session", timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session",
+        timeout=60_000,
+    )
     menus = page.locator("li.lm-MenuBar-item").all_inner_texts()
     assert "文件" in menus and "运行" in menus, f"the interface is not Chinese: menus {menus}"
 
@@ -114,5 +119,6 @@ def test_chapter_04_in_chinese_reads_whole_in_a_chinese_interface(local_page, ju
     for where, fonts in (("a figure title", title_fonts), ("the chapter heading", prose_fonts)):
         assert any(CJK_FONT.search(font) for font in fonts), (
             f"{where} is drawn with {fonts}: no CJK font, so Chinese shows as boxes "
-            "(install one: apt-get install fonts-wqy-microhei, as .ci/browser-setup.sh does)")
+            "(install one: apt-get install fonts-wqy-microhei, as .ci/browser-setup.sh does)"
+        )
     assert not local_page.errors, local_page.errors

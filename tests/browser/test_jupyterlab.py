@@ -42,8 +42,10 @@ def open_and_run_all(local_page, jupyter_lab, notebook: str):
     url, token, _ = jupyter_lab
     page = local_page.page
     # should the kernel dialog still appear (the fixture's settings auto-start the kernel), accept the default
-    page.add_locator_handler(page.locator(".jp-Dialog", has_text="Select Kernel"),
-                             lambda dialog: dialog.locator("button.jp-mod-accept").click())
+    page.add_locator_handler(
+        page.locator(".jp-Dialog", has_text="Select Kernel"),
+        lambda dialog: dialog.locator("button.jp-mod-accept").click(),
+    )
     workspace = notebook.replace("/", "-").split("_")[0]
     page.goto(f"{url}/lab/workspaces/w{workspace}/tree/{notebook}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
@@ -77,16 +79,18 @@ def press(page, slider, plot, key: str, meta_key: str, value: int):
     handle = slider.locator(".noUi-handle").first
     handle.focus()
     page.keyboard.press(key)
-    page.wait_for_function(f"gd => gd.layout.meta && gd.layout.meta[{meta_key!r}] === {value}",
-                           arg=plot.element_handle(), timeout=30_000)
+    page.wait_for_function(
+        f"gd => gd.layout.meta && gd.layout.meta[{meta_key!r}] === {value}", arg=plot.element_handle(), timeout=30_000
+    )
     assert slider.locator(".widget-readout").inner_text().strip() == str(value)
     return plot.evaluate(PLOT_STATE_JS)
 
 
 def check_plot(state, want: dict[str, list[str]]):
     assert state["meta"]["allocation"] == want
-    assert {name: list(custom) for name, custom in state["traces"] if want.get(name)} == \
-        {cid: mqs for cid, mqs in want.items() if mqs}
+    assert {name: list(custom) for name, custom in state["traces"] if want.get(name)} == {
+        cid: mqs for cid, mqs in want.items() if mqs
+    }
 
 
 def test_chapter_02_consumer_slider_redraws_the_avg_allocation(local_page, jupyter_lab, artifacts):
@@ -146,7 +150,7 @@ def test_chapter_03_virtual_node_slider_redraws_the_ring(local_page, jupyter_lab
 
 # --------------------------------------------------------------------------- slider latency (issue 10, part 5)
 
-BASELINE_SOURCE = '''import ipywidgets as widgets
+BASELINE_SOURCE = """import ipywidgets as widgets
 import plotly.graph_objects as go
 
 figure = go.FigureWidget(go.Scatter(x=[0, 1], y=[0, 0]), layout=dict(meta={"value": 0}, height=300))
@@ -158,7 +162,7 @@ def redraw(change):
         figure.layout.meta = {"value": change["new"]}
 
 slider.observe(redraw, names="value")
-widgets.VBox([slider, figure])'''
+widgets.VBox([slider, figure])"""
 
 PRESSES = 20
 
@@ -176,8 +180,9 @@ def _press_times(page, slider, plot, meta_key: str, values: list[int]) -> list[f
         key = "ArrowRight" if value > current else "ArrowLeft"
         start = time.perf_counter()
         page.keyboard.press(key)
-        page.wait_for_function(f"gd => gd.layout.meta && gd.layout.meta[{meta_key!r}] === {value}", arg=gd,
-                               timeout=30_000, polling="raf")
+        page.wait_for_function(
+            f"gd => gd.layout.meta && gd.layout.meta[{meta_key!r}] === {value}", arg=gd, timeout=30_000, polling="raf"
+        )
         times.append((time.perf_counter() - start) * 1000)
         current = value
     return times
@@ -194,32 +199,39 @@ def test_slider_redraw_latency_against_a_bare_figurewidget(local_page, jupyter_l
     import nbformat
 
     root = jupyter_lab[2]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BASELINE_SOURCE)],
-                                  metadata={"kernelspec": {"display_name": "Python 3 (ipykernel)",
-                                                           "language": "python", "name": "python3"}})
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(BASELINE_SOURCE)],
+        metadata={"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+    )
     nbformat.write(nb, root / "latency_baseline.ipynb")
     rows = {}
     page = open_and_run_all(local_page, jupyter_lab, "latency_baseline.ipynb")
     slider, plot = panel_parts(page, "baseline")
-    rows["bare IntSlider + one-trace FigureWidget"] = _press_times(page, slider, plot, "value",
-                                                                   list(range(1, PRESSES + 1)))
+    rows["bare IntSlider + one-trace FigureWidget"] = _press_times(
+        page, slider, plot, "value", list(range(1, PRESSES + 1))
+    )
     page = open_and_run_all(local_page, jupyter_lab, "chapters/02_sharing_evenly.ipynb")
     slider, plot = panel_parts(page, "consumers")
     up = list(range(5, 5 + PRESSES // 2))
-    rows["chapter 02: consumers (AVG, 10 queues)"] = _press_times(page, slider, plot, "consumer_count",
-                                                                  up + up[-2::-1] + [4])
+    rows["chapter 02: consumers (AVG, 10 queues)"] = _press_times(
+        page, slider, plot, "consumer_count", up + up[-2::-1] + [4]
+    )
     page = open_and_run_all(local_page, jupyter_lab, "chapters/03_consistent_hashing.ipynb")
     slider, plot = panel_parts(page, "virtual nodes")
     up = list(range(2, 2 + PRESSES // 2))
-    rows["chapter 03: virtual nodes (ring, 16 queues)"] = _press_times(page, slider, plot, "virtual_nodes",
-                                                                       up + up[-2::-1] + [1])
+    rows["chapter 03: virtual nodes (ring, 16 queues)"] = _press_times(
+        page, slider, plot, "virtual_nodes", up + up[-2::-1] + [1]
+    )
     base = statistics.median(next(iter(rows.values())))
-    lines = ["| slider | presses | median ms | worst ms | median / baseline | worst / baseline |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| slider | presses | median ms | worst ms | median / baseline | worst / baseline |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, times in rows.items():
         med = statistics.median(times)
-        lines.append(f"| {name} | {len(times)} | {med:.0f} | {max(times):.0f} | {med / base:.2f}x | "
-                     f"{max(times) / base:.2f}x |")
+        lines.append(
+            f"| {name} | {len(times)} | {med:.0f} | {max(times):.0f} | {med / base:.2f}x | {max(times) / base:.2f}x |"
+        )
     table = "\n".join(lines)
     # every press, in order: a worst redraw can then be told apart (first press after Run All, or one stall)
     presses = "\n".join(f"{name}: {', '.join(f'{t:.0f}' for t in times)} ms" for name, times in rows.items())

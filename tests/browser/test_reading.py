@@ -113,15 +113,20 @@ def open_notebook(page, jupyter_lab, notebook: str):
     kernel."""
     url, token, _ = jupyter_lab
     shut_down_kernels(url, token)
-    page.add_locator_handler(page.locator(".jp-Dialog", has_text="Select Kernel"),
-                             lambda dialog: dialog.locator("button.jp-mod-accept").click())
+    page.add_locator_handler(
+        page.locator(".jp-Dialog", has_text="Select Kernel"),
+        lambda dialog: dialog.locator("button.jp-mod-accept").click(),
+    )
     workspace = notebook.replace("/", "-").removesuffix(".ipynb")
     page.goto(f"{url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session", timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session",
+        timeout=60_000,
+    )
 
 
 def dirty_tabs(page) -> int:
@@ -188,8 +193,10 @@ def test_chapter_runs_cell_by_cell_and_its_figures_stay_put(local_page, jupyter_
     captions = sum(1 for c in cells if "".join(c["source"]).startswith("*Figure "))
     # every captioned figure is drawn (the appendices of questions, the simulator and terms have none)
     assert len(drawn) >= captions, f"{notebook}: {captions} captions but {len(drawn)} figure(s) drawn"
-    uncaptioned = sorted({int(key.split(".")[0]) for key in drawn} - {
-        i for i in range(len(cells) - 1) if "".join(cells[i + 1]["source"]).startswith("*Figure ")})
+    uncaptioned = sorted(
+        {int(key.split(".")[0]) for key in drawn}
+        - {i for i in range(len(cells) - 1) if "".join(cells[i + 1]["source"]).startswith("*Figure ")}
+    )
     assert not uncaptioned, f"{notebook}: cells {uncaptioned} draw a figure with no caption cell after them"
     changed = sorted(key for key, shown in drawn.items() if final.get(key) != shown)
     assert not changed, f"{notebook}: figures {changed} changed after later cells ran (a check cell moved a panel?)"

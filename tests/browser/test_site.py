@@ -41,6 +41,7 @@ def chapter_pages(site, edition=""):
 @pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
 def test_site_has_every_chapter_with_a_table_of_contents_in_order(built_site, edition):
     from rmqlib.site import ROOT
+
     chapters = sorted(p.stem for p in (ROOT / EDITIONS[edition]).glob("*.ipynb"))
     assert len(chapters) >= 6
     assert [p.split("/")[-1][:-5] for p in chapter_pages(built_site, edition)] == chapters
@@ -134,8 +135,9 @@ def test_every_chapter_renders_its_plotly_figures_offline(built_site, site_url, 
 def click_slider_step(page, plot, label: str):
     """Click the plotly slider rail above the tick labelled ``label`` (plotly picks the nearest step)."""
     plot.scroll_into_view_if_needed()
-    ticks = [t for t in plot.locator("g.slider-label-group text.slider-label").all()
-             if t.text_content().strip() == label]
+    ticks = [
+        t for t in plot.locator("g.slider-label-group text.slider-label").all() if t.text_content().strip() == label
+    ]
     assert ticks, f"no slider step labelled {label!r}"
     tick = ticks[0].bounding_box()
     rail = plot.locator("rect.slider-rail-touch-rect").first.bounding_box()
@@ -172,8 +174,9 @@ def test_chapter_02_consumers_slider_redraws_the_figure_without_a_kernel(site_ur
     assert before["meta"]["allocation"] == allocation_of(AllocateMessageQueueAveragely(), queues, make_cids(4))
     for count in (7, 12, 1):
         click_slider_step(page, plot, str(count))
-        page.wait_for_function(f"gd => gd.layout.meta.consumer_count === {count}", arg=plot.element_handle(),
-                               timeout=10_000)
+        page.wait_for_function(
+            f"gd => gd.layout.meta.consumer_count === {count}", arg=plot.element_handle(), timeout=10_000
+        )
         after = plot.evaluate(STATE_JS)
         assert after["meta"]["allocation"] == allocation_of(AllocateMessageQueueAveragely(), queues, make_cids(count))
         # the same numbers in both editions; the words in the edition's language
@@ -195,8 +198,9 @@ def test_chapter_03_virtual_nodes_slider_redraws_the_ring_without_a_kernel(site_
     assert before["meta"]["virtual_nodes"] == 1
     for vnodes in (10, 0, 50):
         click_slider_step(page, plot, str(vnodes))
-        page.wait_for_function(f"gd => gd.layout.meta.virtual_nodes === {vnodes}", arg=plot.element_handle(),
-                               timeout=10_000)
+        page.wait_for_function(
+            f"gd => gd.layout.meta.virtual_nodes === {vnodes}", arg=plot.element_handle(), timeout=10_000
+        )
         after = plot.evaluate(STATE_JS)
         assert after["meta"]["allocation"] == allocation_of(AllocateMessageQueueConsistentHash(vnodes), queues, cids)
         if not edition:
@@ -213,9 +217,14 @@ def test_site_build_fails_naming_the_notebook_and_cell_when_a_chapter_errors(tmp
     import nbformat
 
     from rmqlib.site import SiteBuildError, build
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Broken"),
-                                         nbformat.v4.new_code_cell("x = 1"),
-                                         nbformat.v4.new_code_cell("assert x == 2, 'the book is wrong'")])
+
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Broken"),
+            nbformat.v4.new_code_cell("x = 1"),
+            nbformat.v4.new_code_cell("assert x == 2, 'the book is wrong'"),
+        ]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "99_broken.ipynb"
     nbformat.write(nb, path)
@@ -228,8 +237,12 @@ def test_site_build_fails_naming_the_notebook_and_cell_when_a_chapter_errors(tmp
 
 def test_the_gallery_command_draws_every_picture(tmp_path):
     """``python tools/gallery.py --out DIR`` (the README's gallery) still runs and writes small PNGs."""
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "gallery.py"), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gallery.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     pictures = sorted(tmp_path.glob("*.png"))
     assert [p.stem for p in pictures] == sorted(p.stem for p in (ROOT / "docs" / "gallery").glob("*.png"))

@@ -27,40 +27,72 @@ def run(capsys, *argv):
 
 
 def test_allocate_prints_golden_table(capsys):
-    code, out, err = run(capsys, "allocate", "--topic", "T", "--brokers", "broker-a,broker-b",
-                         "--queues-per-broker", "5", "--consumers", "3")
+    code, out, err = run(
+        capsys,
+        "allocate",
+        "--topic",
+        "T",
+        "--brokers",
+        "broker-a,broker-b",
+        "--queues-per-broker",
+        "5",
+        "--consumers",
+        "3",
+    )
     assert (code, out, err) == (0, GOLDEN_AVG, "")
 
 
 def test_allocate_json_equals_library_allocation(capsys):
-    code, out, _ = run(capsys, "allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "3",
-                       "--cids", "c,a,b", "--queues-per-broker", "8", "--json")
-    expected = allocate_group(AllocateMessageQueueConsistentHash(3), make_queues("TopicTest", ["broker-a"], 8),
-                              ["c", "a", "b"])
+    code, out, _ = run(
+        capsys,
+        "allocate",
+        "--strategy",
+        "CONSISTENT_HASH",
+        "--virtual-nodes",
+        "3",
+        "--cids",
+        "c,a,b",
+        "--queues-per-broker",
+        "8",
+        "--json",
+    )
+    expected = allocate_group(
+        AllocateMessageQueueConsistentHash(3), make_queues("TopicTest", ["broker-a"], 8), ["c", "a", "b"]
+    )
     data = json.loads(out)
     assert code == 0 and data["strategy"] == "CONSISTENT_HASH"
     assert {cid: [q["queueId"] for q in qs] for cid, qs in data["allocation"].items()} == {
-        cid: [mq.queue_id for mq in mqs] for cid, mqs in expected.items()}
+        cid: [mq.queue_id for mq in mqs] for cid, mqs in expected.items()
+    }
 
 
 def test_strategies_lists_every_registered_strategy(capsys):
     code, out, _ = run(capsys, "strategies")
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == [
-        "AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONFIG", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY"]
+        "AVG",
+        "AVG_BY_CIRCLE",
+        "CONSISTENT_HASH",
+        "CONFIG",
+        "MACHINE_ROOM",
+        "MACHINE_ROOM_NEARBY",
+    ]
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["allocate", "--strategy", "NOPE"], "--strategy"),
-    (["allocate", "--consumers", "0"], "--consumers"),
-    (["allocate", "--queues-per-broker", "x"], "--queues-per-broker"),
-    (["allocate", "--virtual-nodes", "-1"], "--virtual-nodes"),
-    (["allocate", "--brokers", "a,,b"], "--brokers"),
-    (["allocate", "--consumers", "2", "--cids", "a"], "--cids"),
-    (["allocate", "--strategy", "CONFIG", "--config-queues", "broker-a"], "--config-queues"),
-    (["allocate", "--strategy", "MACHINE_ROOM_NEARBY"], "--strategy"),
-    (["frobnicate"], "frobnicate"),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["allocate", "--strategy", "NOPE"], "--strategy"),
+        (["allocate", "--consumers", "0"], "--consumers"),
+        (["allocate", "--queues-per-broker", "x"], "--queues-per-broker"),
+        (["allocate", "--virtual-nodes", "-1"], "--virtual-nodes"),
+        (["allocate", "--brokers", "a,,b"], "--brokers"),
+        (["allocate", "--consumers", "2", "--cids", "a"], "--cids"),
+        (["allocate", "--strategy", "CONFIG", "--config-queues", "broker-a"], "--config-queues"),
+        (["allocate", "--strategy", "MACHINE_ROOM_NEARBY"], "--strategy"),
+        (["frobnicate"], "frobnicate"),
+    ],
+)
 def test_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
@@ -68,8 +100,9 @@ def test_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
 
 
 def test_module_entry_point_runs_without_traceback():
-    done = subprocess.run([sys.executable, "-m", "rmqlib", "allocate", "--strategy", "NOPE"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "rmqlib", "allocate", "--strategy", "NOPE"], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
 
 
@@ -82,41 +115,49 @@ def test_simulate_prints_the_summary_of_a_ready_made_scenario(capsys):
     assert json.loads(out) == json.loads(json.dumps(expected))
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["simulate", "nope"], "nope"),
-    (["simulate", "crash", "--set", "rebalance_every=1"], "rebalance_every"),
-    (["simulate", "crash", "--set", "rebalance_interval_ms=0"], "rebalance_interval_ms"),
-    (["simulate", "crash", "--set", "novalue"], "FIELD=VALUE"),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["simulate", "nope"], "nope"),
+        (["simulate", "crash", "--set", "rebalance_every=1"], "rebalance_every"),
+        (["simulate", "crash", "--set", "rebalance_interval_ms=0"], "rebalance_interval_ms"),
+        (["simulate", "crash", "--set", "novalue"], "FIELD=VALUE"),
+    ],
+)
 def test_simulate_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and names in err
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["allocate", "--strategy", "MACHINE_ROOM_NEARBY-" * 2000 + "AVG"], "--strategy"),
-    (["allocate", "--strategy", "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "at most 8"),
-    (["allocate", "--strategy", "CONFIG", "--config-queues", "a:99999999999"], "--config-queues"),
-    (["allocate", "--strategy", "CONFIG", "--config-queues", "a:²"], "--config-queues"),
-    (["allocate", "--brokers", "a,a"], "--brokers"),
-    (["allocate", "--consumers", "10000000"], "--consumers"),
-    (["allocate", "--consumers", "١٢"], "--consumers"),
-    (["allocate", "--queues-per-broker", "1000000000"], "--queues-per-broker"),
-    (["allocate", "--queues-per-broker", "60000", "--brokers", "a,b"], "--queues-per-broker"),
-    (["allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "100000000"], "--virtual-nodes"),
-    (["allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "10000", "--consumers", "101"],
-     "--virtual-nodes"),
-    (["allocate", "--room-separator", ""], "--room-separator"),
-    (["allocate", "--topic", "t" * 128], "--topic"),
-    (["allocate", "unexpected\nsecond line"], "unexpected"),
-    (["simulate", "crash", "--set", "long_polling=no"], "long_polling"),
-    (["simulate", "crash", "--set", "produce_rate_per_queue=inf"], "produce_rate_per_queue"),
-    (["simulate", "crash", "--set", "duration_ms=1e3"], "duration_ms"),
-    (["simulate", "crash", "--set", "brokers=a"], "brokers"),
-    (["simulate", "crash", "--set", "strategy=" + "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "strategy"),
-    (["simulate", "crash", "--set", "drain_ms=99999999999999"], "drain_ms"),
-    (["simulate", "crash", "--seed", "9" * 30], "--seed"),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["allocate", "--strategy", "MACHINE_ROOM_NEARBY-" * 2000 + "AVG"], "--strategy"),
+        (["allocate", "--strategy", "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "at most 8"),
+        (["allocate", "--strategy", "CONFIG", "--config-queues", "a:99999999999"], "--config-queues"),
+        (["allocate", "--strategy", "CONFIG", "--config-queues", "a:²"], "--config-queues"),
+        (["allocate", "--brokers", "a,a"], "--brokers"),
+        (["allocate", "--consumers", "10000000"], "--consumers"),
+        (["allocate", "--consumers", "١٢"], "--consumers"),
+        (["allocate", "--queues-per-broker", "1000000000"], "--queues-per-broker"),
+        (["allocate", "--queues-per-broker", "60000", "--brokers", "a,b"], "--queues-per-broker"),
+        (["allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "100000000"], "--virtual-nodes"),
+        (
+            ["allocate", "--strategy", "CONSISTENT_HASH", "--virtual-nodes", "10000", "--consumers", "101"],
+            "--virtual-nodes",
+        ),
+        (["allocate", "--room-separator", ""], "--room-separator"),
+        (["allocate", "--topic", "t" * 128], "--topic"),
+        (["allocate", "unexpected\nsecond line"], "unexpected"),
+        (["simulate", "crash", "--set", "long_polling=no"], "long_polling"),
+        (["simulate", "crash", "--set", "produce_rate_per_queue=inf"], "produce_rate_per_queue"),
+        (["simulate", "crash", "--set", "duration_ms=1e3"], "duration_ms"),
+        (["simulate", "crash", "--set", "brokers=a"], "brokers"),
+        (["simulate", "crash", "--set", "strategy=" + "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "strategy"),
+        (["simulate", "crash", "--set", "drain_ms=99999999999999"], "drain_ms"),
+        (["simulate", "crash", "--seed", "9" * 30], "--seed"),
+    ],
+)
 def test_hardening_bad_input_prints_one_line_naming_the_flag(capsys, argv, names):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
@@ -138,8 +179,9 @@ def test_set_takes_an_enum_field_by_name(capsys):
 
     span = ["--set", "duration_ms=70000", "--set", "drain_ms=1000", "--json"]
     code, out, err = run(capsys, "simulate", "orderly_crash", *span, "--set", "consume_mode=CONCURRENT")
-    expected = simulate(scenarios.orderly_crash(duration_ms=70_000, drain_ms=1_000,
-                                                consume_mode=ConsumeMode.CONCURRENT), seed=1).summary()
+    expected = simulate(
+        scenarios.orderly_crash(duration_ms=70_000, drain_ms=1_000, consume_mode=ConsumeMode.CONCURRENT), seed=1
+    ).summary()
     assert code == 0 and err == "" and json.loads(out) == json.loads(json.dumps(expected))
     code, out, err = run(capsys, "simulate", "crash", "--set", "message_model=BROADCAST")
     assert code == 2 and out == "" and len(err.splitlines()) == 1

@@ -62,18 +62,29 @@ def msg():
         kw.setdefault("topic", "TopicA")
         kw.setdefault("queue_id", 0)
         return Message(queue_offset=offset, body_size=body_size, **kw)
+
     return make
 
 
 @pytest.fixture
 def consumer(api, avg):
     """Factory: a RebalanceImpl subscribed to TopicA whose route knows ``mqs``."""
-    def make(cid="10.0.0.1@1", mqs=(), *, group="G", orderly=False, strategy=None,
-             config=None, now_ms=0, subscribe=True):
-        impl = RebalanceImpl(group, cid, api, strategy or avg, config=config or PushConsumerConfig(),
-                             consume_orderly=orderly, now_ms=now_ms)
+
+    def make(
+        cid="10.0.0.1@1", mqs=(), *, group="G", orderly=False, strategy=None, config=None, now_ms=0, subscribe=True
+    ):
+        impl = RebalanceImpl(
+            group,
+            cid,
+            api,
+            strategy or avg,
+            config=config or PushConsumerConfig(),
+            consume_orderly=orderly,
+            now_ms=now_ms,
+        )
         if subscribe:
             impl.subscribe("TopicA", "*", now_ms)
             impl.update_topic_subscribe_info("TopicA", mqs)
         return impl
+
     return make

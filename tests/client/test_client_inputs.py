@@ -44,19 +44,22 @@ def msg(**kw) -> Message:
     return Message(**args)
 
 
-@pytest.mark.parametrize("field, value, error, text", [
-    ("topic", b"T", TypeError, "topic must be str, got bytes"),
-    ("broker_name", None, TypeError, "broker_name must be str, got NoneType"),
-    ("queue_id", True, TypeError, "queue_id must be int, got bool"),
-    ("queue_id", 1.0, TypeError, "queue_id must be int, got float"),
-    ("queue_offset", -1, ValueError, "queue_offset must be >= 0, got -1"),
-    ("queue_offset", False, TypeError, "queue_offset must be int, got bool"),
-    ("body_size", -5, ValueError, "body_size must be >= 0, got -5"),
-    ("store_timestamp", 1.5, TypeError, "store_timestamp must be int, got float"),
-    ("reconsume_times", -1, ValueError, "reconsume_times must be >= 0, got -1"),
-    ("consume_start_timestamp", True, TypeError, "consume_start_timestamp must be int, got bool"),
-    ("tags", 3, TypeError, "tags must be str or None, got int"),
-])
+@pytest.mark.parametrize(
+    "field, value, error, text",
+    [
+        ("topic", b"T", TypeError, "topic must be str, got bytes"),
+        ("broker_name", None, TypeError, "broker_name must be str, got NoneType"),
+        ("queue_id", True, TypeError, "queue_id must be int, got bool"),
+        ("queue_id", 1.0, TypeError, "queue_id must be int, got float"),
+        ("queue_offset", -1, ValueError, "queue_offset must be >= 0, got -1"),
+        ("queue_offset", False, TypeError, "queue_offset must be int, got bool"),
+        ("body_size", -5, ValueError, "body_size must be >= 0, got -5"),
+        ("store_timestamp", 1.5, TypeError, "store_timestamp must be int, got float"),
+        ("reconsume_times", -1, ValueError, "reconsume_times must be >= 0, got -1"),
+        ("consume_start_timestamp", True, TypeError, "consume_start_timestamp must be int, got bool"),
+        ("tags", 3, TypeError, "tags must be str or None, got int"),
+    ],
+)
 def test_message_names_the_field_it_refuses(field, value, error, text):
     with pytest.raises(error, match=text):
         msg(**{field: value})
@@ -98,10 +101,21 @@ def test_pull_result_takes_status_names_and_members():
 
 def test_pull_command_and_decision_are_immutable_records_with_value_equality():
     cmd = PullCommand(MQ, 5, 32, 1024, None, 0, False, 0)
-    same = PullCommand(message_queue=MQ, queue_offset=5, max_msg_nums=32, max_msg_bytes=1024, sub_expression=None,
-                       sub_version=0, commit_offset_enable=False, commit_offset=0)
-    assert cmd == same and hash(cmd) == hash(same) and (cmd.suspend, cmd.suspend_timeout_ms, cmd.timeout_ms) == (
-        True, 15_000, 30_000)
+    same = PullCommand(
+        message_queue=MQ,
+        queue_offset=5,
+        max_msg_nums=32,
+        max_msg_bytes=1024,
+        sub_expression=None,
+        sub_version=0,
+        commit_offset_enable=False,
+        commit_offset=0,
+    )
+    assert (
+        cmd == same
+        and hash(cmd) == hash(same)
+        and (cmd.suspend, cmd.suspend_timeout_ms, cmd.timeout_ms) == (True, 15_000, 30_000)
+    )
     assert cmd._replace(queue_offset=6).queue_offset == 6 and cmd.queue_offset == 5
     assert repr(cmd).startswith("PullCommand(message_queue=MessageQueue('T', 'b', 0), queue_offset=5,")
     decision = PullDecision(True, None, PullGateReason.OK, cmd)
@@ -150,8 +164,9 @@ def test_consume_functions_take_status_names():
     msgs = [msg(queue_offset=o) for o in range(3)]
     pq.put_message(msgs)
     store = OffsetStore("G", InMemoryClientBrokerAPI())
-    out = process_consume_result_concurrently(pq, MQ, msgs[:1], "CONSUME_SUCCESS", offset_store=store,
-                                              message_model=MessageModel.CLUSTERING)
+    out = process_consume_result_concurrently(
+        pq, MQ, msgs[:1], "CONSUME_SUCCESS", offset_store=store, message_model=MessageModel.CLUSTERING
+    )
     assert out.processed and out.offset == 1
     with pytest.raises(ValueError, match="is not a valid ConsumeConcurrentlyStatus"):
         process_consume_result_concurrently(pq, MQ, msgs[1:], "NOPE", offset_store=store)
@@ -190,12 +205,19 @@ def test_concurrent_result_reads_a_snapshot_of_the_callers_list():
         given.clear()
         return True
 
-    out = process_consume_result_concurrently(pq, MQ, given, ConsumeConcurrentlyStatus.RECONSUME_LATER,
-                                              offset_store=store, send_back=send_back)
+    out = process_consume_result_concurrently(
+        pq, MQ, given, ConsumeConcurrentlyStatus.RECONSUME_LATER, offset_store=store, send_back=send_back
+    )
     assert out.sent_back == batch and out.offset == 3 and pq.msg_count == 0
     pq.put_message([msg(queue_offset=3), msg(queue_offset=4)])
     acked = [msg(queue_offset=3)]
-    out = process_consume_result_concurrently(pq, MQ, acked, ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                                              offset_store=store, message_model=MessageModel.CLUSTERING)
+    out = process_consume_result_concurrently(
+        pq,
+        MQ,
+        acked,
+        ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+        offset_store=store,
+        message_model=MessageModel.CLUSTERING,
+    )
     assert acked[0].queue_offset == 3 and len(acked) == 1  # the caller's list is left alone
     assert (out.offset, out.sent_back, out.resubmit) == (4, [], [])

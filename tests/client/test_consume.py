@@ -26,8 +26,7 @@ MQ = MessageQueue("T", "b", 0)
 
 
 def batch(n, start=0):
-    return [Message(topic="T", broker_name="b", queue_id=0, queue_offset=start + i, body_size=1)
-            for i in range(n)]
+    return [Message(topic="T", broker_name="b", queue_id=0, queue_offset=start + i, body_size=1) for i in range(n)]
 
 
 def mem(store):
@@ -85,8 +84,8 @@ def test_failed_send_back_keeps_message_and_resubmits_it(api):
     msgs = batch(3)
     pq.put_message(msgs)
     out = process_consume_result_concurrently(
-        pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store,
-        send_back=lambda m: m.queue_offset != 1)
+        pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store, send_back=lambda m: m.queue_offset != 1
+    )
     assert out.resubmit == [msgs[1]] and msgs[1].reconsume_times == 1
     assert out.resubmit_delay_ms == 5000
     assert pq.msg_tree.keys() == [1] and mem(store) == 1
@@ -97,8 +96,7 @@ def test_ack_index_acknowledges_prefix_only(api):
     pq = ProcessQueue()
     msgs = batch(4)
     pq.put_message(msgs)
-    out = process_consume_result_concurrently(pq, MQ, msgs, CS.CONSUME_SUCCESS, offset_store=store,
-                                              ack_index=1)
+    out = process_consume_result_concurrently(pq, MQ, msgs, CS.CONSUME_SUCCESS, offset_store=store, ack_index=1)
     assert out.sent_back == msgs[2:]
 
 
@@ -107,8 +105,9 @@ def test_broadcasting_drops_failures_without_send_back(api):
     pq = ProcessQueue()
     msgs = batch(2)
     pq.put_message(msgs)
-    out = process_consume_result_concurrently(pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store,
-                                              message_model=MessageModel.BROADCASTING)
+    out = process_consume_result_concurrently(
+        pq, MQ, msgs, CS.RECONSUME_LATER, offset_store=store, message_model=MessageModel.BROADCASTING
+    )
     assert out.sent_back == [] and mem(store) == 2
 
 
@@ -128,8 +127,9 @@ def test_orderly_suspend_puts_batch_back_and_suspends_queue(api):
     pq = ProcessQueue()
     pq.put_message(batch(3))
     taken = pq.take_messages(2)
-    out = process_consume_result_orderly(pq, MQ, taken, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT,
-                                         offset_store=store, suspend_current_queue_time_millis=5)
+    out = process_consume_result_orderly(
+        pq, MQ, taken, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT, offset_store=store, suspend_current_queue_time_millis=5
+    )
     assert not out.continue_consume and out.resubmit_delay_ms == 10  # clamped to >= 10
     assert pq.msg_tree.keys() == [0, 1, 2] and all(m.reconsume_times == 1 for m in taken)
     assert mem(store) == -1
@@ -142,8 +142,9 @@ def test_orderly_suspend_out_of_retries_sends_back_and_commits(api):
     taken = pq.take_messages(2)
     for m in taken:
         m.reconsume_times = 3
-    out = process_consume_result_orderly(pq, MQ, taken, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT,
-                                         offset_store=store, max_reconsume_times=3)
+    out = process_consume_result_orderly(
+        pq, MQ, taken, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT, offset_store=store, max_reconsume_times=3
+    )
     assert out.continue_consume and out.sent_back == taken and mem(store) == 2
 
 
@@ -152,8 +153,7 @@ def test_orderly_manual_rollback_returns_batch(api):
     pq = ProcessQueue()
     pq.put_message(batch(2))
     taken = pq.take_messages(2)
-    out = process_consume_result_orderly(pq, MQ, taken, OS.ROLLBACK, offset_store=store,
-                                         auto_commit=False)
+    out = process_consume_result_orderly(pq, MQ, taken, OS.ROLLBACK, offset_store=store, auto_commit=False)
     assert not out.continue_consume and pq.msg_tree.keys() == [0, 1]
 
 
@@ -167,7 +167,7 @@ def test_committed_offset_never_passes_an_unacknowledged_message(acked, rnd):
     rnd.shuffle(order)
     for i in order:
         process_consume_result_concurrently(pq, MQ, [msgs[i]], CS.CONSUME_SUCCESS, offset_store=store)
-        unacked = set(range(20)) - set(order[:order.index(i) + 1])
+        unacked = set(range(20)) - set(order[: order.index(i) + 1])
         expected = min(unacked) if unacked else 20
         assert mem(store) <= expected
         assert mem(store) == expected  # the store holds exactly the lowest unacked offset
@@ -190,8 +190,9 @@ def test_stress_concurrent_consume_random_seed():
             elif inflight:
                 m = inflight.pop(rng.randrange(len(inflight)))
                 status = CS.CONSUME_SUCCESS if rng.random() < 0.8 else CS.RECONSUME_LATER
-                process_consume_result_concurrently(pq, MQ, [m], status, offset_store=store,
-                                                    send_back=lambda _m, rng=rng: rng.random() < 0.9)
+                process_consume_result_concurrently(
+                    pq, MQ, [m], status, offset_store=store, send_back=lambda _m, rng=rng: rng.random() < 0.9
+                )
                 if pq.contains_message(m):
                     inflight.append(m)  # send-back failed: consumed again later
             pq._check()
@@ -201,6 +202,7 @@ def test_stress_concurrent_consume_random_seed():
 
 
 # ---- ConsumeMessageOrderlyService: one ConsumeRequest's turns ------------------------------------
+
 
 class _Rebalance:
     """What the orderly service needs of a consumer: its message model, offset store and lock()."""
@@ -216,6 +218,7 @@ class _Rebalance:
 
 def _orderly(api, **kw):
     from rmqlib.client import ConsumeMessageOrderlyService
+
     rebalance = _Rebalance(api, **kw)
     return rebalance, ConsumeMessageOrderlyService(rebalance, consume_batch_size=4, lock_max_live_time_ms=30_000)
 

@@ -30,8 +30,11 @@ from rmqlib.strategies import AllocateMessageQueueAveragely
 
 
 def actions(replay, cid=None, mq=None):
-    return [f.step.action for f in replay.frames[1:]
-            if (cid is None or f.step.client_id == cid) and (mq is None or f.step.mq == mq)]
+    return [
+        f.step.action
+        for f in replay.frames[1:]
+        if (cid is None or f.step.client_id == cid) and (mq is None or f.step.mq == mq)
+    ]
 
 
 def test_old_owner_persists_before_new_owner_reads_so_nothing_is_consumed_twice():
@@ -66,7 +69,8 @@ def test_redelivered_equals_the_unpersisted_messages_whatever_their_number(unper
     r = replay_handover(order=NEWCOMERS_FIRST, unpersisted=unpersisted)
     moved_to_newcomer = r.after[sorted(r.after)[2]]
     assert {mq: n for mq, n in r.redelivered.items() if mq in moved_to_newcomer} == (
-        {mq: unpersisted for mq in moved_to_newcomer} if unpersisted else {})
+        {mq: unpersisted for mq in moved_to_newcomer} if unpersisted else {}
+    )
 
 
 def test_frames_snapshot_the_tables_after_every_step():
@@ -133,12 +137,21 @@ def test_a_pull_expired_queue_is_dropped_even_though_it_stays_assigned():
     assert [s.action for s in steps][-1] == NEW_PULL_REQUEST  # and taken again with a fresh ProcessQueue
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    (dict(queues=0), ValueError), (dict(after=1, before=2), ValueError), (dict(queues=2.0), TypeError),
-    (dict(unpersisted=8, consumed=7), ValueError), (dict(order="random"), ValueError),
-    (dict(order=["x"]), ValueError), (dict(consuming=[9]), ValueError), (dict(orderly="yes"), TypeError),
-    (dict(since_last_lock_ms=70_000), ValueError), (dict(consume_from_where="FROM_NOWHERE"), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(queues=0), ValueError),
+        (dict(after=1, before=2), ValueError),
+        (dict(queues=2.0), TypeError),
+        (dict(unpersisted=8, consumed=7), ValueError),
+        (dict(order="random"), ValueError),
+        (dict(order=["x"]), ValueError),
+        (dict(consuming=[9]), ValueError),
+        (dict(orderly="yes"), TypeError),
+        (dict(since_last_lock_ms=70_000), ValueError),
+        (dict(consume_from_where="FROM_NOWHERE"), ValueError),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, error):
     with pytest.raises(error) as info:
         replay_handover(**kwargs)

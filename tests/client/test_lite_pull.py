@@ -30,8 +30,9 @@ def test_subscribe_mode_shares_the_queues_exactly_as_the_strategy_says():
     expected = allocate_group(AllocateMessageQueueAveragely(), QUEUES, cids)
     assert {cid: m.assignment() for cid, m in members.items()} == {cid: set(q) for cid, q in expected.items()}
     # no PullRequest is dispatched (a push consumer's would wait 500 ms in its PullMessageService)
-    assert all(not m.rebalance_impl.pull_service.pending and not len(m.rebalance_impl.pull_service)
-               for m in members.values())
+    assert all(
+        not m.rebalance_impl.pull_service.pending and not len(m.rebalance_impl.pull_service) for m in members.values()
+    )
     push = RebalanceImpl("GID_lite", cids[0], api, AllocateMessageQueueAveragely())
     push.subscribe("TopicTest")
     push.update_topic_subscribe_info("TopicTest", QUEUES)
@@ -72,9 +73,16 @@ def test_an_assign_mode_member_of_a_subscribed_group_gets_a_share_it_never_reads
     assigner.assign(QUEUES[:2])
     for consumer in subscribed + [assigner]:  # every heartbeat reaches the broker's registry
         data, cid = consumer.consumer_data(), consumer.rebalance_impl.client_id
-        registry.register_consumer("GID_lite", ClientChannelInfo(f"{cid}-channel", cid), data.consume_type,
-                                   data.message_model, data.consume_from_where, data.subscription_data_set,
-                                   True, 0)
+        registry.register_consumer(
+            "GID_lite",
+            ClientChannelInfo(f"{cid}-channel", cid),
+            data.consume_type,
+            data.message_model,
+            data.consume_from_where,
+            data.subscription_data_set,
+            True,
+            0,
+        )
     api.consumer_ids["GID_lite"] = registry.get_consumer_id_list("GID_lite")
     assert len(api.consumer_ids["GID_lite"]) == 3
     for consumer in subscribed:

@@ -23,11 +23,17 @@ def test_pop_requests_are_equal_by_topic_group_and_queue_not_by_process_queue():
     assert a != PopRequest("T", "G", MessageQueue("T", "broker-a", 0), PopProcessQueue(0))
 
 
-@pytest.mark.parametrize("field, value", [("topic", 3), ("message_queue", "T@0"), ("init_mode", 2),
-                                          ("pop_process_queue", None)])
+@pytest.mark.parametrize(
+    "field, value", [("topic", 3), ("message_queue", "T@0"), ("init_mode", 2), ("pop_process_queue", None)]
+)
 def test_pop_request_refuses_bad_fields_by_name(field, value):
-    args = dict(topic="T", consumer_group="G", message_queue=MessageQueue("T", "b", 0),
-                pop_process_queue=PopProcessQueue(0), init_mode=1)
+    args = dict(
+        topic="T",
+        consumer_group="G",
+        message_queue=MessageQueue("T", "b", 0),
+        pop_process_queue=PopProcessQueue(0),
+        init_mode=1,
+    )
     args[field] = value
     with pytest.raises((TypeError, ValueError), match=field):
         PopRequest(**args)

@@ -323,8 +323,10 @@ def test_stress_random_operations_keep_invariants(seed):
         op = rng.random()
         if op < 0.35:
             n = rng.randint(0, 8)
-            msgs = [Message(topic="T", queue_id=0, queue_offset=next_offset + i,
-                            body_size=rng.randint(0, 300)) for i in range(n)]
+            msgs = [
+                Message(topic="T", queue_id=0, queue_offset=next_offset + i, body_size=rng.randint(0, 300))
+                for i in range(n)
+            ]
             next_offset += n
             rng.shuffle(msgs)
             pq.put_message(msgs)

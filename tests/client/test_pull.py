@@ -25,8 +25,10 @@ MQ = MessageQueue("TopicA", "broker-a", 0)
 
 
 def msgs(start, n, body=10, tags=None):
-    return [Message(topic="TopicA", broker_name="broker-a", queue_id=0, queue_offset=start + i,
-                    body_size=body, tags=tags) for i in range(n)]
+    return [
+        Message(topic="TopicA", broker_name="broker-a", queue_id=0, queue_offset=start + i, body_size=body, tags=tags)
+        for i in range(n)
+    ]
 
 
 def test_java_constants_keep_their_values():
@@ -50,12 +52,21 @@ def test_push_consumer_config_has_java_defaults():
     assert c.consume_from_where.value == "CONSUME_FROM_LAST_OFFSET"
 
 
-@pytest.mark.parametrize("field,value", [
-    ("pull_threshold_for_queue", 0), ("pull_threshold_for_queue", 65536),
-    ("pull_threshold_size_for_queue", 1025), ("consume_concurrently_max_span", 0),
-    ("pull_threshold_for_topic", 0), ("pull_batch_size", 1025), ("pull_interval", -1),
-    ("consume_message_batch_max_size", 0), ("pop_batch_nums", 33), ("message_model", "NOPE"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("pull_threshold_for_queue", 0),
+        ("pull_threshold_for_queue", 65536),
+        ("pull_threshold_size_for_queue", 1025),
+        ("consume_concurrently_max_span", 0),
+        ("pull_threshold_for_topic", 0),
+        ("pull_batch_size", 1025),
+        ("pull_interval", -1),
+        ("consume_message_batch_max_size", 0),
+        ("pop_batch_nums", 33),
+        ("message_model", "NOPE"),
+    ],
+)
 def test_push_consumer_config_rejects_bad_value_naming_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         PushConsumerConfig(**{field: value})
@@ -255,24 +266,29 @@ def owned_with_config(consumer, api):
         impl.do_rebalance(orderly, 0)
         impl.pull_service.due(500)
         return impl, impl.pull_service.take()
+
     return make
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("clear", (True, None, P.OK)),
-    ("dropped", (False, None, P.DROPPED)),
-    ("paused", (False, 1000, P.PAUSED)),
-    ("paused and over count", (False, 1000, P.PAUSED)),
-    ("over count", (False, 50, P.CACHE_COUNT_FLOW_CONTROL)),
-    ("over size", (False, 50, P.CACHE_SIZE_FLOW_CONTROL)),
-    ("over span", (False, 50, P.MAX_SPAN_FLOW_CONTROL)),
-    ("orderly unlocked", (False, 1000, P.NOT_LOCKED)),
-    ("orderly locked, wide span", (True, None, P.OK)),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("clear", (True, None, P.OK)),
+        ("dropped", (False, None, P.DROPPED)),
+        ("paused", (False, 1000, P.PAUSED)),
+        ("paused and over count", (False, 1000, P.PAUSED)),
+        ("over count", (False, 50, P.CACHE_COUNT_FLOW_CONTROL)),
+        ("over size", (False, 50, P.CACHE_SIZE_FLOW_CONTROL)),
+        ("over span", (False, 50, P.MAX_SPAN_FLOW_CONTROL)),
+        ("orderly unlocked", (False, 1000, P.NOT_LOCKED)),
+        ("orderly locked, wide span", (True, None, P.OK)),
+    ],
+)
 def test_pull_message_decides_as_the_gates_do(owned_with_config, case, expected):
     orderly = case.startswith("orderly")
-    impl, req = owned_with_config(orderly=orderly, pull_threshold_for_queue=2, pull_threshold_size_for_queue=1,
-                      consume_concurrently_max_span=1)
+    impl, req = owned_with_config(
+        orderly=orderly, pull_threshold_for_queue=2, pull_threshold_size_for_queue=1, consume_concurrently_max_span=1
+    )
     pq = req.process_queue
     pq.last_pull_timestamp = 7
     if orderly:
@@ -301,8 +317,15 @@ def test_pull_message_decides_as_the_gates_do(owned_with_config, case, expected)
 
 def _pull_state(impl, req):
     pq = req.process_queue
-    return (req.next_offset, pq.msg_count, pq.msg_size, pq.msg_tree.keys(), pq.last_pull_timestamp,
-            [(t, r.message_queue) for t, r in impl.pull_service.pending], list(impl.pull_service.queue))
+    return (
+        req.next_offset,
+        pq.msg_count,
+        pq.msg_size,
+        pq.msg_tree.keys(),
+        pq.last_pull_timestamp,
+        [(t, r.message_queue) for t, r in impl.pull_service.pending],
+        list(impl.pull_service.queue),
+    )
 
 
 @pytest.mark.parametrize("status", list(PullStatus))
@@ -327,7 +350,16 @@ def test_trusted_pull_path_does_what_the_checked_one_does(status):
         impl.pull_service.take()
         result = PullResult(status, 103, 0, 103, msgs(100, 3) if status is PullStatus.FOUND else [])
         outcome = (P._process_pull_result_trusted if trusted else process_pull_result)(req, result, impl, 700)
-        runs.append((gate, outcome.status, [m.queue_offset for m in outcome.msgs], outcome.dispatch_to_consume,
-                     outcome.rebalance_immediately, _pull_state(impl, req), req.process_queue.dropped))
+        runs.append(
+            (
+                gate,
+                outcome.status,
+                [m.queue_offset for m in outcome.msgs],
+                outcome.dispatch_to_consume,
+                outcome.rebalance_immediately,
+                _pull_state(impl, req),
+                req.process_queue.dropped,
+            )
+        )
     assert runs[0] == runs[1]
     assert runs[0][0].allowed and runs[0][0].command.queue_offset == 100

@@ -22,8 +22,7 @@ def owned(impl, topic="TopicA"):
 
 
 # ------------------------------------------------------- computePullFromWhere
-@pytest.mark.parametrize("cfw", ["CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
-                                 "CONSUME_FROM_TIMESTAMP"])
+@pytest.mark.parametrize("cfw", ["CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET", "CONSUME_FROM_TIMESTAMP"])
 def test_stored_offset_wins_for_every_consume_from_where(consumer, api, cfw):
     impl = consumer(config=PushConsumerConfig(consume_from_where=cfw))
     api.offsets[("G", MQ)] = 0
@@ -39,8 +38,10 @@ def test_last_offset_without_stored_offset_uses_max_offset_but_zero_on_retry_top
     assert impl.compute_pull_from_where_with_exception(RETRY_MQ) == 0
 
 
-@pytest.mark.parametrize("cfw", ["CONSUME_FROM_MIN_OFFSET", "CONSUME_FROM_MAX_OFFSET",
-                                 "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"])
+@pytest.mark.parametrize(
+    "cfw",
+    ["CONSUME_FROM_MIN_OFFSET", "CONSUME_FROM_MAX_OFFSET", "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"],
+)
 def test_deprecated_consume_from_values_behave_like_last_offset(consumer, api, cfw):
     impl = consumer(config=PushConsumerConfig(consume_from_where=cfw))
     api.max_offsets[MQ] = 9
@@ -54,8 +55,7 @@ def test_first_offset_without_stored_offset_starts_at_zero(consumer, api):
 
 
 def test_timestamp_searches_by_timestamp_but_retry_topic_uses_max_offset(consumer, api):
-    impl = consumer(config=PushConsumerConfig(consume_from_where="CONSUME_FROM_TIMESTAMP"),
-                    now_ms=40 * 60 * 1000)
+    impl = consumer(config=PushConsumerConfig(consume_from_where="CONSUME_FROM_TIMESTAMP"), now_ms=40 * 60 * 1000)
     api.timestamp_offsets[(MQ, 10 * 60 * 1000)] = 12345  # creation time minus 30 min
     api.max_offsets[RETRY_MQ] = 23456
     assert impl.compute_pull_from_where_with_exception(MQ) == 12345
@@ -196,6 +196,7 @@ def test_strategy_gets_java_sorted_queues_and_cids(consumer, api):
         def allocate(self, g, cid, mq_all, cid_all):
             seen["mq"], seen["cid"] = mq_all, cid_all
             return []
+
     mqs = [MessageQueue("TopicA", b, q) for b in ("b2", "b1") for q in (1, 0)]
     api.consumer_ids["G"] = ["c\ue000", "c\U0001f600", "c1"]
     impl = consumer("c1", mqs, strategy=Spy())
@@ -240,6 +241,7 @@ def test_retry_topic_errors_do_not_make_round_unbalanced(consumer, api, mqs):
         if topic in failing:
             raise ConnectionError("broker unreachable")
         return real(topic, group)
+
     api.find_consumer_id_list = flaky
     failing.add(retry_topic("G"))
     assert impl.do_rebalance(False, 0) is True
@@ -261,6 +263,7 @@ def test_strategy_exception_on_retry_topic_still_counts_as_unbalanced(consumer, 
             if mq_all[0].topic.startswith("%RETRY%"):
                 raise RuntimeError("boom")
             return list(mq_all)
+
     impl.allocate_message_queue_strategy = BreaksOnRetry()
     assert impl.do_rebalance(False, 0) is False
 

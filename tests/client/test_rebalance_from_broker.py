@@ -53,8 +53,14 @@ def assign(mode, *mqs):
 
 
 def consumer(api, *, pop_service=None, topics=("T",), **config):
-    impl = RebalanceImpl("G", "c1", api, AllocateMessageQueueAveragely(), pop_service=pop_service,
-                         config=PushConsumerConfig(client_rebalance=False, **config))
+    impl = RebalanceImpl(
+        "G",
+        "c1",
+        api,
+        AllocateMessageQueueAveragely(),
+        pop_service=pop_service,
+        config=PushConsumerConfig(client_rebalance=False, **config),
+    )
     for topic in topics:
         impl.subscribe(topic, "*", 0)
     return impl
@@ -164,11 +170,21 @@ def test_do_rebalance_asks_the_broker_when_client_rebalance_is_off():
 
 def test_client_rebalance_stays_on_for_orderly_and_broadcasting_consumers():
     api = AssigningAPI()
-    orderly = RebalanceImpl("G", "c1", api, AllocateMessageQueueAveragely(), consume_orderly=True,
-                            config=PushConsumerConfig(client_rebalance=False))
-    broadcast = RebalanceImpl("G", "c1", api, AllocateMessageQueueAveragely(),
-                              config=PushConsumerConfig(client_rebalance=False,
-                                                        message_model=MessageModel.BROADCASTING))
+    orderly = RebalanceImpl(
+        "G",
+        "c1",
+        api,
+        AllocateMessageQueueAveragely(),
+        consume_orderly=True,
+        config=PushConsumerConfig(client_rebalance=False),
+    )
+    broadcast = RebalanceImpl(
+        "G",
+        "c1",
+        api,
+        AllocateMessageQueueAveragely(),
+        config=PushConsumerConfig(client_rebalance=False, message_model=MessageModel.BROADCASTING),
+    )
     assert orderly.client_rebalance("T") and broadcast.client_rebalance("T")
     assert not consumer(api).client_rebalance("T")
 

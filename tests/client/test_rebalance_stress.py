@@ -16,8 +16,7 @@ def run(seed, avg, orderly):
     now = 0
 
     def add(cid):
-        impl = RebalanceImpl("G", cid, api, avg, config=PushConsumerConfig(), consume_orderly=orderly,
-                             now_ms=now)
+        impl = RebalanceImpl("G", cid, api, avg, config=PushConsumerConfig(), consume_orderly=orderly, now_ms=now)
         impl.subscribe("TopicA", "*", now)
         impl.update_topic_subscribe_info("TopicA", mqs)
         clients[cid] = impl

@@ -35,13 +35,20 @@ def trusted_parameters(cls) -> list[str]:
 def test_trusted_constructor_takes_the_leading_fields_in_field_order(cls):
     names = [f.name for f in dataclasses.fields(cls)]
     taken = trusted_parameters(cls)
-    assert taken == names[:len(taken)] and len(taken) >= 5
+    assert taken == names[: len(taken)] and len(taken) >= 5
 
 
 TEXT = st.text(max_size=8)
 MESSAGE_FIELDS = st.tuples(
-    TEXT, st.integers(INT_MIN, INT_MAX), st.integers(0, 2**63 - 1), st.integers(0, 2**31),
-    st.none() | TEXT, st.integers(-(2**63), 2**63 - 1), TEXT, TEXT.filter(bool))
+    TEXT,
+    st.integers(INT_MIN, INT_MAX),
+    st.integers(0, 2**63 - 1),
+    st.integers(0, 2**31),
+    st.none() | TEXT,
+    st.integers(-(2**63), 2**63 - 1),
+    TEXT,
+    TEXT.filter(bool),
+)
 
 
 @given(MESSAGE_FIELDS)
@@ -53,8 +60,13 @@ def test_trusted_message_equals_the_validated_one(values):
     assert repr(trusted) == repr(checked) and trusted.message_queue == checked.message_queue
 
 
-@given(st.sampled_from(list(PullStatus)), st.integers(0, 2**40), st.integers(-5, 2**40), st.integers(-5, 2**40),
-       st.integers(0, 3))
+@given(
+    st.sampled_from(list(PullStatus)),
+    st.integers(0, 2**40),
+    st.integers(-5, 2**40),
+    st.integers(-5, 2**40),
+    st.integers(0, 3),
+)
 def test_trusted_pull_result_equals_the_validated_one(status, next_begin, min_offset, max_offset, found):
     msgs = [Message("T", 0, o, 1, broker_name="b") for o in range(found)]
     checked = PullResult(status, next_begin, min_offset, max_offset, msgs)
@@ -107,8 +119,10 @@ def test_factory_defaults_are_fresh_per_instance_and_explicit_values_are_kept():
     c1, c2 = ConcurrentConsumeOutcome(True), ConcurrentConsumeOutcome(processed=True)
     assert (c1.offset, c1.sent_back, c1.resubmit, c1.resubmit_delay_ms) == (-1, [], [], 5000)
     assert c1 == c2 and c1.sent_back is not c1.resubmit and c1.sent_back is not c2.sent_back
-    assert repr(o1) == "PullOutcome(status=<PullStatus.FOUND: 'FOUND'>, msgs=[], dispatch_to_consume=False, " \
-                       "rebalance_immediately=False)"
+    assert (
+        repr(o1) == "PullOutcome(status=<PullStatus.FOUND: 'FOUND'>, msgs=[], dispatch_to_consume=False, "
+        "rebalance_immediately=False)"
+    )
     with pytest.raises(TypeError):
         PullResult(PullStatus.FOUND)  # a required parameter is still required
     with pytest.raises(TypeError, match="next_begin_offset must be an int"):

@@ -79,14 +79,17 @@ def test_load_bound_rounds_up_without_floating_point_surprises():
     assert load_bound(0, 3, 0.25) == 0
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(epsilon=-0.1), ValueError, "epsilon"),
-    (dict(epsilon=MAX_EPSILON + 1), ValueError, "epsilon"),
-    (dict(epsilon=float("nan")), ValueError, "epsilon"),
-    (dict(epsilon="0.2"), TypeError, "epsilon"),
-    (dict(virtual_node_cnt=0), ValueError, "virtual_node_cnt"),
-    (dict(virtual_node_cnt=2.5), TypeError, "virtual_node_cnt"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(epsilon=-0.1), ValueError, "epsilon"),
+        (dict(epsilon=MAX_EPSILON + 1), ValueError, "epsilon"),
+        (dict(epsilon=float("nan")), ValueError, "epsilon"),
+        (dict(epsilon="0.2"), TypeError, "epsilon"),
+        (dict(virtual_node_cnt=0), ValueError, "virtual_node_cnt"),
+        (dict(virtual_node_cnt=2.5), TypeError, "virtual_node_cnt"),
+    ],
+)
 def test_bad_parameters_are_refused_by_name(kwargs, error, match):
     with pytest.raises(error, match=match):
         AllocateMessageQueueConsistentHashBoundedLoad(**kwargs)
@@ -112,8 +115,10 @@ def test_the_strategies_stay_in_the_core_without_simulation_or_plotting():
     import subprocess
     import sys
 
-    code = ("import sys, rmqlib.designs\n"
-            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('simpy', 'plotly', 'ipywidgets')"
-            " or m.startswith(('rmqlib.sim', 'rmqlib.viz', 'rmqlib.designs.compare')))))")
+    code = (
+        "import sys, rmqlib.designs\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('simpy', 'plotly', 'ipywidgets')"
+        " or m.startswith(('rmqlib.sim', 'rmqlib.viz', 'rmqlib.designs.compare')))))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""

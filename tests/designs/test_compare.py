@@ -35,8 +35,10 @@ def test_every_measured_design_gives_every_queue_exactly_one_owner(design, consu
     assert set(held) == set(mqs) and all(len(who) == 1 for who in held.values())
 
 
-@pytest.mark.parametrize("design", [d for d in MEASURED if d not in ("CONSISTENT_HASH", "CONSISTENT_HASH_BOUNDED",
-                                                                      "MACHINE_ROOM_NEARBY-AVG")])
+@pytest.mark.parametrize(
+    "design",
+    [d for d in MEASURED if d not in ("CONSISTENT_HASH", "CONSISTENT_HASH_BOUNDED", "MACHINE_ROOM_NEARBY-AVG")],
+)
 def test_every_design_but_the_hash_rings_and_nearby_balances_to_within_one(design):
     for consumers, queues in ((3, 10), (7, 64), (16, 8)):
         assert imbalance(owners(design, make_cids(consumers), design_queues(queues))) <= 1, (consumers, queues)
@@ -86,8 +88,11 @@ def test_the_table_sums_up_stickiness_against_balance():
     summary = {row["design"]: row for row in design_summary(rows)}
     assert summary["ours: sticky"]["join: x fewest"] == 1.0 == summary["ours: sticky"]["leave: x fewest"]
     assert summary["RocketMQ AVG"]["join: x fewest"] > 2 * summary["ours: sticky"]["join: x fewest"]
-    assert summary["RocketMQ CONSISTENT_HASH"]["worst peak / fair share"] > 1.25 >= \
-        summary["ours: bounded hash"]["worst peak / fair share"]  # ceil(1.25 x 4) / 4 with epsilon 0.25
+    assert (
+        summary["RocketMQ CONSISTENT_HASH"]["worst peak / fair share"]
+        > 1.25
+        >= summary["ours: bounded hash"]["worst peak / fair share"]
+    )  # ceil(1.25 x 4) / 4 with epsilon 0.25
     text = format_table(design_summary(rows))
     assert text.splitlines()[0].startswith("design") and "ours: sticky" in text
 
@@ -113,8 +118,9 @@ def test_both_sides_send_one_request_per_member_and_topic_and_the_broker_does_th
 
 
 def test_simulated_changes_show_the_price_of_disagreeing_memories():
-    rows = simulated_changes(seeds=(0,), designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["scale_out"],
-                             kafka=False)
+    rows = simulated_changes(
+        seeds=(0,), designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["scale_out"], kafka=False
+    )
     by = {row["design"]: row for row in rows}
     assert by["RocketMQ AVG"]["unconsumed"] == 0
     assert by["ours: sticky, own memory"]["unconsumed"] > 0  # queues nobody owns are never read
@@ -134,11 +140,19 @@ def test_kafka_protocols_pay_their_own_detection_and_rounds():
 
 
 def test_every_design_is_measured_in_the_simulator_the_same_way():
-    rows = simulated_changes(seeds=(0,), designs=["RocketMQ AVG", "RocketMQ broker-side (Pop)"], changes=["scale_out"],
-                             kafka=["Kafka eager (range)", "Kafka cooperative (cooperative-sticky)"])
+    rows = simulated_changes(
+        seeds=(0,),
+        designs=["RocketMQ AVG", "RocketMQ broker-side (Pop)"],
+        changes=["scale_out"],
+        kafka=["Kafka eager (range)", "Kafka cooperative (cooperative-sticky)"],
+    )
     by = {row["design"]: row for row in rows}
-    assert set(by) == {"RocketMQ AVG", "RocketMQ broker-side (Pop)", "Kafka eager (range)",
-                       "Kafka cooperative (cooperative-sticky)"}
+    assert set(by) == {
+        "RocketMQ AVG",
+        "RocketMQ broker-side (Pop)",
+        "Kafka eager (range)",
+        "Kafka cooperative (cooperative-sticky)",
+    }
     assert all(set(row) == set(rows[0]) for row in rows)
     # Pop mode gives every consumer every queue (popShareQueueNum 0): no queue waits for a reader
     assert by["RocketMQ broker-side (Pop)"]["pause_ms"] == 0
@@ -149,24 +163,27 @@ def test_every_design_is_measured_in_the_simulator_the_same_way():
     assert by["RocketMQ AVG"]["paused"] > 0 and by["RocketMQ AVG"]["longest_ms"] < 3_000
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: simulated_changes(designs=[], kafka=["Kafka lazy"]), ValueError, "kafka"),
-    (lambda: simulated_changes(designs=[], kafka=[3]), TypeError, "kafka"),
-    (lambda: owners("NOPE", ["a"], design_queues(2)), ValueError, "design"),
-    (lambda: owners("AVG", [], design_queues(2)), ValueError, "cids"),
-    (lambda: owners("AVG", ["a"], []), ValueError, "mqs"),
-    (lambda: owners("AVG", ["a"], ["q"]), TypeError, "mqs"),
-    (lambda: owners("AVG", "a", design_queues(2)), TypeError, "cids"),
-    (lambda: owners("STICKY", ["a"], design_queues(2), previous=[1]), TypeError, "previous"),
-    (lambda: measure("AVG", 1, 8), ValueError, "consumers"),
-    (lambda: measure("AVG", 4, 0), ValueError, "queues"),
-    (lambda: measured_table(["AVG"], (200,) * 60, (1000,) * 60), ValueError, "consumer-queue pairs"),
-    (lambda: simulated_changes(designs=["nope"]), ValueError, "designs"),
-    (lambda: simulated_changes(changes=["explode"]), ValueError, "changes"),
-    (lambda: memory_disagreement(memory="nobody"), ValueError, "memory"),
-    (lambda: view_disagreement(consumers=4, stale=5), ValueError, "stale"),
-    (lambda: design_summary([1]), TypeError, "rows"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: simulated_changes(designs=[], kafka=["Kafka lazy"]), ValueError, "kafka"),
+        (lambda: simulated_changes(designs=[], kafka=[3]), TypeError, "kafka"),
+        (lambda: owners("NOPE", ["a"], design_queues(2)), ValueError, "design"),
+        (lambda: owners("AVG", [], design_queues(2)), ValueError, "cids"),
+        (lambda: owners("AVG", ["a"], []), ValueError, "mqs"),
+        (lambda: owners("AVG", ["a"], ["q"]), TypeError, "mqs"),
+        (lambda: owners("AVG", "a", design_queues(2)), TypeError, "cids"),
+        (lambda: owners("STICKY", ["a"], design_queues(2), previous=[1]), TypeError, "previous"),
+        (lambda: measure("AVG", 1, 8), ValueError, "consumers"),
+        (lambda: measure("AVG", 4, 0), ValueError, "queues"),
+        (lambda: measured_table(["AVG"], (200,) * 60, (1000,) * 60), ValueError, "consumer-queue pairs"),
+        (lambda: simulated_changes(designs=["nope"]), ValueError, "designs"),
+        (lambda: simulated_changes(changes=["explode"]), ValueError, "changes"),
+        (lambda: memory_disagreement(memory="nobody"), ValueError, "memory"),
+        (lambda: view_disagreement(consumers=4, stale=5), ValueError, "stale"),
+        (lambda: design_summary([1]), TypeError, "rows"),
+    ],
+)
 def test_bad_input_is_refused_by_name(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -203,7 +220,9 @@ def test_range_on_two_topics_follows_the_javadoc_example():
     mqs = [MessageQueue(t, "broker-a", i) for t in ("t0", "t1") for i in range(3)]
     answer = owners("KAFKA_RANGE", ["C0", "C1"], mqs)
     assert {cid: [(mq.topic, mq.queue_id) for mq in q] for cid, q in answer.items()} == {
-        "C0": [("t0", 0), ("t0", 1), ("t1", 0), ("t1", 1)], "C1": [("t0", 2), ("t1", 2)]}
+        "C0": [("t0", 0), ("t0", 1), ("t1", 0), ("t1", 1)],
+        "C1": [("t0", 2), ("t1", 2)],
+    }
 
 
 def test_the_static_slider_figure_builds_for_the_chapters_counts():

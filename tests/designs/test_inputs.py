@@ -12,8 +12,24 @@ from rmqlib.designs import (
 )
 from rmqlib.model import MessageQueue
 
-JUNK = [None, "", "x", -1, 0, 1.5, float("nan"), True, [], [None], ["a", 3], {}, {"a": 1}, object(),
-        [MessageQueue("T", "b", 0)], 10**9]
+JUNK = [
+    None,
+    "",
+    "x",
+    -1,
+    0,
+    1.5,
+    float("nan"),
+    True,
+    [],
+    [None],
+    ["a", 3],
+    {},
+    {"a": 1},
+    object(),
+    [MessageQueue("T", "b", 0)],
+    10**9,
+]
 
 CALLS = {
     "sticky_assign(mq_all)": lambda v: sticky_assign(v, ["a"]),

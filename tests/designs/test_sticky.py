@@ -122,18 +122,27 @@ def test_allocate_answers_like_java_for_empty_input_and_non_members():
         strategy.allocate("g", "a", mqs, [])
 
 
-@pytest.mark.parametrize("bad, error, match", [
-    (dict(memory="everyone"), ValueError, "memory"),
-    (dict(memory=3), TypeError, "memory"),
-])
+@pytest.mark.parametrize(
+    "bad, error, match",
+    [
+        (dict(memory="everyone"), ValueError, "memory"),
+        (dict(memory=3), TypeError, "memory"),
+    ],
+)
 def test_bad_memory_mode_is_refused_by_name(bad, error, match):
     with pytest.raises(error, match=match):
         AllocateMessageQueueSticky(**bad)
 
 
-@pytest.mark.parametrize("previous, match", [
-    ([1, 2], "previous"), ({1: []}, "client ids"), ({"a": "q"}, r"previous\['a'\]"), ({"a": [1]}, "MessageQueue"),
-])
+@pytest.mark.parametrize(
+    "previous, match",
+    [
+        ([1, 2], "previous"),
+        ({1: []}, "client ids"),
+        ({"a": "q"}, r"previous\['a'\]"),
+        ({"a": [1]}, "MessageQueue"),
+    ],
+)
 def test_a_malformed_previous_answer_is_refused_by_name(previous, match):
     with pytest.raises(TypeError, match=match):
         sticky_assign(spread_queues(4), ["a"], previous)

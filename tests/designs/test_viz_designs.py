@@ -59,10 +59,30 @@ def test_tradeoff_and_changes_figures_draw_what_they_are_given():
 
 
 def test_the_changes_figure_has_three_panels_labelled_in_ms_or_s():
-    rows = [{"design": "A", "change": "crash", "seed": 0, "pause_ms": 4, "longest_ms": 1, "paused": 4,
-             "duplicates": 7, "unconsumed": 0, "moved": 9},
-            {"design": "B", "change": "crash", "seed": 0, "pause_ms": 245_004, "longest_ms": 45_000, "paused": 16,
-             "duplicates": 0, "unconsumed": 0, "moved": 9}]
+    rows = [
+        {
+            "design": "A",
+            "change": "crash",
+            "seed": 0,
+            "pause_ms": 4,
+            "longest_ms": 1,
+            "paused": 4,
+            "duplicates": 7,
+            "unconsumed": 0,
+            "moved": 9,
+        },
+        {
+            "design": "B",
+            "change": "crash",
+            "seed": 0,
+            "pause_ms": 245_004,
+            "longest_ms": 45_000,
+            "paused": 16,
+            "duplicates": 0,
+            "unconsumed": 0,
+            "moved": 9,
+        },
+    ]
     fig = changes_figure(rows)
     by_axis = {t.yaxis: t for t in fig.data}
     assert set(by_axis) == {"y", "y2", "y3"} and fig.layout.yaxis.type == "log"
@@ -73,14 +93,17 @@ def test_the_changes_figure_has_three_panels_labelled_in_ms_or_s():
     assert not fig.layout.xaxis.showticklabels and fig.layout.xaxis3.showticklabels
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: designs_view(1, 8), ValueError, "consumers"),
-    (lambda: designs_view(4, 300), ValueError, "queues"),
-    (lambda: designs_view(4, 8, designs=()), ValueError, "designs"),
-    (lambda: designs_panel(max_consumers=100), ValueError, "max_consumers"),
-    (lambda: tradeoff_figure([]), ValueError, "summary"),
-    (lambda: changes_figure(["x"]), TypeError, "rows"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: designs_view(1, 8), ValueError, "consumers"),
+        (lambda: designs_view(4, 300), ValueError, "queues"),
+        (lambda: designs_view(4, 8, designs=()), ValueError, "designs"),
+        (lambda: designs_panel(max_consumers=100), ValueError, "max_consumers"),
+        (lambda: tradeoff_figure([]), ValueError, "summary"),
+        (lambda: changes_figure(["x"]), TypeError, "rows"),
+    ],
+)
 def test_bad_input_is_refused_by_name(call, error, match):
     with pytest.raises(error, match=match):
         call()

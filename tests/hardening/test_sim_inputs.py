@@ -15,12 +15,31 @@ from rmqlib.sim import BrokerOutage, Scenario, TopicChange, scenarios, simulate,
 FIELDS = [f.name for f in dataclasses.fields(Scenario)]
 # a field whose value constrains others: an error may name the field it invalidated instead
 DEPENDS = {
-    "duration_ms": {"consumers", "produce_start_ms", "produce_rate_per_queue", "topic_changes", "outages",
-                    "rebalance_interval_ms", "heartbeat_interval_ms", "offset_persist_interval_ms",
-                    "produce_batch_ms", "long_polling_check_ms", "channel_scan_ms"},
-    "drain_ms": {"consumers", "topic_changes", "outages", "duration_ms", "rebalance_interval_ms",
-                 "heartbeat_interval_ms", "offset_persist_interval_ms", "produce_batch_ms", "long_polling_check_ms",
-                 "channel_scan_ms"},
+    "duration_ms": {
+        "consumers",
+        "produce_start_ms",
+        "produce_rate_per_queue",
+        "topic_changes",
+        "outages",
+        "rebalance_interval_ms",
+        "heartbeat_interval_ms",
+        "offset_persist_interval_ms",
+        "produce_batch_ms",
+        "long_polling_check_ms",
+        "channel_scan_ms",
+    },
+    "drain_ms": {
+        "consumers",
+        "topic_changes",
+        "outages",
+        "duration_ms",
+        "rebalance_interval_ms",
+        "heartbeat_interval_ms",
+        "offset_persist_interval_ms",
+        "produce_batch_ms",
+        "long_polling_check_ms",
+        "channel_scan_ms",
+    },
     "start_jitter_ms": {"consumers"},
     "brokers": {"outages"},
     "topics": {"produce_rate_per_queue"},
@@ -29,8 +48,32 @@ DEPENDS = {
     "produce_start_ms": {"produce_rate_per_queue"},
     "long_polling": {"short_polling_ms", "long_polling_check_ms"},
 }
-BAD = st.sampled_from([None, "x", "", True, False, -1, 0, 1.5, math.nan, math.inf, -math.inf, 10**18, [], {}, (),
-                       "10", "NO", object(), "%RETRY%x", "a@b", "名字", 2**64])
+BAD = st.sampled_from(
+    [
+        None,
+        "x",
+        "",
+        True,
+        False,
+        -1,
+        0,
+        1.5,
+        math.nan,
+        math.inf,
+        -math.inf,
+        10**18,
+        [],
+        {},
+        (),
+        "10",
+        "NO",
+        object(),
+        "%RETRY%x",
+        "a@b",
+        "名字",
+        2**64,
+    ]
+)
 
 
 def _build(**fields):
@@ -46,30 +89,34 @@ def test_a_bad_value_in_any_field_is_refused_naming_that_field(field, value):
     except (ValueError, TypeError) as error:
         named = re.match(r"Scenario\.(\w+)", str(error))
         assert named, f"{field}={value!r}: the error does not name a Scenario field: {error}"
-        assert named[1] == field or named[1] in DEPENDS.get(field, set()), \
+        assert named[1] == field or named[1] in DEPENDS.get(field, set()), (
             f"{field}={value!r}: blamed on {named[1]}: {error}"
+        )
     except TooSlow:
         pytest.fail(f"{field}={value!r}: validating took more than 10 s")
     else:  # accepted: then it must be a value the field can really take, and a run must be allowed to start
         assert not (isinstance(value, float) and not math.isfinite(value)), f"{field} accepted {value!r}"
 
 
-@pytest.mark.parametrize("changes, field", [
-    (dict(drain_ms=1_000_000_000_000), "drain_ms"),
-    (dict(duration_ms=1_000_000_000_000), "duration_ms"),
-    (dict(produce_rate_per_queue=float("inf")), "produce_rate_per_queue"),
-    (dict(consume_time_ms=float("inf")), "consume_time_ms"),
-    (dict(produce_rate_per_queue=1e9), "produce_rate_per_queue"),
-    (dict(retry_queue_nums=100_000), "retry_queue_nums"),
-    (dict(long_polling="no"), "long_polling"),
-    (dict(real_time_notify=None), "real_time_notify"),
-    (dict(pull_batch_size=1025), "pull_batch_size"),
-    (dict(consumer_group="G@x"), "consumer_group"),
-    (dict(topics={"a@b": 2}), "topics"),
-    (dict(rebalance_interval_ms=1, duration_ms=80_000_000, produce_rate_per_queue=0.001), "rebalance_interval_ms"),
-    (dict(outages=(BrokerOutage("broker-a", 10_000, 5_000),)), "outages"),
-    (dict(topic_changes=(TopicChange(10_000, "broker-a", 4, 2_000),)), "topic_changes"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        (dict(drain_ms=1_000_000_000_000), "drain_ms"),
+        (dict(duration_ms=1_000_000_000_000), "duration_ms"),
+        (dict(produce_rate_per_queue=float("inf")), "produce_rate_per_queue"),
+        (dict(consume_time_ms=float("inf")), "consume_time_ms"),
+        (dict(produce_rate_per_queue=1e9), "produce_rate_per_queue"),
+        (dict(retry_queue_nums=100_000), "retry_queue_nums"),
+        (dict(long_polling="no"), "long_polling"),
+        (dict(real_time_notify=None), "real_time_notify"),
+        (dict(pull_batch_size=1025), "pull_batch_size"),
+        (dict(consumer_group="G@x"), "consumer_group"),
+        (dict(topics={"a@b": 2}), "topics"),
+        (dict(rebalance_interval_ms=1, duration_ms=80_000_000, produce_rate_per_queue=0.001), "rebalance_interval_ms"),
+        (dict(outages=(BrokerOutage("broker-a", 10_000, 5_000),)), "outages"),
+        (dict(topic_changes=(TopicChange(10_000, "broker-a", 4, 2_000),)), "topic_changes"),
+    ],
+)
 def test_the_reported_reproducers_are_refused_with_the_limit(changes, field):
     with pytest.raises(ValueError, match=rf"^Scenario\.{field}:"):
         scenarios.crash(**changes)
@@ -80,10 +127,15 @@ def test_ready_made_scenarios_take_any_field_including_name():
     assert scenarios.topic_grows(name="y", drain_ms=10_000).drain_ms == 10_000
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(scenario="crash"), "scenario"), (dict(seed="1"), "seed"), (dict(seed=True), "seed"),
-    (dict(trace=1), "trace"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(scenario="crash"), "scenario"),
+        (dict(seed="1"), "seed"),
+        (dict(seed=True), "seed"),
+        (dict(trace=1), "trace"),
+    ],
+)
 def test_simulate_refuses_bad_arguments_by_name(kwargs, match):
     args = {"scenario": scenarios.crash(), "seed": 0, **kwargs}
     with pytest.raises((TypeError, ValueError), match=match):

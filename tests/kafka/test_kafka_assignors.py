@@ -27,8 +27,10 @@ def tps(text):
 
 def subs(topics_by_member, owned=None, generation=None):
     owned = owned or {}
-    return {m: Subscription(ts, owned_partitions=owned.get(m, ()), generation=generation)
-            for m, ts in topics_by_member.items()}
+    return {
+        m: Subscription(ts, owned_partitions=owned.get(m, ()), generation=generation)
+        for m, ts in topics_by_member.items()
+    }
 
 
 def same(assignment, expected):
@@ -49,8 +51,10 @@ def test_range_javadoc_rolling_bounce_shuffles_member_ids_but_not_instance_ids()
     got = RangeAssignor().assign(TWO_BY_THREE, subs({"C3": ["t0", "t1"], "C2": ["t0", "t1"]}))
     assert got == {"C2": tps("t0p0 t0p1 t1p0 t1p1"), "C3": tps("t0p2 t1p2")}
     # with group.instance.id I0 and I1 the order, and so the assignment, survives the bounce
-    group = {"C3": Subscription(["t0", "t1"], group_instance_id="I0"),
-             "C2": Subscription(["t0", "t1"], group_instance_id="I1")}
+    group = {
+        "C3": Subscription(["t0", "t1"], group_instance_id="I0"),
+        "C2": Subscription(["t0", "t1"], group_instance_id="I1"),
+    }
     assert RangeAssignor().assign(TWO_BY_THREE, group) == {"C2": tps("t0p2 t1p2"), "C3": tps("t0p0 t0p1 t1p0 t1p1")}
 
 
@@ -72,13 +76,22 @@ def test_roundrobin_javadoc_mixed_subscriptions_skip_members_and_end_unbalanced(
 def test_roundrobin_javadoc_static_membership_example():
     three = {m: ["t0", "t1"] for m in ("C0", "C1", "C2")}
     assert RoundRobinAssignor().assign(TWO_BY_THREE, subs(three)) == {
-        "C0": tps("t0p0 t1p0"), "C1": tps("t0p1 t1p1"), "C2": tps("t0p2 t1p2")}
+        "C0": tps("t0p0 t1p0"),
+        "C1": tps("t0p1 t1p1"),
+        "C2": tps("t0p2 t1p2"),
+    }
     bounced = {m: ["t0", "t1"] for m in ("C5", "C3", "C4")}  # C0 -> C5, C1 -> C3, C2 -> C4
     assert RoundRobinAssignor().assign(TWO_BY_THREE, subs(bounced)) == {
-        "C3": tps("t0p0 t1p0"), "C4": tps("t0p1 t1p1"), "C5": tps("t0p2 t1p2")}
+        "C3": tps("t0p0 t1p0"),
+        "C4": tps("t0p1 t1p1"),
+        "C5": tps("t0p2 t1p2"),
+    }
     static = {m: Subscription(["t0", "t1"], group_instance_id=i) for m, i in (("C5", "I0"), ("C3", "I1"), ("C4", "I2"))}
     assert RoundRobinAssignor().assign(TWO_BY_THREE, static) == {
-        "C5": tps("t0p0 t1p0"), "C3": tps("t0p1 t1p1"), "C4": tps("t0p2 t1p2")}
+        "C5": tps("t0p0 t1p0"),
+        "C3": tps("t0p1 t1p1"),
+        "C4": tps("t0p2 t1p2"),
+    }
 
 
 # StickyAssignor's class Javadoc (KIP-54)
@@ -94,8 +107,9 @@ def test_sticky_javadoc_example_1_starts_like_roundrobin():
 
 def test_sticky_javadoc_example_1_keeps_every_previous_assignment_when_c1_leaves():
     first = StickyAssignor().assign(FOUR_BY_TWO, subs({m: list(FOUR_BY_TWO) for m in ("C0", "C1", "C2")}))
-    after = StickyAssignor().assign(FOUR_BY_TWO, subs({m: list(FOUR_BY_TWO) for m in ("C0", "C2")},
-                                                      owned=first, generation=1))
+    after = StickyAssignor().assign(
+        FOUR_BY_TWO, subs({m: list(FOUR_BY_TWO) for m in ("C0", "C2")}, owned=first, generation=1)
+    )
     assert set(first["C0"]) <= set(after["C0"]) and set(first["C2"]) <= set(after["C2"])
     assert len(after["C0"]) == len(after["C2"]) == 4
     # The Javadoc's lists (C0 [t0p0, t1p1, t3p0, t2p0], C2 [t1p0, t2p1, t0p1, t3p1]) come from the original
@@ -120,8 +134,10 @@ def test_sticky_javadoc_example_2_balances_better_than_roundrobin_and_keeps_five
 
 def test_sticky_same_generation_double_claim_is_taken_from_both():
     ppt = {"t": 4}
-    group = {"A": Subscription(["t"], tps("tp0 tp1"), generation=3),
-             "B": Subscription(["t"], tps("tp1 tp2"), generation=3)}
+    group = {
+        "A": Subscription(["t"], tps("tp0 tp1"), generation=3),
+        "B": Subscription(["t"], tps("tp1 tp2"), generation=3),
+    }
     assignor = CooperativeStickyAssignor()
     got = assignor.assign(ppt, group)
     # tp1 is claimed twice in generation 3: neither keeps it on the strength of the claim; it is handed out as a
@@ -133,8 +149,10 @@ def test_sticky_same_generation_double_claim_is_taken_from_both():
 
 def test_sticky_higher_generation_wins_a_conflicting_claim():
     ppt = {"t": 4}
-    group = {"A": Subscription(["t"], tps("tp0 tp1"), generation=2),
-             "B": Subscription(["t"], tps("tp1 tp2"), generation=5)}
+    group = {
+        "A": Subscription(["t"], tps("tp0 tp1"), generation=2),
+        "B": Subscription(["t"], tps("tp1 tp2"), generation=5),
+    }
     got = StickyAssignor().assign(ppt, group)
     assert TopicPartition("t", 1) in got["B"] and TopicPartition("t", 0) in got["A"]
     assert sorted(got["A"] + got["B"]) == tps("tp0 tp1 tp2 tp3")
@@ -142,8 +160,11 @@ def test_sticky_higher_generation_wins_a_conflicting_claim():
 
 def test_sticky_keeps_at_most_max_quota_for_the_expected_number_of_members():
     # 7 partitions over 3 members: quotas 2/3, one member may hold 3. A and B each own 3 (HashMap order: A first).
-    group = {"A": Subscription(["t"], tps("tp0 tp1 tp2"), 1), "B": Subscription(["t"], tps("tp3 tp4 tp5"), 1),
-             "C": Subscription(["t"], (), 1)}
+    group = {
+        "A": Subscription(["t"], tps("tp0 tp1 tp2"), 1),
+        "B": Subscription(["t"], tps("tp3 tp4 tp5"), 1),
+        "C": Subscription(["t"], (), 1),
+    }
     got = StickyAssignor().assign({"t": 7}, group)
     assert got == {"A": tps("tp0 tp1 tp2"), "B": tps("tp3 tp4"), "C": tps("tp5 tp6")}
 
@@ -157,8 +178,9 @@ def test_cooperative_sticky_holds_back_partitions_another_member_still_owns():
     assert round1["C"] == []  # everything C should get is still owned by A or B
     assert sorted(assignor.partitions_transferring_ownership.values()) == ["C", "C"]
     assert len(round1["A"]) == len(round1["B"]) == 2
-    round2 = CooperativeStickyAssignor().assign({"t": 6}, subs({"A": ["t"], "B": ["t"], "C": ["t"]},
-                                                               owned=round1, generation=2))
+    round2 = CooperativeStickyAssignor().assign(
+        {"t": 6}, subs({"A": ["t"], "B": ["t"], "C": ["t"]}, owned=round1, generation=2)
+    )
     assert [len(round2[m]) for m in "ABC"] == [2, 2, 2]
     assert set(round1["A"]) <= set(round2["A"]) and set(round1["B"]) <= set(round2["B"])
 
@@ -178,11 +200,15 @@ def test_cooperative_sticky_general_path_computes_transfers_from_owned_partition
 def test_server_range_javadoc_example_and_instance_ids():
     group = subs({"M0": ["T1", "T2"], "M1": ["T1", "T2"]})
     assert ServerRangeAssignor().assign({"T1": 3, "T2": 3}, group) == {
-        "M0": tps("T1p0 T1p1 T2p0 T2p1"), "M1": tps("T1p2 T2p2")}
+        "M0": tps("T1p0 T1p1 T2p0 T2p1"),
+        "M1": tps("T1p2 T2p2"),
+    }
     bounced = subs({"M3": ["T1", "T2"], "M2": ["T1", "T2"]})
     assert ServerRangeAssignor().assign({"T1": 3, "T2": 3}, bounced)["M2"] == tps("T1p0 T1p1 T2p0 T2p1")
-    static = {"M3": Subscription(["T1", "T2"], group_instance_id="I0"),
-              "M2": Subscription(["T1", "T2"], group_instance_id="I1")}
+    static = {
+        "M3": Subscription(["T1", "T2"], group_instance_id="I0"),
+        "M2": Subscription(["T1", "T2"], group_instance_id="I1"),
+    }
     assert ServerRangeAssignor().assign({"T1": 3, "T2": 3}, static)["M3"] == tps("T1p0 T1p1 T2p0 T2p1")
 
 
@@ -251,8 +277,16 @@ def test_topics_without_partitions_or_subscribers_are_left_alone(name):
 def test_each_model_names_the_java_file_it_mirrors_and_links_to_the_commit():
     import rmqlib.kafka as kafka
 
-    for name in ("RangeAssignor", "RoundRobinAssignor", "StickyAssignor", "CooperativeStickyAssignor",
-                 "UniformAssignor", "ServerRangeAssignor", "TopicPartition", "Subscription"):
+    for name in (
+        "RangeAssignor",
+        "RoundRobinAssignor",
+        "StickyAssignor",
+        "CooperativeStickyAssignor",
+        "UniformAssignor",
+        "ServerRangeAssignor",
+        "TopicPartition",
+        "Subscription",
+    ):
         java_file = kafka.JAVA_SOURCES[name].rsplit("/", 1)[1]
         assert java_file in getattr(kafka, name).__doc__, f"{name}'s docstring does not name {java_file}"
     url = kafka.java_url(kafka.JAVA_SOURCES["UniformAssignor"])

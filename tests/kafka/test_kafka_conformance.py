@@ -22,8 +22,12 @@ def tp(word):
 
 
 def run(case):
-    subs = {m: Subscription(spec["topics"], [tp(w) for w in spec["owned"]], spec["generation"],
-                            group_instance_id=spec["instance"]) for m, spec in case["members"].items()}
+    subs = {
+        m: Subscription(
+            spec["topics"], [tp(w) for w in spec["owned"]], spec["generation"], group_instance_id=spec["instance"]
+        )
+        for m, spec in case["members"].items()
+    }
     assignor = ASSIGNORS[case["assignor"]]()
     if case["assignor"] in ("uniform", "server-range"):
         previous = {m: [tp(w) for w in spec["owned"]] for m, spec in case["members"].items() if spec["owned"]}

@@ -15,8 +15,9 @@ from rmqlib.kafka import (
 
 TOPICS = ["a", "b", "c", "d"]
 partition_counts = st.dictionaries(st.sampled_from(TOPICS), st.integers(0, 24), min_size=1, max_size=4)
-member_ids = st.lists(st.text(alphabet="AbZ-\u00e9\U0001F600", min_size=1, max_size=3), min_size=1, max_size=9,
-                      unique=True)
+member_ids = st.lists(
+    st.text(alphabet="AbZ-\u00e9\U0001f600", min_size=1, max_size=3), min_size=1, max_size=9, unique=True
+)
 CLIENT = ["range", "roundrobin", "sticky", "cooperative-sticky"]
 
 
@@ -39,8 +40,9 @@ def groups(draw, identical=False):
     if identical:
         topics = draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4, unique=True))
         return ppt, {m: Subscription(topics) for m in members}
-    return ppt, {m: Subscription(draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4, unique=True)))
-                 for m in members}
+    return ppt, {
+        m: Subscription(draw(st.lists(st.sampled_from(TOPICS), min_size=1, max_size=4, unique=True))) for m in members
+    }
 
 
 @given(st.sampled_from(sorted(ASSIGNORS)), groups())
@@ -81,15 +83,15 @@ def settle(assignor_name, ppt, members, owned, generation):
     current = owned
     for g in range(generation, generation + 5):
         nxt = ASSIGNORS[assignor_name]().assign(
-            ppt, {m: Subscription(list(ppt), owned_partitions=current.get(m, ()), generation=g) for m in members})
+            ppt, {m: Subscription(list(ppt), owned_partitions=current.get(m, ()), generation=g) for m in members}
+        )
         if {m: set(v) for m, v in nxt.items()} == {m: set(v) for m, v in current.items()}:
             return nxt
         current = nxt
     return current
 
 
-@given(st.sampled_from(["sticky", "cooperative-sticky", "uniform"]), partition_counts, member_ids,
-       st.integers(0, 100))
+@given(st.sampled_from(["sticky", "cooperative-sticky", "uniform"]), partition_counts, member_ids, st.integers(0, 100))
 @settings(max_examples=120, deadline=None)
 def test_a_leave_moves_only_the_departed_members_partitions(name, ppt, members, pick):
     if len(members) < 2:
@@ -132,9 +134,11 @@ def test_a_join_moves_partitions_only_to_the_new_member(name, ppt, members):
 @settings(max_examples=100, deadline=None)
 def test_cooperative_round_never_gives_a_partition_its_previous_owner_still_holds(ppt, members):
     before = RangeAssignor().assign(ppt, {m: Subscription(list(ppt)) for m in members})  # a deliberately bad start
-    group = {m: Subscription(list(ppt), owned_partitions=before.get(m, ()), generation=1)
-             for m in members + ["x-new"]
-             if m in before or m == "x-new"}
+    group = {
+        m: Subscription(list(ppt), owned_partitions=before.get(m, ()), generation=1)
+        for m in members + ["x-new"]
+        if m in before or m == "x-new"
+    }
     got = CooperativeStickyAssignor().assign(ppt, group)
     old_owner = {tp: m for m, tps in before.items() for tp in tps}
     for member, tps in got.items():

@@ -15,8 +15,11 @@ PPT = {"t": 12}
 
 def test_timings_defaults_are_kafkas():
     assert (T.session_timeout_ms, T.heartbeat_interval_ms, T.max_poll_interval_ms) == (45_000, 3_000, 300_000)
-    assert (T.consumer_session_timeout_ms, T.consumer_heartbeat_interval_ms, T.auto_commit_interval_ms) == \
-        (45_000, 5_000, 5_000)
+    assert (T.consumer_session_timeout_ms, T.consumer_heartbeat_interval_ms, T.auto_commit_interval_ms) == (
+        45_000,
+        5_000,
+        5_000,
+    )
 
 
 def test_eager_pauses_every_partition_even_those_that_come_back():
@@ -82,36 +85,64 @@ def test_outcome_backlog_is_rate_times_pause():
         assert out.backlog[tp] == pytest.approx(T.messages_per_s * pause / 1000)
 
 
-@pytest.mark.parametrize("protocol, assignor", [("cooperative", "range"), ("cooperative", "sticky"),
-                                                ("eager", "uniform"), ("consumer", "cooperative-sticky")])
+@pytest.mark.parametrize(
+    "protocol, assignor",
+    [("cooperative", "range"), ("cooperative", "sticky"), ("eager", "uniform"), ("consumer", "cooperative-sticky")],
+)
 def test_an_assignor_must_support_the_protocol(protocol, assignor):
     with pytest.raises(ValueError, match="does not support"):
         membership_change(protocol, assignor, PPT, GROUP, BIGGER)
 
 
-@pytest.mark.parametrize("kwargs, word", [
-    ({"protocol": "lazy"}, "protocol"), ({"protocol": 3}, "protocol"), ({"assignor": "nope"}, "assignor"),
-    ({"assignor": object()}, "assignor"), ({"before_members": "abc"}, "before_members"),
-    ({"before_members": []}, "before_members"), ({"after_members": []}, "after_members"),
-    ({"after_members": ["a", "b", "x"]}, "after_members"), ({"departure": "vanish"}, "departure"),
-    ({"timings": {"rpc_ms": 1}}, "timings"), ({"partitions_per_topic": {"bad topic": 1}}, "partitions_per_topic"),
-    ({"after_members": {"a": ["t"], "b": []}}, "after_members"),
-    ({"before_members": ["a", "a"]}, "before_members"),
-])
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        ({"protocol": "lazy"}, "protocol"),
+        ({"protocol": 3}, "protocol"),
+        ({"assignor": "nope"}, "assignor"),
+        ({"assignor": object()}, "assignor"),
+        ({"before_members": "abc"}, "before_members"),
+        ({"before_members": []}, "before_members"),
+        ({"after_members": []}, "after_members"),
+        ({"after_members": ["a", "b", "x"]}, "after_members"),
+        ({"departure": "vanish"}, "departure"),
+        ({"timings": {"rpc_ms": 1}}, "timings"),
+        ({"partitions_per_topic": {"bad topic": 1}}, "partitions_per_topic"),
+        ({"after_members": {"a": ["t"], "b": []}}, "after_members"),
+        ({"before_members": ["a", "a"]}, "before_members"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, word):
-    args = {"protocol": "eager", "assignor": "range", "partitions_per_topic": PPT, "before_members": GROUP,
-            "after_members": BIGGER}
+    args = {
+        "protocol": "eager",
+        "assignor": "range",
+        "partitions_per_topic": PPT,
+        "before_members": GROUP,
+        "after_members": BIGGER,
+    }
     args.update(kwargs)
     with pytest.raises((ValueError, TypeError), match=word):
-        membership_change(args.pop("protocol"), args.pop("assignor"), args.pop("partitions_per_topic"),
-                          args.pop("before_members"), args.pop("after_members"), **args)
+        membership_change(
+            args.pop("protocol"),
+            args.pop("assignor"),
+            args.pop("partitions_per_topic"),
+            args.pop("before_members"),
+            args.pop("after_members"),
+            **args,
+        )
 
 
-@pytest.mark.parametrize("kwargs, word", [
-    ({"session_timeout_ms": 0}, "session_timeout_ms"), ({"heartbeat_interval_ms": 50_000}, "heartbeat_interval_ms"),
-    ({"rpc_ms": -1}, "rpc_ms"), ({"messages_per_s": float("nan")}, "messages_per_s"),
-    ({"poll_delay_ms": 400_000}, "poll_delay_ms"), ({"auto_commit_interval_ms": 1.5}, "auto_commit_interval_ms"),
-])
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        ({"session_timeout_ms": 0}, "session_timeout_ms"),
+        ({"heartbeat_interval_ms": 50_000}, "heartbeat_interval_ms"),
+        ({"rpc_ms": -1}, "rpc_ms"),
+        ({"messages_per_s": float("nan")}, "messages_per_s"),
+        ({"poll_delay_ms": 400_000}, "poll_delay_ms"),
+        ({"auto_commit_interval_ms": 1.5}, "auto_commit_interval_ms"),
+    ],
+)
 def test_bad_timings_are_named(kwargs, word):
     with pytest.raises((ValueError, TypeError), match=word):
         ProtocolTimings(**kwargs)
@@ -122,17 +153,29 @@ def test_a_topic_left_without_subscribers_is_refused():
         membership_change("eager", "range", {"t": 2, "u": 2}, {"a": ["t"], "b": ["t", "u"]}, {"a": ["t"]})
 
 
-PROTOCOLS = [("eager", "range"), ("eager", "roundrobin"), ("eager", "sticky"), ("eager", "cooperative-sticky"),
-             ("cooperative", "cooperative-sticky"), ("consumer", "uniform"), ("consumer", "server-range")]
+PROTOCOLS = [
+    ("eager", "range"),
+    ("eager", "roundrobin"),
+    ("eager", "sticky"),
+    ("eager", "cooperative-sticky"),
+    ("cooperative", "cooperative-sticky"),
+    ("consumer", "uniform"),
+    ("consumer", "server-range"),
+]
 
 
-@given(st.sampled_from(PROTOCOLS), st.integers(1, 40), st.integers(1, 8), st.integers(-3, 3),
-       st.sampled_from(["graceful", "crash"]))
+@given(
+    st.sampled_from(PROTOCOLS),
+    st.integers(1, 40),
+    st.integers(1, 8),
+    st.integers(-3, 3),
+    st.sampled_from(["graceful", "crash"]),
+)
 @settings(max_examples=150, deadline=None)
 def test_protocol_invariants(protocol_assignor, partitions, size, change, departure):
     protocol, assignor = protocol_assignor
     before = [f"m{i:02d}" for i in range(size)]
-    after = before[:max(1, size + change)] if change < 0 else before + [f"n{i}" for i in range(change)]
+    after = before[: max(1, size + change)] if change < 0 else before + [f"n{i}" for i in range(change)]
     out = membership_change(protocol, assignor, {"t": partitions}, before, after, departure=departure)
     again = membership_change(protocol, assignor, {"t": partitions}, before, after, departure=departure)
     assert out == again  # deterministic
@@ -160,8 +203,14 @@ def test_consumer_protocol_member_that_revokes_receives_only_after_acknowledging
     # A on x, B on x and y; C joins on y: the uniform target hands C some of B's y partitions and B one of A's x
     # partitions, so B both gives and takes, and CurrentAssignmentBuilder makes it acknowledge first
     t = ProtocolTimings()
-    out = membership_change("consumer", "uniform", {"x": 6, "y": 6}, {"A": ["x"], "B": ["x", "y"]},
-                            {"A": ["x"], "B": ["x", "y"], "C": ["y"]}, timings=t)
+    out = membership_change(
+        "consumer",
+        "uniform",
+        {"x": 6, "y": 6},
+        {"A": ["x"], "B": ["x", "y"]},
+        {"A": ["x"], "B": ["x", "y"], "C": ["y"]},
+        timings=t,
+    )
     old = {tp: m for m, tps in out.before.items() for tp in tps}
     new = {tp: m for m, tps in out.after.items() for tp in tps}
     givers = {old[tp] for tp in out.moved}
@@ -180,7 +229,7 @@ def test_settled_assignment_is_where_membership_change_ends(protocol_assignor, p
 
     protocol, assignor = protocol_assignor
     before = [f"m{i:02d}" for i in range(size)]
-    after = before[:max(1, size + change)] if change < 0 else before + [f"n{i}" for i in range(change)]
+    after = before[: max(1, size + change)] if change < 0 else before + [f"n{i}" for i in range(change)]
     out = membership_change(protocol, assignor, {"t": partitions}, before, after)
     start = settled_assignment(assignor, {"t": partitions}, before, protocol=protocol)
     assert {m: set(v) for m, v in start.items()} == {m: set(v) for m, v in out.before.items()}
@@ -216,6 +265,11 @@ def test_a_large_change_finishes():
     from support import time_limit
 
     with time_limit(20):
-        out = membership_change("cooperative", "cooperative-sticky", {"t": 20_000}, [f"c{i}" for i in range(500)],
-                                [f"c{i}" for i in range(501)])
+        out = membership_change(
+            "cooperative",
+            "cooperative-sticky",
+            {"t": 20_000},
+            [f"c{i}" for i in range(500)],
+            [f"c{i}" for i in range(501)],
+        )
     assert out.rounds == 2 and len(out.moved) == 20_000 // 501

@@ -34,8 +34,12 @@ def test_process_pool_sweep_equals_in_process_sweep():
     with ProcessPoolExecutor(max_workers=2) as pool:
         pooled = sweep(base, "rebalance_interval_ms", [5_000, 20_000], seeds=[1, 2], executor=pool, progress=False)
     assert pooled == inline
-    assert [(r["rebalance_interval_ms"], r["seed"]) for r in inline] == [(5_000, 1), (5_000, 2), (20_000, 1),
-                                                                         (20_000, 2)]
+    assert [(r["rebalance_interval_ms"], r["seed"]) for r in inline] == [
+        (5_000, 1),
+        (5_000, 2),
+        (20_000, 1),
+        (20_000, 2),
+    ]
 
 
 def test_sweep_labels_strategies_by_name_and_rejects_bad_grids():
@@ -57,45 +61,68 @@ def test_sweep_shows_a_progress_bar_unless_silenced(capsys):
 
 
 def test_event_log_is_time_ordered_and_covers_the_rebalance_story():
-    result = simulate(scenarios.orderly_crash(**SHORT, consumers=(
-        ConsumerSpec("a@1"), ConsumerSpec("b@1", leave_ms=15_000, leave="crash"))), seed=1)
+    result = simulate(
+        scenarios.orderly_crash(
+            **SHORT, consumers=(ConsumerSpec("a@1"), ConsumerSpec("b@1", leave_ms=15_000, leave="crash"))
+        ),
+        seed=1,
+    )
     times = [e.time_ms for e in result.events]
     assert times == sorted(times)
     kinds = {e.kind for e in result.events}
     assert kinds <= set(EVENT_KINDS)
-    assert {"join", "heartbeat", "notify", "rebalance", "lock", "take", "pull held", "pull woken",
-            "leave", "channel closed"} <= kinds
+    assert {
+        "join",
+        "heartbeat",
+        "notify",
+        "rebalance",
+        "lock",
+        "take",
+        "pull held",
+        "pull woken",
+        "leave",
+        "channel closed",
+    } <= kinds
 
 
-@pytest.mark.parametrize("changes, field", [
-    (dict(topics={}), "topics"),
-    (dict(topics={"T": 0}), "topics"),
-    (dict(brokers=()), "brokers"),
-    (dict(consumers=()), "consumers"),
-    (dict(consumers=(ConsumerSpec("a", leave_ms=10**9, leave="crash"),)), "consumers"),
-    (dict(consumers=(ConsumerSpec("a"), ConsumerSpec("a"))), "consumers"),
-    (dict(rebalance_interval_ms=0), "rebalance_interval_ms"),
-    (dict(heartbeat_interval_ms=-1), "heartbeat_interval_ms"),
-    (dict(strategy="NOPE"), "strategy"),
-    (dict(strategy=42), "strategy"),
-    (dict(consume_mode="LAZY"), "consume_mode"),
-    (dict(consume_mode=3), "consume_mode"),
-    (dict(message_model="clustering"), "message_model"),
-    (dict(message_model=MessageModel.BROADCASTING, consume_mode=ConsumeMode.POP), "consume_mode"),
-    (dict(produce_rate_per_queue=-1), "produce_rate_per_queue"),
-    (dict(duration_ms=0), "duration_ms"),
-    (dict(consume_mode="POP", strategy="CONSISTENT_HASH"), "strategy"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        (dict(topics={}), "topics"),
+        (dict(topics={"T": 0}), "topics"),
+        (dict(brokers=()), "brokers"),
+        (dict(consumers=()), "consumers"),
+        (dict(consumers=(ConsumerSpec("a", leave_ms=10**9, leave="crash"),)), "consumers"),
+        (dict(consumers=(ConsumerSpec("a"), ConsumerSpec("a"))), "consumers"),
+        (dict(rebalance_interval_ms=0), "rebalance_interval_ms"),
+        (dict(heartbeat_interval_ms=-1), "heartbeat_interval_ms"),
+        (dict(strategy="NOPE"), "strategy"),
+        (dict(strategy=42), "strategy"),
+        (dict(consume_mode="LAZY"), "consume_mode"),
+        (dict(consume_mode=3), "consume_mode"),
+        (dict(message_model="clustering"), "message_model"),
+        (dict(message_model=MessageModel.BROADCASTING, consume_mode=ConsumeMode.POP), "consume_mode"),
+        (dict(produce_rate_per_queue=-1), "produce_rate_per_queue"),
+        (dict(duration_ms=0), "duration_ms"),
+        (dict(consume_mode="POP", strategy="CONSISTENT_HASH"), "strategy"),
+    ],
+)
 def test_bad_scenarios_are_rejected_before_anything_runs(changes, field):
     with pytest.raises(ValueError, match=f"Scenario.{field}"):
         Scenario(**changes)
 
 
 def test_scenario_takes_the_enums_or_their_names_and_keeps_the_members():
-    by_name = Scenario(message_model="BROADCASTING", consume_mode="ORDERLY",
-                       consumers=(ConsumerSpec("a@1", leave_ms=5_000, leave="host_loss"),))
-    by_member = Scenario(message_model=MessageModel.BROADCASTING, consume_mode=ConsumeMode.ORDERLY,
-                         consumers=(ConsumerSpec("a@1", leave_ms=5_000, leave=LeaveKind.HOST_LOSS),))
+    by_name = Scenario(
+        message_model="BROADCASTING",
+        consume_mode="ORDERLY",
+        consumers=(ConsumerSpec("a@1", leave_ms=5_000, leave="host_loss"),),
+    )
+    by_member = Scenario(
+        message_model=MessageModel.BROADCASTING,
+        consume_mode=ConsumeMode.ORDERLY,
+        consumers=(ConsumerSpec("a@1", leave_ms=5_000, leave=LeaveKind.HOST_LOSS),),
+    )
     assert by_name == by_member.replace(strategy=by_name.strategy)  # a strategy object equals only itself
     assert by_name.message_model is MessageModel.BROADCASTING and by_name.consume_mode is ConsumeMode.ORDERLY
     assert by_name.consumers[0].leave is LeaveKind.HOST_LOSS
@@ -103,16 +130,19 @@ def test_scenario_takes_the_enums_or_their_names_and_keeps_the_members():
     assert Scenario().consume_mode == "CONCURRENT" and Scenario().message_model == "CLUSTERING"  # str-valued
 
 
-@pytest.mark.parametrize("leave, error", [("explode", ValueError), ("", ValueError), (None, TypeError),
-                                          (LeaveKind, TypeError)])
+@pytest.mark.parametrize(
+    "leave, error", [("explode", ValueError), ("", ValueError), (None, TypeError), (LeaveKind, TypeError)]
+)
 def test_a_bad_leave_kind_is_refused_naming_the_field(leave, error):
     with pytest.raises(error, match=r"^ConsumerSpec\.leave must be .*shutdown, crash, host_loss"):
         ConsumerSpec("a@1", leave_ms=5_000, leave=leave)
 
 
 def test_a_leave_event_names_its_kind_as_plain_text():
-    result = simulate(scenarios.crash(**SHORT, consumers=(ConsumerSpec("a@1"),
-                                                          ConsumerSpec("b@1", leave_ms=15_000, leave="crash"))), seed=1)
+    result = simulate(
+        scenarios.crash(**SHORT, consumers=(ConsumerSpec("a@1"), ConsumerSpec("b@1", leave_ms=15_000, leave="crash"))),
+        seed=1,
+    )
     (leave,) = result.events_of("leave")
     assert leave.detail == "crash" and f"{leave.detail}" == "crash" and str(leave.detail) == "crash"
 

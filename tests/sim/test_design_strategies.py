@@ -15,8 +15,9 @@ SHORT = dict(topics={"TopicTest": 4}, produce_rate_per_queue=2.0, duration_ms=80
 
 
 def _queues(scenario) -> list[MessageQueue]:
-    return java_sorted_mqs([MessageQueue(t, b, q) for t, n in scenario.topics.items()
-                            for b in scenario.brokers for q in range(n)])
+    return java_sorted_mqs(
+        [MessageQueue(t, b, q) for t, n in scenario.topics.items() for b in scenario.brokers for q in range(n)]
+    )
 
 
 def _owners(run, at_ms: int) -> dict[str, str]:
@@ -28,9 +29,15 @@ def _final_members(scenario) -> list[str]:
     return [s.client_id for s in scenario.consumers if s.leave_ms is None]
 
 
-@pytest.mark.parametrize("strategy", [AllocateMessageQueueAveragely(), AllocateMessageQueueConsistentHash(10),
-                                      AllocateMessageQueueConsistentHashBoundedLoad(0.25, 10)],
-                         ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        AllocateMessageQueueAveragely(),
+        AllocateMessageQueueConsistentHash(10),
+        AllocateMessageQueueConsistentHashBoundedLoad(0.25, 10),
+    ],
+    ids=lambda s: s.name,
+)
 def test_a_scenario_takes_a_stateless_design_and_ends_with_its_answer(strategy):
     scenario = scenarios.scale_out(**SHORT, strategy=strategy)
     run = simulate(scenario, seed=0)
@@ -65,5 +72,6 @@ def test_the_sticky_model_with_its_own_memory_splits_the_group_in_the_simulator_
     old = _final_members(scenario)[0]
     queues = _queues(scenario)
     # each member remembers its own answer, and the two answers disagree
-    assert strategy.remembered(scenario.consumer_group, newcomer, queues) != \
-        strategy.remembered(scenario.consumer_group, old, queues)
+    assert strategy.remembered(scenario.consumer_group, newcomer, queues) != strategy.remembered(
+        scenario.consumer_group, old, queues
+    )

@@ -24,8 +24,11 @@ def test_a_str_naming_no_member_is_a_value_error_listing_the_values():
 
 
 def test_another_type_is_a_type_error_naming_the_enum():
-    with pytest.raises(ArgumentTypeError, match=r"^mode must be a ConsumeMode or one of CONCURRENT, ORDERLY, POP, "
-                                                r"got int$"):
+    with pytest.raises(
+        ArgumentTypeError,
+        match=r"^mode must be a ConsumeMode or one of CONCURRENT, ORDERLY, POP, "
+        r"got int$",
+    ):
         check_enum(3, "mode", ConsumeMode)
 
 
@@ -35,30 +38,50 @@ def test_a_long_bad_name_is_cut_in_the_message():
     assert len(str(info.value)) < 120
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda: scenarios.steady_state(message_model="BROADCAST"),
-     "Scenario.message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'"),
-    (lambda: scenarios.steady_state(consume_mode="PUSH"),
-     "Scenario.consume_mode must be one of CONCURRENT, ORDERLY, POP, got 'PUSH'"),
-    (lambda: ConsumerSpec("c@1", leave_ms=5, leave="vanish"),
-     "ConsumerSpec.leave must be one of shutdown, crash, host_loss, got 'vanish'"),
-    (lambda: PushConsumerConfig(message_model="BROADCAST"),
-     "message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'"),
-    (lambda: PushConsumerConfig(consume_from_where="LAST"),
-     "consume_from_where must be one of " + ", ".join(m.value for m in ConsumeFromWhere) + ", got 'LAST'"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (
+            lambda: scenarios.steady_state(message_model="BROADCAST"),
+            "Scenario.message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'",
+        ),
+        (
+            lambda: scenarios.steady_state(consume_mode="PUSH"),
+            "Scenario.consume_mode must be one of CONCURRENT, ORDERLY, POP, got 'PUSH'",
+        ),
+        (
+            lambda: ConsumerSpec("c@1", leave_ms=5, leave="vanish"),
+            "ConsumerSpec.leave must be one of shutdown, crash, host_loss, got 'vanish'",
+        ),
+        (
+            lambda: PushConsumerConfig(message_model="BROADCAST"),
+            "message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'",
+        ),
+        (
+            lambda: PushConsumerConfig(consume_from_where="LAST"),
+            "consume_from_where must be one of " + ", ".join(m.value for m in ConsumeFromWhere) + ", got 'LAST'",
+        ),
+    ],
+)
 def test_simulator_and_client_settings_answer_a_bad_name_alike(build, message):
     with pytest.raises(ValueError) as info:
         build()
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda: ConsumerSpec("c@1", leave_ms=5, leave=1),
-     "ConsumerSpec.leave must be a LeaveKind or one of shutdown, crash, host_loss, got int"),
-    (lambda: PushConsumerConfig(message_model=1),
-     "message_model must be a MessageModel or one of BROADCASTING, CLUSTERING, got int"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (
+            lambda: ConsumerSpec("c@1", leave_ms=5, leave=1),
+            "ConsumerSpec.leave must be a LeaveKind or one of shutdown, crash, host_loss, got int",
+        ),
+        (
+            lambda: PushConsumerConfig(message_model=1),
+            "message_model must be a MessageModel or one of BROADCASTING, CLUSTERING, got int",
+        ),
+    ],
+)
 def test_simulator_and_client_settings_answer_a_wrong_type_alike(build, message):
     with pytest.raises(ArgumentTypeError) as info:
         build()

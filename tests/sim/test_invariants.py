@@ -30,8 +30,9 @@ def victim_and_queues(result):
 
 def queues_of(result, cid, at_ms):
     """Queues ``cid`` believed it owned at ``at_ms``."""
-    return sorted(q for q, spans in result.ownership.items()
-                  for i in spans if i.holder == cid and i.start_ms <= at_ms < i.end_ms)
+    return sorted(
+        q for q, spans in result.ownership.items() for i in spans if i.holder == cid and i.start_ms <= at_ms < i.end_ms
+    )
 
 
 def gap_after(result, queue, t_ms):
@@ -132,8 +133,11 @@ def test_orderly_crash_waits_for_the_broker_lock_to_expire(seed):
     low = sc.broker_lock_expiry_ms - sc.lock_renew_interval_ms
     high = sc.broker_lock_expiry_ms + sc.rebalance_min_interval_ms + 2 * sc.rpc_latency_ms
     for queue in lost:
-        first_other = min(b.start_ms for b in result.consumption[queue]
-                          if b.consumer != dead.client_id and b.start_ms >= dead.leave_ms)
+        first_other = min(
+            b.start_ms
+            for b in result.consumption[queue]
+            if b.consumer != dead.client_id and b.start_ms >= dead.leave_ms
+        )
         assert low <= first_other - dead.leave_ms <= high + sc.consume_time_ms * sc.pull_batch_size
         locks = [i for i in result.lock_ownership[queue] if i.holder == dead.client_id]
         assert locks and locks[-1].end_ms - dead.leave_ms <= sc.broker_lock_expiry_ms
@@ -196,8 +200,9 @@ def test_pop_mode_shares_every_queue_so_a_crash_pauses_nothing():
 
 
 def test_broadcasting_gives_every_consumer_every_message_once():
-    result = simulate(scenarios.steady_state(message_model=MessageModel.BROADCASTING, duration_ms=30_000,
-                                             drain_ms=20_000), seed=1)
+    result = simulate(
+        scenarios.steady_state(message_model=MessageModel.BROADCASTING, duration_ms=30_000, drain_ms=20_000), seed=1
+    )
     consumers = len(result.scenario.consumers)
     assert set(result.delivered.values()) == {consumers}
     assert result.duplicates == 0 and result.lost == []

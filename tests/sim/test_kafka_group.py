@@ -16,8 +16,14 @@ from rmqlib.sim.kafka_group import (
 )
 
 # every member starts at 0, so the group forms in one round, as the event model's stable group does
-BASE = dict(topics={"TopicTest": 4}, produce_rate_per_queue=2.0, duration_ms=120_000, drain_ms=30_000,
-            start_jitter_ms=0, produce_start_ms=5_000)
+BASE = dict(
+    topics={"TopicTest": 4},
+    produce_rate_per_queue=2.0,
+    duration_ms=120_000,
+    drain_ms=30_000,
+    start_jitter_ms=0,
+    produce_start_ms=5_000,
+)
 PROTOCOLS = (("eager", "range"), ("cooperative", "cooperative-sticky"), ("consumer", "uniform"))
 
 
@@ -34,8 +40,7 @@ def _moved(run, scenario) -> set[str]:
 def _members(scenario):
     at = change_ms(scenario)
     before = [s.client_id for s in scenario.consumers if s.join_ms < at]
-    after = [s.client_id for s in scenario.consumers
-             if s.join_ms <= at and (s.leave_ms is None or s.leave_ms > at)]
+    after = [s.client_id for s in scenario.consumers if s.join_ms <= at and (s.leave_ms is None or s.leave_ms > at)]
     return before, after
 
 
@@ -102,17 +107,18 @@ def test_crash_waits_for_the_session_timeout_not_for_a_closed_connection():
 def test_cooperative_without_a_committing_listener_can_read_moved_records_twice():
     """ConsumerCoordinator.onJoinComplete revokes without committing: records read during the first round are
     read again by the next owner unless the listener commits."""
-    scenario = scenarios.scale_out(**{**BASE, "produce_rate_per_queue": 20.0, "start_jitter_ms": 10_000,
-                                      "produce_start_ms": 12_000})
-    bare = [simulate_kafka_group(scenario, "cooperative", seed=s, commit_on_revoke=False).duplicates
-            for s in range(4)]
+    scenario = scenarios.scale_out(
+        **{**BASE, "produce_rate_per_queue": 20.0, "start_jitter_ms": 10_000, "produce_start_ms": 12_000}
+    )
+    bare = [simulate_kafka_group(scenario, "cooperative", seed=s, commit_on_revoke=False).duplicates for s in range(4)]
     listener = [simulate_kafka_group(scenario, "cooperative", seed=s).duplicates for s in range(4)]
     assert sum(bare) > 0 and sum(listener) == 0
 
 
 @pytest.mark.parametrize("protocol,assignor", PROTOCOLS[:2])
-@pytest.mark.parametrize("build,departure", [(scenarios.scale_out, "graceful"), (scenarios.scale_in, "graceful"),
-                                             (scenarios.crash, "crash")])
+@pytest.mark.parametrize(
+    "build,departure", [(scenarios.scale_out, "graceful"), (scenarios.scale_in, "graceful"), (scenarios.crash, "crash")]
+)
 def test_classic_protocols_agree_with_the_event_model(protocol, assignor, build, departure):
     scenario = build(**BASE)
     run = simulate_kafka_group(scenario, protocol, assignor, seed=1)
@@ -129,7 +135,8 @@ def test_classic_protocols_agree_with_the_event_model(protocol, assignor, build,
 def test_kip848_target_agrees_with_the_server_assignor_given_the_same_previous_target():
     """One join: the coordinator recomputes once, from the target it had (what membership_change assumes)."""
     consumers = tuple(ConsumerSpec(f"10.0.0.{i}@{1000 + i}") for i in (1, 2, 3)) + (
-        ConsumerSpec("10.0.0.4@1004", join_ms=60_000),)
+        ConsumerSpec("10.0.0.4@1004", join_ms=60_000),
+    )
     scenario = scenarios.scale_out(**BASE, consumers=consumers)
     run = simulate_kafka_group(scenario, "consumer", seed=3)
     parts = _Partitions(scenario)
@@ -156,8 +163,9 @@ def test_eager_pauses_are_short_and_cooperative_waits_for_a_second_round():
 
 
 def test_same_seed_same_run_and_seeds_matter():
-    scenario = scenarios.crash(**{**BASE, "start_jitter_ms": 10_000, "produce_start_ms": 12_000,
-                                  "consume_time_dist": "exponential"})
+    scenario = scenarios.crash(
+        **{**BASE, "start_jitter_ms": 10_000, "produce_start_ms": 12_000, "consume_time_dist": "exponential"}
+    )
     for protocol, _ in PROTOCOLS:
         a, b = (simulate_kafka_group(scenario, protocol, seed=5) for _ in range(2))
         assert a.summary() == b.summary() and a.ownership == b.ownership and a.event_log == b.event_log
@@ -181,17 +189,20 @@ def test_timings_change_the_crash_pause():
     assert 9_000 <= longest <= 12_000
 
 
-@pytest.mark.parametrize("kwargs,error,name", [
-    (dict(protocol="lazy"), ValueError, "protocol"),
-    (dict(protocol=3), TypeError, "protocol"),
-    (dict(protocol="eager", assignor="uniform"), ValueError, "uniform"),
-    (dict(protocol="consumer", assignor="range"), ValueError, "range"),
-    (dict(assignor="nope"), ValueError, "assignor"),
-    (dict(seed="1"), TypeError, "seed"),
-    (dict(timings={}), TypeError, "timings"),
-    (dict(commit_on_revoke=1), TypeError, "commit_on_revoke"),
-    (dict(auto_commit="yes"), TypeError, "auto_commit"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,name",
+    [
+        (dict(protocol="lazy"), ValueError, "protocol"),
+        (dict(protocol=3), TypeError, "protocol"),
+        (dict(protocol="eager", assignor="uniform"), ValueError, "uniform"),
+        (dict(protocol="consumer", assignor="range"), ValueError, "range"),
+        (dict(assignor="nope"), ValueError, "assignor"),
+        (dict(seed="1"), TypeError, "seed"),
+        (dict(timings={}), TypeError, "timings"),
+        (dict(commit_on_revoke=1), TypeError, "commit_on_revoke"),
+        (dict(auto_commit="yes"), TypeError, "auto_commit"),
+    ],
+)
 def test_bad_arguments_name_themselves(kwargs, error, name):
     with pytest.raises(error, match=name):
         simulate_kafka_group(scenarios.steady_state(**BASE), **kwargs)
@@ -228,13 +239,21 @@ def test_seeded_groups_never_give_a_partition_two_owners_and_lose_nothing(seed):
     for i in range(rng.randint(1, 7)):
         join = rng.choice([0, 0, rng.randint(1, 60_000)])
         leave = rng.choice([None, rng.randint(join + 11_000, 100_000)])
-        specs.append(ConsumerSpec(f"10.0.1.{i}@{2000 + i}", join_ms=join, leave_ms=leave,
-                                  leave=rng.choice(["shutdown", "crash"])))
+        specs.append(
+            ConsumerSpec(
+                f"10.0.1.{i}@{2000 + i}", join_ms=join, leave_ms=leave, leave=rng.choice(["shutdown", "crash"])
+            )
+        )
     specs.append(ConsumerSpec("10.0.9.9@9999"))  # one member stays to the end
-    scenario = scenarios.steady_state(consumers=tuple(specs), topics={"A": rng.randint(1, 4), "B": rng.randint(1, 3)},
-                                      duration_ms=100_000, drain_ms=60_000, produce_rate_per_queue=5.0,
-                                      consume_time_dist=rng.choice(["fixed", "exponential"]),
-                                      consume_time_ms=rng.choice([1.0, 20.0]))
+    scenario = scenarios.steady_state(
+        consumers=tuple(specs),
+        topics={"A": rng.randint(1, 4), "B": rng.randint(1, 3)},
+        duration_ms=100_000,
+        drain_ms=60_000,
+        produce_rate_per_queue=5.0,
+        consume_time_dist=rng.choice(["fixed", "exponential"]),
+        consume_time_ms=rng.choice([1.0, 20.0]),
+    )
     for protocol, _ in PROTOCOLS:
         run = simulate_kafka_group(scenario, protocol, seed=seed)
         assert run.overlaps() == {} and not run.offset_violations and not run.lost
@@ -245,10 +264,11 @@ def test_each_simulated_part_names_the_kafka_file_it_mirrors():
     import rmqlib.kafka as kafka
     from rmqlib.sim import kafka_group
 
-    for cls, names in ((kafka_group.KafkaMember, ("ConsumerCoordinator", "AbstractCoordinator",
-                                                  "ConsumerMembershipManager")),
-                       (kafka_group.ClassicCoordinator, ("GroupMetadataManager",)),
-                       (kafka_group.ConsumerGroupCoordinator, ("GroupMetadataManager", "CurrentAssignmentBuilder"))):
+    for cls, names in (
+        (kafka_group.KafkaMember, ("ConsumerCoordinator", "AbstractCoordinator", "ConsumerMembershipManager")),
+        (kafka_group.ClassicCoordinator, ("GroupMetadataManager",)),
+        (kafka_group.ConsumerGroupCoordinator, ("GroupMetadataManager", "CurrentAssignmentBuilder")),
+    ):
         for name in names:
             java_file = kafka.JAVA_SOURCES[name].rsplit("/", 1)[1]
             assert java_file in cls.__doc__, f"{cls.__name__}'s docstring does not name {java_file}"

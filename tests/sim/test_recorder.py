@@ -40,14 +40,19 @@ def test_logs_build_records_in_time_order_and_survive_pickling():
     log.append(5, "rebalance", "c1", "balanced")
     log.append(2, "join", "c1")
     log.append(5, "drop", "c1", "q")
-    assert log.events() == [Event(2, "join", "c1", ""), Event(5, "rebalance", "c1", "balanced"),
-                            Event(5, "drop", "c1", "q")]
+    assert log.events() == [
+        Event(2, "join", "c1", ""),
+        Event(5, "rebalance", "c1", "balanced"),
+        Event(5, "drop", "c1", "q"),
+    ]
     batches = ConsumptionLog()
     batches.append("q0", "c1", 0, 2, [0, 1])
     batches.append("q1", "c2", 1, 2, [7])
     batches.append("q0", "c1", 2, 3, [2])
-    assert batches.by_queue() == {"q0": [ConsumeBatch("q0", "c1", 0, 2, (0, 1)), ConsumeBatch("q0", "c1", 2, 3, (2,))],
-                                  "q1": [ConsumeBatch("q1", "c2", 1, 2, (7,))]}
+    assert batches.by_queue() == {
+        "q0": [ConsumeBatch("q0", "c1", 0, 2, (0, 1)), ConsumeBatch("q0", "c1", 2, 3, (2,))],
+        "q1": [ConsumeBatch("q1", "c2", 1, 2, (7,))],
+    }
     assert pickle.loads(pickle.dumps(log)) == log and pickle.loads(pickle.dumps(batches)) == batches
     assert (repr(log), repr(batches)) == ("EventLog(3 lines)", "ConsumptionLog(3 listener calls)")
 
@@ -89,7 +94,6 @@ def _run_program(env, later, seed: int) -> list[str]:
 @given(seed=st.integers(0, 10_000))
 def test_batched_calls_run_in_the_order_plain_simpy_events_would(seed):
     import simpy
-
 
     plain = simpy.Environment()
 

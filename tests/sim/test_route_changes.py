@@ -40,8 +40,9 @@ def test_a_stopped_broker_leaves_the_route_at_once_and_its_queues_come_back_with
     assert [e.time_ms for e in _events(result, "route removed", "broker-b")] == [outage.down_ms]
     assert result.counters.get("sent_elsewhere", 0) > 0  # sends meant for broker-b before the producers' poll
     assert result.counters.get("send_failed", 0) == 0  # refused at once, so retried on broker-a
-    b_batches = [b for q, batches in result.consumption.items() if "broker-b" in q and "TopicTest" in q
-                 for b in batches]
+    b_batches = [
+        b for q, batches in result.consumption.items() if "broker-b" in q and "TopicTest" in q for b in batches
+    ]
     assert not [b for b in b_batches if outage.down_ms + sc.rpc_latency_ms < b.start_ms < outage.up_ms]
     assert [b for b in b_batches if b.start_ms > outage.up_ms], "broker-b's queues were not consumed after it returned"
     assert result.lost == [] and result.offset_violations == []
@@ -54,8 +55,11 @@ def test_a_vanished_broker_stays_in_the_route_until_its_registration_is_older_th
     [removed] = [e.time_ms for e in _events(result, "route removed", "broker-b")]
     last_registration = down // sc.register_name_server_period_ms * sc.register_name_server_period_ms
     assert removed % SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS == 0
-    assert last_registration - sc.register_name_server_period_ms + BROKER_CHANNEL_EXPIRED_MS < removed \
+    assert (
+        last_registration - sc.register_name_server_period_ms + BROKER_CHANNEL_EXPIRED_MS
+        < removed
         <= last_registration + BROKER_CHANNEL_EXPIRED_MS + SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
+    )
     assert result.lost == []
     # sends to it time out and fail (no time left to retry) until the producers' route drops it
     assert result.counters.get("send_failed", 0) > 0 and result.counters.get("sent_elsewhere", 0) == 0
@@ -75,17 +79,20 @@ def test_messages_on_write_queues_nobody_reads_stay_unconsumed(read, write):
 
 
 def test_shrinking_write_queues_first_strands_nothing_shrinking_read_queues_first_does():
-    wrong = scenarios.steady_state(topic_changes=(TopicChange(60_000, "broker-a", 2, 4),
-                                                  TopicChange(100_000, "broker-a", 2, 2)))
-    right = scenarios.steady_state(topic_changes=(TopicChange(60_000, "broker-a", 4, 2),
-                                                  TopicChange(150_000, "broker-a", 2, 2)))
+    wrong = scenarios.steady_state(
+        topic_changes=(TopicChange(60_000, "broker-a", 2, 4), TopicChange(100_000, "broker-a", 2, 2))
+    )
+    right = scenarios.steady_state(
+        topic_changes=(TopicChange(60_000, "broker-a", 4, 2), TopicChange(150_000, "broker-a", 2, 2))
+    )
     assert sum(simulate(wrong, seed=2).unconsumed().values()) > 0
     assert simulate(right, seed=2).unconsumed() == {}
 
 
 def test_with_every_broker_down_clients_keep_their_last_route_and_sends_fail():
-    sc = scenarios.steady_state(outages=(BrokerOutage("broker-a", 60_000, 90_000),
-                                         BrokerOutage("broker-b", 60_000, 90_000)))
+    sc = scenarios.steady_state(
+        outages=(BrokerOutage("broker-a", 60_000, 90_000), BrokerOutage("broker-b", 60_000, 90_000))
+    )
     result = simulate(sc, seed=2)
     consumer_routes = [e for e in _events(result, "route") if e.who != "producers" and 60_000 <= e.time_ms < 90_000]
     assert consumer_routes == []  # the name server knows the topic no more: the poll fails, the old route stays
@@ -99,12 +106,15 @@ def test_route_change_runs_are_deterministic():
     assert one.summary() == two.summary() and one.event_log == two.event_log
 
 
-@pytest.mark.parametrize("changes, field", [
-    (dict(outages=(BrokerOutage("broker-x", 10_000),)), "outages"),
-    (dict(outages=(BrokerOutage("broker-a", 10_000, 50_000), BrokerOutage("broker-a", 40_000))), "outages"),
-    (dict(topic_changes=(TopicChange(10_000, "broker-a", -1, 4),)), "topic_changes"),
-    (dict(outages=(BrokerOutage("broker-a", 10_000),), consume_mode=ConsumeMode.POP), "consume_mode"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        (dict(outages=(BrokerOutage("broker-x", 10_000),)), "outages"),
+        (dict(outages=(BrokerOutage("broker-a", 10_000, 50_000), BrokerOutage("broker-a", 40_000))), "outages"),
+        (dict(topic_changes=(TopicChange(10_000, "broker-a", -1, 4),)), "topic_changes"),
+        (dict(outages=(BrokerOutage("broker-a", 10_000),), consume_mode=ConsumeMode.POP), "consume_mode"),
+    ],
+)
 def test_bad_route_changes_are_refused_naming_the_field(changes, field):
     with pytest.raises(ValueError, match=f"Scenario.{field}"):
         Scenario(**changes)

@@ -21,8 +21,10 @@ def cids(n):
     return [f"10.0.0.{i}@{i}" for i in range(n)]
 
 
-@pytest.mark.parametrize("strategy", [AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(),
-                                      AllocateMessageQueueConsistentHash(5)])
+@pytest.mark.parametrize(
+    "strategy",
+    [AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(), AllocateMessageQueueConsistentHash(5)],
+)
 def test_every_consumer_gets_what_its_own_allocate_gives(strategy):
     views, rng = SharedViews(), random.Random(3)
     for _ in range(5):
@@ -86,8 +88,9 @@ def test_a_view_one_consumer_asks_about_costs_no_whole_group_answer():
     second = views.allocate(strategy, "G", members[1], mq_all, members)
     third = views.allocate(strategy, "G", members[2], mq_all, members)
     assert len(wholes) == 1  # from the second on, one whole-group answer serves everyone
-    assert [first, second, third] == [strategy.allocate("G", c, java_sorted_mqs(queues(6)), java_sorted_cids(cids(3)))
-                                      for c in members]
+    assert [first, second, third] == [
+        strategy.allocate("G", c, java_sorted_mqs(queues(6)), java_sorted_cids(cids(3))) for c in members
+    ]
 
 
 def test_a_route_version_gives_every_consumer_one_frozenset_that_its_table_keeps():
@@ -96,15 +99,15 @@ def test_a_route_version_gives_every_consumer_one_frozenset_that_its_table_keeps
     from rmqlib.namesrv import BrokerData, QueueData, TopicRouteData
     from rmqlib.sim.routes import Routes
 
-    route = TopicRouteData(queue_datas=(QueueData("broker-a", 3, 3), QueueData("broker-b", 2, 2)),
-                           broker_datas=(BrokerData("broker-a", ((0, "a:10911"),)),
-                                         BrokerData("broker-b", ((0, "b:10911"),))))
+    route = TopicRouteData(
+        queue_datas=(QueueData("broker-a", 3, 3), QueueData("broker-b", 2, 2)),
+        broker_datas=(BrokerData("broker-a", ((0, "a:10911"),)), BrokerData("broker-b", ((0, "b:10911"),))),
+    )
     views = SharedViews()
     got = views.subscribe_queues("T", route, Routes.ordered)
     assert type(got) is frozenset and views.subscribe_queues("T", route, Routes.ordered) is got
     assert got == {MessageQueue("T", b, i) for b, n in (("broker-a", 3), ("broker-b", 2)) for i in range(n)}
-    impls = [RebalanceImpl("G", f"c@{i}", InMemoryClientBrokerAPI(), AllocateMessageQueueAveragely())
-             for i in range(2)]
+    impls = [RebalanceImpl("G", f"c@{i}", InMemoryClientBrokerAPI(), AllocateMessageQueueAveragely()) for i in range(2)]
     for impl in impls:
         impl.subscribe("T", "*", 0)
         impl.update_topic_subscribe_info("T", got)
@@ -121,9 +124,13 @@ def test_old_views_answers_are_dropped_and_computed_again_alike():
     views, strategy = SharedViews(), AllocateMessageQueueAveragely()
     mq_all = views.sorted_mqs(queues(5))
     member_lists = [views.sorted_cids(cids(2 + k)) for k in range(MAX_GROUP_ANSWERS + 3)]
-    first_answers = [[views.allocate(strategy, "G", cid, mq_all, members) for cid in members]
-                     for members in member_lists]
+    first_answers = [
+        [views.allocate(strategy, "G", cid, mq_all, members) for cid in members] for members in member_lists
+    ]
     assert len(views._groups) == MAX_GROUP_ANSWERS
     again = [views.allocate(strategy, "G", cid, mq_all, member_lists[0]) for cid in member_lists[0]]
-    assert again == first_answers[0] == [strategy.allocate("G", cid, list(mq_all), list(member_lists[0]))
-                                         for cid in member_lists[0]]
+    assert (
+        again
+        == first_answers[0]
+        == [strategy.allocate("G", cid, list(mq_all), list(member_lists[0])) for cid in member_lists[0]]
+    )

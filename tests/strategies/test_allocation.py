@@ -79,15 +79,18 @@ def test_consistent_hash_group_view_builds_one_ring():
     assert len(built) == 1
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: allocate_group("AVG", [], []), "strategy"),
-    (lambda: allocate_group(AVG, "queues", ["a"]), "mq_all"),
-    (lambda: allocate_group(AVG, [], ["a"]), "mq_all"),
-    (lambda: allocate_group(AVG, make_queues(), []), "cid_all"),
-    (lambda: make_queues("T", [], 2), "brokers"),
-    (lambda: make_queues("T", ["b"], 0), "queues_per_broker"),
-    (lambda: make_cids(0), "count"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: allocate_group("AVG", [], []), "strategy"),
+        (lambda: allocate_group(AVG, "queues", ["a"]), "mq_all"),
+        (lambda: allocate_group(AVG, [], ["a"]), "mq_all"),
+        (lambda: allocate_group(AVG, make_queues(), []), "cid_all"),
+        (lambda: make_queues("T", [], 2), "brokers"),
+        (lambda: make_queues("T", ["b"], 0), "queues_per_broker"),
+        (lambda: make_cids(0), "count"),
+    ],
+)
 def test_bad_group_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()

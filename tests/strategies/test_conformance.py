@@ -55,8 +55,9 @@ def build_strategy(name, params):
         mqs = params["messageQueueList"] if params["messageQueueList_set"] else None
         return AllocateMessageQueueByConfig(None if mqs is None else [MessageQueue(*m) for m in mqs])
     if name.startswith("MACHINE_ROOM_NEARBY-"):
-        return AllocateMachineRoomNearby(build_strategy(params["inner_strategy"], params["inner_params"]),
-                                         VectorResolver())
+        return AllocateMachineRoomNearby(
+            build_strategy(params["inner_strategy"], params["inner_params"]), VectorResolver()
+        )
     return STRATEGIES[name]()
 
 

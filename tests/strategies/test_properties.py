@@ -15,18 +15,22 @@ from rmqlib.strategies import (
     PrefixMachineRoomResolver,
 )
 
-names = st.text(alphabet="ab-@\u00e9\uff5e\U0001F600", min_size=1, max_size=5)
+names = st.text(alphabet="ab-@\u00e9\uff5e\U0001f600", min_size=1, max_size=5)
 queues = st.lists(st.builds(MessageQueue, names, names, st.integers(-3, 40)), min_size=1, max_size=40, unique=True)
 cids = st.lists(names, min_size=1, max_size=12)
-partitioning = st.one_of(st.just(AllocateMessageQueueAveragely()), st.just(AllocateMessageQueueAveragelyByCircle()),
-                         st.integers(1, 30).map(AllocateMessageQueueConsistentHash))
+partitioning = st.one_of(
+    st.just(AllocateMessageQueueAveragely()),
+    st.just(AllocateMessageQueueAveragelyByCircle()),
+    st.integers(1, 30).map(AllocateMessageQueueConsistentHash),
+)
 any_strategy = st.one_of(
     partitioning,
     st.just(AllocateMessageQueueConsistentHash(0)),
     st.sets(names, max_size=3).map(AllocateMessageQueueByMachineRoom),
     queues.map(AllocateMessageQueueByConfig),
     st.sampled_from([AllocateMessageQueueAveragely(), AllocateMessageQueueConsistentHash(3)]).map(
-        lambda inner: AllocateMachineRoomNearby(inner, PrefixMachineRoomResolver("@"))),
+        lambda inner: AllocateMachineRoomNearby(inner, PrefixMachineRoomResolver("@"))
+    ),
 )
 
 

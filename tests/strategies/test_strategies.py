@@ -18,9 +18,13 @@ from rmqlib.strategies import (
 )
 
 GROUP = "GID_test"
-CHECKED = [AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(),
-           AllocateMessageQueueConsistentHash(), AllocateMessageQueueByMachineRoom({"room1"}),
-           AllocateMachineRoomNearby(AllocateMessageQueueAveragely(), PrefixMachineRoomResolver())]
+CHECKED = [
+    AllocateMessageQueueAveragely(),
+    AllocateMessageQueueAveragelyByCircle(),
+    AllocateMessageQueueConsistentHash(),
+    AllocateMessageQueueByMachineRoom({"room1"}),
+    AllocateMachineRoomNearby(AllocateMessageQueueAveragely(), PrefixMachineRoomResolver()),
+]
 
 
 def counts(strategy, n_mq, n_cid):
@@ -85,8 +89,13 @@ def test_wrong_types_raise_type_error(strategy):
 
 def test_names_match_java_get_name():
     assert {name: cls.name if name != "MACHINE_ROOM_NEARBY" else None for name, cls in STRATEGIES.items()} == {
-        "AVG": "AVG", "AVG_BY_CIRCLE": "AVG_BY_CIRCLE", "CONSISTENT_HASH": "CONSISTENT_HASH",
-        "CONFIG": "CONFIG", "MACHINE_ROOM": "MACHINE_ROOM", "MACHINE_ROOM_NEARBY": None}
+        "AVG": "AVG",
+        "AVG_BY_CIRCLE": "AVG_BY_CIRCLE",
+        "CONSISTENT_HASH": "CONSISTENT_HASH",
+        "CONFIG": "CONFIG",
+        "MACHINE_ROOM": "MACHINE_ROOM",
+        "MACHINE_ROOM_NEARBY": None,
+    }
     nearby = AllocateMachineRoomNearby(AllocateMessageQueueAveragelyByCircle(), PrefixMachineRoomResolver())
     assert nearby.name == "MACHINE_ROOM_NEARBY-AVG_BY_CIRCLE"
 
@@ -128,6 +137,7 @@ def test_ring_collision_later_insert_wins():
 def test_custom_hash_function_routes_to_first_position_at_or_after_key_and_wraps():
     def position(key):
         return {"a-0": 10, "b-0": 20}.get(key) or int(key[-2]) * 10
+
     strategy = AllocateMessageQueueConsistentHash(1, hash_function=position)
     # queue hash = queueId * 10; 10 -> a (equal position), 15 would go to b, 30 wraps to a
     mqs = [MessageQueue("T", "b", i) for i in (1, 2, 3)]
@@ -185,7 +195,7 @@ def test_nearby_rejects_an_unplaced_queue_or_consumer():
 
 def test_nearby_visits_rooms_in_java_string_order():
     # Two consumer-less rooms; U+1F600 sorts before U+FF5E in Java, after it in Python.
-    rooms = {"A": "home", "B": "\uFF5E", "C": "\U0001F600"}
+    rooms = {"A": "home", "B": "\uff5e", "C": "\U0001f600"}
     resolver = MappingMachineRoomResolver(rooms, {"c1": "home"})
     strategy = AllocateMachineRoomNearby(AllocateMessageQueueAveragely(), resolver)
     mqs = [MessageQueue("T", b, 0) for b in ("B", "C")]

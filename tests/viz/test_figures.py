@@ -120,8 +120,9 @@ def test_imbalance_spread_matches_allocation_imbalance():
     spread = imbalance_spread(5, 20, [0, 3, 10], seeds=[1, 2])
     for v, values in spread.items():
         for seed, value in zip([1, 2], values):
-            alloc = allocate_group(AllocateMessageQueueConsistentHash(v), spread_queues(20, ("broker-a", "broker-b")),
-                                   random_cids(5, seed))
+            alloc = allocate_group(
+                AllocateMessageQueueConsistentHash(v), spread_queues(20, ("broker-a", "broker-b")), random_cids(5, seed)
+            )
             assert value == imbalance(alloc)
     assert spread[0] == [0, 0]
 
@@ -163,8 +164,12 @@ def test_machine_room_view_plots_the_strategy_allocation(strategy):
     fig = machine_room_view(strategy, (1, 2, 1), (2, 0, 1), 3, ("IDC1", "IDC2"))
     mqs, cids, broker_rooms, consumer_rooms = machine_room_layout((1, 2, 1), (2, 0, 1), 3)
     from rmqlib.strategies import MappingMachineRoomResolver
-    strat = (strategy_from_name("MACHINE_ROOM", consumer_idcs={"IDC1", "IDC2"}) if strategy == "MACHINE_ROOM"
-             else strategy_from_name(strategy, resolver=MappingMachineRoomResolver(broker_rooms, consumer_rooms)))
+
+    strat = (
+        strategy_from_name("MACHINE_ROOM", consumer_idcs={"IDC1", "IDC2"})
+        if strategy == "MACHINE_ROOM"
+        else strategy_from_name(strategy, resolver=MappingMachineRoomResolver(broker_rooms, consumer_rooms))
+    )
     alloc = allocate_group(strat, mqs, cids)
     assert fig.layout.meta["allocation"] == {c: [str(mq) for mq in m] for c, m in alloc.items()}
 
@@ -177,6 +182,7 @@ def test_machine_room_view_without_consumers_or_brokers_draws_a_message():
 
 # --------------------------------------------------------------------------- panels
 
+
 def test_update_in_place_keeps_the_widget_and_matches_the_new_figure():
     fw = go.FigureWidget(allocation_view("AVG", 8, 3))
     same = fw
@@ -184,10 +190,12 @@ def test_update_in_place_keeps_the_widget_and_matches_the_new_figure():
         new = allocation_view("AVG", queues, consumers)
         update_in_place(fw, new)
         assert fw is same
+
         def strip(fig):
             return [{k: v for k, v in t.to_plotly_json().items() if k != "uid"} for t in fig.data]
-        assert strip(fw)[:len(new.data)] == strip(new)
-        assert all(t.visible is False and not t.showlegend for t in fw.data[len(new.data):])  # blanked slots
+
+        assert strip(fw)[: len(new.data)] == strip(new)
+        assert all(t.visible is False and not t.showlegend for t in fw.data[len(new.data) :])  # blanked slots
         assert fw.layout.meta == new.layout.meta
 
 
@@ -203,16 +211,19 @@ def test_update_in_place_sends_only_what_changed_and_never_adds_or_deletes_trace
     assert kinds and kinds <= {"restyle", "relayout", "update"}, kinds
     assert len(sent) == 4, "each move goes to the browser as one message"
     layouts = [kwargs.get("relayout_data") or {} for kind, _, kwargs in sent if kind == "update"]
-    assert layouts and all(not any(key.startswith("template") for key in layout) for layout in layouts), \
+    assert layouts and all(not any(key.startswith("template") for key in layout) for layout in layouts), (
         "the unchanged template was sent again"
+    )
 
 
 def test_figures_built_without_validation_are_the_figures_built_with_it():
     """A panel builds its later figures unchecked; they must be exactly what the checked builders give."""
     from rmqlib.viz.style import resolved_template, without_validation
 
-    views = [lambda: ring_view(consumers=5, queues=16, virtual_nodes=7),  # chapter 03's slider
-             lambda: allocation_view("AVG_BY_CIRCLE", 11, 4)]  # chapter 02's
+    views = [
+        lambda: ring_view(consumers=5, queues=16, virtual_nodes=7),  # chapter 03's slider
+        lambda: allocation_view("AVG_BY_CIRCLE", 11, 4),
+    ]  # chapter 02's
     for view in views:
         checked = view()
         with without_validation():
@@ -233,8 +244,9 @@ def test_update_in_place_from_what_it_returned_matches_reading_the_widget():
         new = allocation_view("AVG", queues, consumers)
         update_in_place(read, new)
         shown = update_in_place(kept, new, shown)
-        assert [t.to_plotly_json() | {"uid": None} for t in kept.data] == \
-            [t.to_plotly_json() | {"uid": None} for t in read.data]
+        assert [t.to_plotly_json() | {"uid": None} for t in kept.data] == [
+            t.to_plotly_json() | {"uid": None} for t in read.data
+        ]
         assert kept.layout.to_plotly_json() == read.layout.to_plotly_json()
         assert len(shown["data"]) == len(kept.data)
 
@@ -288,8 +300,9 @@ def test_ring_panel_moves_send_one_message_without_the_template_and_show_the_che
     assert not any(key.startswith("template") for message in sent for key in message["relayout_data"])
     expected = panel.view(**panel.params())  # built with plotly's checks
     assert panel.figure.layout.meta == expected.layout.meta
-    assert [t.to_plotly_json() | {"uid": None} for t in panel.figure.data[:len(expected.data)]] == \
-        [t.to_plotly_json() | {"uid": None} for t in expected.data]
+    assert [t.to_plotly_json() | {"uid": None} for t in panel.figure.data[: len(expected.data)]] == [
+        t.to_plotly_json() | {"uid": None} for t in expected.data
+    ]
 
 
 def test_machine_room_panel_every_slider_extreme_works():
@@ -350,47 +363,64 @@ def test_allocation_panel_starts_with_every_trace_slot_it_can_need():
 
 # --------------------------------------------------------------------------- hardening: limits and bad input
 
+
 def _stopwatch(fn, *args, **kwargs):
     import time
+
     start = time.perf_counter()
     fig = fn(*args, **kwargs)
     return fig, time.perf_counter() - start
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: spread_queues(3, []), "brokers"),
-    (lambda: spread_queues(3, ["a", "a"]), "brokers"),
-    (lambda: allocation_view(brokers=()), "brokers"),
-    (lambda: imbalance_spread(3, 6, [1], brokers=[]), "brokers"),
-    (lambda: random_cids(float("nan"), 1), "count"),
-    (lambda: imbalance_vs_vnodes_figure(vnode_counts=[]), "vnode_counts"),
-    (lambda: imbalance_vs_vnodes_figure(seeds=[]), "seeds"),
-    (lambda: machine_room_view(brokers=(1, 1)), "brokers"),
-    (lambda: machine_room_view(consumers=(-2, 1, 0)), "consumers"),
-    (lambda: machine_room_panel(strategies=[]), "strategies"),
-    (lambda: ring_view(4, 16, 100000), "virtual_nodes"),
-    (lambda: ring_view(64, 16, 100), "5000"),
-    (lambda: moved_queues_figure(max_consumers=1000), "max_consumers"),
-    (lambda: allocation_frames_figure(consumer_counts=range(1, 201)), "consumer_counts"),
-    (lambda: allocation_frames_figure(consumer_counts=[1, 1]), "consumer_counts"),
-    (lambda: process_queue_view(messages=10000, step=5000), "messages"),
-    (lambda: ring_panel(max_consumers=65), "max_consumers"),
-    (lambda: allocation_panel(["AVG"], max_queues=65), "max_queues"),
-    (lambda: allocation_panel(["AVG"], consumers=5, max_consumers=4), "max_consumers"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: spread_queues(3, []), "brokers"),
+        (lambda: spread_queues(3, ["a", "a"]), "brokers"),
+        (lambda: allocation_view(brokers=()), "brokers"),
+        (lambda: imbalance_spread(3, 6, [1], brokers=[]), "brokers"),
+        (lambda: random_cids(float("nan"), 1), "count"),
+        (lambda: imbalance_vs_vnodes_figure(vnode_counts=[]), "vnode_counts"),
+        (lambda: imbalance_vs_vnodes_figure(seeds=[]), "seeds"),
+        (lambda: machine_room_view(brokers=(1, 1)), "brokers"),
+        (lambda: machine_room_view(consumers=(-2, 1, 0)), "consumers"),
+        (lambda: machine_room_panel(strategies=[]), "strategies"),
+        (lambda: ring_view(4, 16, 100000), "virtual_nodes"),
+        (lambda: ring_view(64, 16, 100), "5000"),
+        (lambda: moved_queues_figure(max_consumers=1000), "max_consumers"),
+        (lambda: allocation_frames_figure(consumer_counts=range(1, 201)), "consumer_counts"),
+        (lambda: allocation_frames_figure(consumer_counts=[1, 1]), "consumer_counts"),
+        (lambda: process_queue_view(messages=10000, step=5000), "messages"),
+        (lambda: ring_panel(max_consumers=65), "max_consumers"),
+        (lambda: allocation_panel(["AVG"], max_queues=65), "max_queues"),
+        (lambda: allocation_panel(["AVG"], consumers=5, max_consumers=4), "max_consumers"),
+    ],
+)
 def test_bad_or_oversized_view_arguments_are_refused_by_name(call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call()
 
 
-@pytest.mark.parametrize("fn, args", [
-    (allocation_view, ("CONSISTENT_HASH", 64, 64, 1000)),
-    (ring_view, (5, 64, 1000)),
-    (moved_queues_figure, (64, 128, 10)),
-    (machine_room_view, ("MACHINE_ROOM_NEARBY-CONSISTENT_HASH", (8,) * 6, (16,) * 6, 16, ("IDC1",),
-                         tuple(f"R{i}" for i in range(6)))),
-    (process_queue_view, (64, 0, 50)),
-])
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (allocation_view, ("CONSISTENT_HASH", 64, 64, 1000)),
+        (ring_view, (5, 64, 1000)),
+        (moved_queues_figure, (64, 128, 10)),
+        (
+            machine_room_view,
+            (
+                "MACHINE_ROOM_NEARBY-CONSISTENT_HASH",
+                (8,) * 6,
+                (16,) * 6,
+                16,
+                ("IDC1",),
+                tuple(f"R{i}" for i in range(6)),
+            ),
+        ),
+        (process_queue_view, (64, 0, 50)),
+    ],
+)
 def test_views_at_their_limits_build_in_about_a_second(fn, args):
     fig, seconds = _stopwatch(fn, *args)
     assert isinstance(fig, go.Figure) and seconds < 3  # about 0.1-0.5 s here; 3 s leaves room for a slow runner

@@ -62,8 +62,9 @@ def test_queue_figure_marks_exactly_the_offsets_consumed_twice(slow_scale_out):
     meta = fig.layout.meta
     assert meta["consumed_twice"] == again[queue]
     spans = sorted(run.ownership[queue], key=lambda i: i.start_ms)
-    assert (meta["old_owner"], meta["new_owner"]) == next((a.holder, b.holder) for a, b in zip(spans, spans[1:])
-                                                         if a.holder != b.holder and b.start_ms >= 12_000)
+    assert (meta["old_owner"], meta["new_owner"]) == next(
+        (a.holder, b.holder) for a, b in zip(spans, spans[1:]) if a.holder != b.holder and b.start_ms >= 12_000
+    )
     ringed = next(t for t in fig.data if t.name == "consumed more than once")
     assert set(ringed.y) == set(again[queue])
     # the old owner consumed them after it dropped the queue (its in-flight messages), the new one again

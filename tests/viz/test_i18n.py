@@ -58,8 +58,12 @@ def _english_words(text: str) -> list[str]:
     text = re.sub(r"<[^>]+>|%\{[^}]*\}|&\w+;", " ", text)
     words = []
     for token in re.findall(r"[A-Za-z][\w.@:/=\-\[\]]*", text):
-        if (re.search(r"[\d_@:/=\-\[\].]", token) or token.isupper()  # ids, queues, AVG_BY_CIRCLE, IDC1
-                or re.search(r"[a-z][A-Z]", token) or token in _ALLOWED_WORDS):  # msgTreeMap, RebalanceImpl
+        if (
+            re.search(r"[\d_@:/=\-\[\].]", token)
+            or token.isupper()  # ids, queues, AVG_BY_CIRCLE, IDC1
+            or re.search(r"[a-z][A-Z]", token)
+            or token in _ALLOWED_WORDS
+        ):  # msgTreeMap, RebalanceImpl
             continue
         words.append(token)
     return words
@@ -110,8 +114,9 @@ def test_every_figure_in_chinese_has_a_chinese_title_and_no_english_words_left(c
 def test_every_panel_in_chinese_labels_its_controls_and_buttons_in_chinese(chinese):
     _, panels = chinese
     for name, panel in panels.items():
-        labels = [w.description for w in panel.controls.values()] + [b.description for b in
-                                                                      getattr(panel, "buttons", [])]
+        labels = [w.description for w in panel.controls.values()] + [
+            b.description for b in getattr(panel, "buttons", [])
+        ]
         for label in labels:
             assert re.search(r"[\u4e00-\u9fff]", label) and not _english_words(label), f"{name}: {label!r}"
         assert not _english_words(plain_title(panel.figure.layout)), name
@@ -126,8 +131,9 @@ def test_panels_key_their_sliders_by_the_english_label_in_any_language(chinese):
 
 def test_a_panel_redrawn_after_a_slider_move_stays_in_its_language():
     with i18n.language_of("zh"), i18n.strict():
-        panel = viz.ring_panel(consumers=3, queues=8, virtual_nodes=2, max_consumers=4, max_queues=8,
-                               max_virtual_nodes=4)
+        panel = viz.ring_panel(
+            consumers=3, queues=8, virtual_nodes=2, max_consumers=4, max_queues=8, max_virtual_nodes=4
+        )
         panel.sliders["consumers"].value = 4
     assert panel.error is None and "个消费者" in plain_title(panel.figure.layout)
 
@@ -157,13 +163,14 @@ def test_every_label_the_builders_pass_to_text_has_a_chinese_entry():
     for path in sorted((ROOT / "rmqlib" / "viz").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("text", "plural"):
-                for arg in node.args[:2 if node.func.id == "plural" else 1]:
+                for arg in node.args[: 2 if node.func.id == "plural" else 1]:
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value not in ZH:
                         missing.append(f"{path.name}: {arg.value!r}")
     assert not missing, missing
 
 
 # --------------------------------------------------------------------------- English stays as it was
+
 
 def test_english_mode_draws_exactly_the_english_labels():
     fig = viz.allocation_view("AVG", 8, 3)
@@ -175,7 +182,8 @@ def test_english_mode_draws_exactly_the_english_labels():
     timeline = viz.ownership_timeline_figure(viz_inventory.runs()[0])
     assert timeline.layout.xaxis.title.text == "simulated time (s)" and timeline.layout.legend.title.text == "consumer"
     assert plain_title(viz.ring_view(4, 16, 0).layout) == (
-        "0 virtual nodes: the ring is empty, so no consumer gets a queue")
+        "0 virtual nodes: the ring is empty, so no consumer gets a queue"
+    )
 
 
 def test_english_and_chinese_figures_plot_the_same_numbers(chinese):
@@ -183,10 +191,17 @@ def test_english_and_chinese_figures_plot_the_same_numbers(chinese):
     english = viz_inventory.figures()
     for name, fig in figures.items():
         assert fig.layout.meta == english[name].layout.meta, name
+
         def plotted(figure):  # the numbers; category labels are words, translated
-            return [{key: [v for v in trace.get(key) if not isinstance(v, str)] if isinstance(trace.get(key), list)
-                     else trace.get(key) for key in ("x", "y", "r", "theta", "z", "base")}
-                    for trace in figure.to_plotly_json()["data"]]
+            return [
+                {
+                    key: [v for v in trace.get(key) if not isinstance(v, str)]
+                    if isinstance(trace.get(key), list)
+                    else trace.get(key)
+                    for key in ("x", "y", "r", "theta", "z", "base")
+                }
+                for trace in figure.to_plotly_json()["data"]
+            ]
 
         assert plotted(fig) == plotted(english[name]), name
 
@@ -197,6 +212,7 @@ def test_text_fills_fields_only_when_given_so_plotly_placeholders_need_no_escapi
 
 
 # --------------------------------------------------------------------------- the switch
+
 
 def test_use_language_switches_and_language_of_restores():
     assert i18n.language() == "en"
@@ -236,6 +252,7 @@ def test_strict_takes_a_bool_and_has_entry_checks_its_arguments():
 
 # --------------------------------------------------------------------------- text a notebook passes in
 
+
 def test_phrase_translates_a_known_title_exactly_or_by_pattern_and_leaves_other_text_alone():
     with i18n.language_of("zh"):
         assert i18n.phrase("offset 112 sent to the broker") == "位点 112 已发送给 Broker"
@@ -263,14 +280,23 @@ def _chapter_strings():
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "id", getattr(node.func, "attr", ""))
-                if name in ("run_variants", "latency_figure", "retry_figure") and node.args and isinstance(
-                        node.args[0], ast.Dict):
-                    found += [(path.name, key.value) for key in node.args[0].keys
-                              if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+                if (
+                    name in ("run_variants", "latency_figure", "retry_figure")
+                    and node.args
+                    and isinstance(node.args[0], ast.Dict)
+                ):
+                    found += [
+                        (path.name, key.value)
+                        for key in node.args[0].keys
+                        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+                    ]
                 if not (name == "Prediction" or name.endswith(("_figure", "_view"))):
                     continue
-                values = [kw.value for kw in node.keywords if kw.arg in keywords or (name == "Prediction"
-                                                                                   and kw.arg == "choices")]
+                values = [
+                    kw.value
+                    for kw in node.keywords
+                    if kw.arg in keywords or (name == "Prediction" and kw.arg == "choices")
+                ]
                 if name == "Prediction" and node.args:
                     values.append(node.args[0])
                 for value in values:
@@ -294,6 +320,7 @@ def test_every_title_and_prediction_a_chapter_passes_in_has_a_chinese_entry():
 
 def test_a_prediction_in_chinese_shows_chinese_and_still_judges_the_english_choice():
     from rmqlib.viz import Prediction
+
     with i18n.language_of("zh"), i18n.strict():
         p = Prediction("Q?", answer=lambda: "about 20 s", why="", choices=["under a second", "about 20 s"])
         assert [label for label, _ in p.entry.options] == ["不到一秒", "约 20 秒"]
@@ -304,12 +331,19 @@ def test_a_prediction_in_chinese_shows_chinese_and_still_judges_the_english_choi
 
 # --------------------------------------------------------------------------- speed and titles
 
+
 def test_a_label_lookup_costs_nothing_a_slider_move_could_notice():
     with i18n.language_of("zh"):
         start = time.perf_counter()
         for _ in range(10_000):
-            i18n.text("{c} consumers x {v} virtual nodes, {q} queues: {counts} (max - min = {spread})", c=4, v=3,
-                      q=16, counts="x", spread=1)
+            i18n.text(
+                "{c} consumers x {v} virtual nodes, {q} queues: {counts} (max - min = {spread})",
+                c=4,
+                v=3,
+                q=16,
+                counts="x",
+                spread=1,
+            )
         per_call = (time.perf_counter() - start) / 10_000
     assert per_call < 50e-6  # a slider move draws a few dozen labels and takes milliseconds
 
@@ -318,8 +352,10 @@ def test_a_long_chinese_title_is_cut_at_its_full_width_colon_and_wrapped_between
     title = "一致性哈希的不均衡度：" + "每个消费者分到的队列数" * 12
     head, joiner, detail, lines = fit_title(title)
     assert head == "一致性哈希的不均衡度" and joiner == "：" and lines >= 2 and "\u200b<br>" in detail
-    assert plain_title({"title": {"text": head}, "annotations": [{"name": "title detail" + joiner,
-                                                                   "text": detail}]}) == title
+    assert (
+        plain_title({"title": {"text": head}, "annotations": [{"name": "title detail" + joiner, "text": detail}]})
+        == title
+    )
 
 
 def test_the_catalog_uses_the_glossary_terms():
@@ -327,13 +363,30 @@ def test_the_catalog_uses_the_glossary_terms():
     i18n/zh/terms.yml (the chapters' glossary), never a synonym."""
     import yaml
 
-    terms = {t["en"]: re.sub(r"（.*?）", "", t["zh"]) for t in
-             yaml.safe_load((ROOT / "i18n" / "zh" / "terms.yml").read_text(encoding="utf-8"))["terms"]}
-    checked = ["consumer", "queue", "virtual node", "offset", "seed", "rebalance", "pause", "dead-letter queue",
-               "pull", "heartbeat", "imbalance", "topic"]
+    terms = {
+        t["en"]: re.sub(r"（.*?）", "", t["zh"])
+        for t in yaml.safe_load((ROOT / "i18n" / "zh" / "terms.yml").read_text(encoding="utf-8"))["terms"]
+    }
+    checked = [
+        "consumer",
+        "queue",
+        "virtual node",
+        "offset",
+        "seed",
+        "rebalance",
+        "pause",
+        "dead-letter queue",
+        "pull",
+        "heartbeat",
+        "imbalance",
+        "topic",
+    ]
     wrong = []
     for english, chinese in list(ZH.items()) + list(PATTERNS["zh"].items()):
         words = re.sub(r"\{[^}]*\}", " ", english).lower()  # fields are not words
-        wrong += [f"{english!r} -> {chinese!r}: no {terms[term]}" for term in checked
-                  if re.search(rf"\b{term}s?\b", words) and terms[term] not in chinese]
+        wrong += [
+            f"{english!r} -> {chinese!r}: no {terms[term]}"
+            for term in checked
+            if re.search(rf"\b{term}s?\b", words) and terms[term] not in chinese
+        ]
     assert not wrong, "\n".join(wrong)

@@ -10,12 +10,19 @@ from rmqlib.viz.static import STATIC_RENDERER, StaticHtmlRenderer, use_static_re
 
 
 def test_importing_viz_with_rmqlib_static_set_leaves_plotlys_renderer_alone():
-    code = ("import plotly.io as pio\n"
-            "before = pio.renderers.default\n"
-            "import rmqlib.viz\n"
-            "print(pio.renderers.default == before, 'rmqlib_static' in pio.renderers)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={**os.environ, "RMQLIB_STATIC": "1"})
+    code = (
+        "import plotly.io as pio\n"
+        "before = pio.renderers.default\n"
+        "import rmqlib.viz\n"
+        "print(pio.renderers.default == before, 'rmqlib_static' in pio.renderers)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "RMQLIB_STATIC": "1"},
+    )
     assert done.stdout.split() == ["True", "False"]
 
 
@@ -33,26 +40,30 @@ def test_use_static_renderer_is_idempotent():
 
 def test_importing_viz_leaves_plotlys_templates_alone_until_a_figure_is_styled():
     """The house template is registered the first time a figure is styled (or it is asked for), not on import."""
-    code = ("import plotly.io as pio\n"
-            "before = (list(pio.templates), pio.templates.default)\n"
-            "import rmqlib.viz\n"
-            "from rmqlib.viz import style\n"
-            "print((list(pio.templates), pio.templates.default) == before, 'rmqlib' in pio.templates)\n"
-            "fig = rmqlib.viz.allocation_view('AVG', 4, 2)\n"
-            "print('rmqlib' in pio.templates, style.TEMPLATE is style.house_template(),\n"
-            "      fig.layout.template.layout.colorway[0] == style.TEMPLATE.layout.colorway[0] == '#2E91E5',\n"
-            "      pio.templates.default == before[1])")
+    code = (
+        "import plotly.io as pio\n"
+        "before = (list(pio.templates), pio.templates.default)\n"
+        "import rmqlib.viz\n"
+        "from rmqlib.viz import style\n"
+        "print((list(pio.templates), pio.templates.default) == before, 'rmqlib' in pio.templates)\n"
+        "fig = rmqlib.viz.allocation_view('AVG', 4, 2)\n"
+        "print('rmqlib' in pio.templates, style.TEMPLATE is style.house_template(),\n"
+        "      fig.layout.template.layout.colorway[0] == style.TEMPLATE.layout.colorway[0] == '#2E91E5',\n"
+        "      pio.templates.default == before[1])"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "False", "True", "True", "True", "True"]
 
 
 def test_asking_for_the_template_registers_it_once():
-    code = ("import plotly.io as pio\n"
-            "from rmqlib.viz import style\n"
-            "print('rmqlib' in pio.templates)\n"
-            "first = style.TEMPLATE\n"
-            "print('rmqlib' in pio.templates, style.house_template() is first,\n"
-            "      pio.templates['rmqlib'].to_plotly_json() == first.to_plotly_json())\n"
-            "print(style.resolved_template('rmqlib') == first.to_plotly_json())")
+    code = (
+        "import plotly.io as pio\n"
+        "from rmqlib.viz import style\n"
+        "print('rmqlib' in pio.templates)\n"
+        "first = style.TEMPLATE\n"
+        "print('rmqlib' in pio.templates, style.house_template() is first,\n"
+        "      pio.templates['rmqlib'].to_plotly_json() == first.to_plotly_json())\n"
+        "print(style.resolved_template('rmqlib') == first.to_plotly_json())"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True", "True", "True", "True"]

@@ -20,9 +20,16 @@ def _sent(widget) -> list[dict]:
 def _report_on_the_last_update(widget) -> dict:
     """What the browser reports after the widget's last update: per trace, the defaults plotly.js filled in,
     and (the browser builds it before applying the update to its copy) the properties Python just set."""
-    deltas = [{"uid": t.uid, "name": t.name, "mode": "markers", "marker": {"color": t.marker.color,
-                                                                        "line": {"color": "#444", "width": 0}},
-               "opacity": 1} for t in widget.data]
+    deltas = [
+        {
+            "uid": t.uid,
+            "name": t.name,
+            "mode": "markers",
+            "marker": {"color": t.marker.color, "line": {"color": "#444", "width": 0}},
+            "opacity": 1,
+        }
+        for t in widget.data
+    ]
     return {"trace_deltas": deltas, "trace_edit_id": widget._last_trace_edit_id}
 
 
@@ -97,11 +104,14 @@ def test_row_label_px_covers_the_longest_label_of_the_range():
     assert row_label_px(make_cids(16), 10) >= 21 * 6.9
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: row_label_px("abc", 4), "cids"),
-    (lambda: row_label_px(["a"], -1), "max_queues"),
-    (lambda: row_label_px(["a"], "4"), "max_queues"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: row_label_px("abc", 4), "cids"),
+        (lambda: row_label_px(["a"], -1), "max_queues"),
+        (lambda: row_label_px(["a"], "4"), "max_queues"),
+    ],
+)
 def test_row_label_px_names_its_bad_argument(call, name):
     with pytest.raises((TypeError, ValueError), match=name):
         call()

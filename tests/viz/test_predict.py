@@ -28,8 +28,12 @@ def test_a_number_box_accepts_answers_within_the_tolerance():
 
 
 def test_the_static_page_shows_the_question_and_hides_the_answer_in_a_details_element(monkeypatch):
-    p = Prediction("Who goes first?", lambda: "the newcomer", "It reads before the persist.",
-                   choices=["the old owner", "the newcomer"])
+    p = Prediction(
+        "Who goes first?",
+        lambda: "the newcomer",
+        "It reads before the persist.",
+        choices=["the old owner", "the newcomer"],
+    )
     monkeypatch.setenv("RMQLIB_STATIC", "1")
     bundle = p._repr_mimebundle_()
     page = bundle["text/html"]
@@ -39,11 +43,17 @@ def test_the_static_page_shows_the_question_and_hides_the_answer_in_a_details_el
     assert "application/vnd.jupyter.widget-view+json" in p._repr_mimebundle_()
 
 
-@pytest.mark.parametrize("kwargs, error, word", [
-    (dict(question=""), ValueError, "question"), (dict(answer=3), TypeError, "answer"),
-    (dict(why=None), TypeError, "why"), (dict(choices=[1]), ValueError, "choices"),
-    (dict(choices=[1, "1"]), ValueError, "choices"), (dict(tolerance=2), ValueError, "tolerance"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, word",
+    [
+        (dict(question=""), ValueError, "question"),
+        (dict(answer=3), TypeError, "answer"),
+        (dict(why=None), TypeError, "why"),
+        (dict(choices=[1]), ValueError, "choices"),
+        (dict(choices=[1, "1"]), ValueError, "choices"),
+        (dict(tolerance=2), ValueError, "tolerance"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, error, word):
     args = dict(question="q?", answer=lambda: 1, why="w", choices=None) | kwargs
     with pytest.raises(error, match=word):

@@ -127,9 +127,11 @@ def test_static_renderer_emits_html_without_plotlyjs_requirejs_mathjax_or_any_ur
 
 def test_machine_room_frames_figure_has_one_step_per_strategy_matching_the_view():
     from rmqlib.viz import MACHINE_ROOM_STRATEGIES, machine_room_frames_figure, machine_room_view
+
     fig = machine_room_frames_figure(brokers=(1, 1, 1), consumers=(2, 1, 0))
-    assert [f.name for f in fig.frames] == [s.replace("MACHINE_ROOM_NEARBY-", "NEARBY-")
-                                            for s in MACHINE_ROOM_STRATEGIES]
+    assert [f.name for f in fig.frames] == [
+        s.replace("MACHINE_ROOM_NEARBY-", "NEARBY-") for s in MACHINE_ROOM_STRATEGIES
+    ]
     for name, frame in zip(MACHINE_ROOM_STRATEGIES, fig.frames):
         view = machine_room_view(name, (1, 1, 1), (2, 1, 0))
         assert frame.layout.meta["allocation"] == view.layout.meta["allocation"]
@@ -140,6 +142,7 @@ def test_machine_room_frames_figure_has_one_step_per_strategy_matching_the_view(
 
 def test_process_queue_frames_figure_steps_through_every_acknowledgement():
     from rmqlib.viz import process_queue_frames_figure, process_queue_view
+
     fig = process_queue_frames_figure(messages=12, seed=3, slow=0)
     assert [f.name for f in fig.frames] == [str(k) for k in range(13)]
     for k, frame in enumerate(fig.frames):

@@ -18,8 +18,10 @@ def test_a_short_title_stays_as_it_is():
 
 
 def test_a_long_title_keeps_a_headline_and_loses_no_word():
-    text = ("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: 4 consumed from their own room, 8 from another room "
-            "because no consumer runs there, and the fallback shares them room by room")
+    text = (
+        "MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: 4 consumed from their own room, 8 from another room "
+        "because no consumer runs there, and the fallback shares them room by room"
+    )
     head, joiner, detail, lines = fit_title(text)
     assert head == "MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms" and lines == detail.count("<br>") + 1 >= 2
     assert head + joiner + detail.replace("<br>", " ") == text
@@ -44,7 +46,8 @@ def test_house_style_lays_the_legend_under_the_plot_and_is_idempotent():
     assert once["template"] == TEMPLATE_NAME or once["template"]["layout"]  # the registered template
     assert once["legend"]["orientation"] == "h" and once["legend"]["yref"] == "container"
     assert once["height"] > 300 and once["margin"]["b"] >= 58 + 21 * legend_rows(
-        [f"consumer {i}" for i in range(12)], width_px=PLOT_WIDTH_PX)
+        [f"consumer {i}" for i in range(12)], width_px=PLOT_WIDTH_PX
+    )
 
 
 def test_a_parenthesis_goes_with_the_detail_and_the_title_reads_back_whole():
@@ -60,13 +63,17 @@ def test_a_parenthesis_goes_with_the_detail_and_the_title_reads_back_whole():
 def test_a_name_value_clause_after_a_semicolon_stays_whole():
     text = "12 queues in 3 rooms: 4 consumed from another room, 4 consumed by nobody; consumers: 2 hold 3, 1 holds 2"
     head, joiner, detail, _ = fit_title(text)
-    assert (head, joiner, detail) == ("12 queues in 3 rooms: 4 consumed from another room, 4 consumed by nobody",
-                                      "; ", "consumers: 2 hold 3, 1 holds 2")
+    assert (head, joiner, detail) == (
+        "12 queues in 3 rooms: 4 consumed from another room, 4 consumed by nobody",
+        "; ",
+        "consumers: 2 hold 3, 1 holds 2",
+    )
     assert plain_title(house_style(go.Figure(layout=dict(title=text))).layout) == text
 
 
 def test_a_builder_that_retitles_a_styled_figure_keeps_each_word_once():
     from rmqlib.viz import machine_room_view
+
     view = plain_title(machine_room_view("MACHINE_ROOM_NEARBY-AVG", (1, 1, 1), (2, 1, 0)).layout)
     assert view.startswith("MACHINE_ROOM_NEARBY-AVG: 12 queues in 3 rooms: ") and view.count("consumers:") == 1
 
@@ -74,10 +81,15 @@ def test_a_builder_that_retitles_a_styled_figure_keeps_each_word_once():
 def test_styled_figure_is_house_style_of_the_same_figure():
     """The one-pass builder the sliders use gives exactly the figure house_style gives."""
     data = [dict(type="scatter", x=[0, 1], y=[0, 1], name=f"consumer-{i}") for i in range(12)]
-    layout = dict(title=dict(text="12 queues over 12 consumers: 12 hold 1; "
-                                  "every consumer holds exactly one queue in this made-up group"),
-                  height=300, xaxis=dict(title=dict(text="queues")), legend=dict(title=dict(text="consumer")),
-                  meta={"view": "test"})
+    layout = dict(
+        title=dict(
+            text="12 queues over 12 consumers: 12 hold 1; every consumer holds exactly one queue in this made-up group"
+        ),
+        height=300,
+        xaxis=dict(title=dict(text="queues")),
+        legend=dict(title=dict(text="consumer")),
+        meta={"view": "test"},
+    )
     one_pass = styled_figure(data, layout)
     assert one_pass.to_plotly_json() == house_style(go.Figure(data=data, layout=layout)).to_plotly_json()
     assert one_pass.layout.annotations, "the long title was not split into a headline and a detail"

@@ -46,15 +46,17 @@ def test_ownership_timeline_has_one_bar_per_interval_in_the_consumers_colour(cra
     for queue in crash.queues:
         for iv in crash.ownership.get(queue, []):
             expected.setdefault(iv.holder, []).append(
-                (short_queue(queue).split("/", 1)[1], iv.start_ms / 1000, iv.end_ms / 1000))
+                (short_queue(queue).split("/", 1)[1], iv.start_ms / 1000, iv.end_ms / 1000)
+            )
     assert bars == {h: sorted(v) for h, v in expected.items()}
     cids = [s.client_id for s in crash.scenario.consumers]
     for t in fig.data:
         if t.type == "bar" and t.name in cids:
             assert t.marker.color == PALETTE[cids.index(t.name)]
-    assert fig.layout.meta["intervals"] == {q: [[i.holder, i.start_ms, i.end_ms] for i in
-                                                sorted(ivs, key=lambda i: (i.start_ms, i.holder))]
-                                            for q, ivs in crash.ownership.items()}
+    assert fig.layout.meta["intervals"] == {
+        q: [[i.holder, i.start_ms, i.end_ms] for i in sorted(ivs, key=lambda i: (i.start_ms, i.holder))]
+        for q, ivs in crash.ownership.items()
+    }
 
 
 def test_ownership_timeline_marks_events_and_pauses(crash):
@@ -82,9 +84,10 @@ def test_host_loss_pause_is_shaded_on_the_lost_consumers_queues():
 def test_lock_timeline_plots_the_broker_lock_table_and_every_listener_call(orderly):
     fig = lock_timeline_figure(orderly)
     queues = set(orderly.queues)
-    assert fig.layout.meta["locks"] == {q: [[i.holder, i.start_ms, i.end_ms] for i in
-                                            sorted(v, key=lambda i: (i.start_ms, i.holder))]
-                                        for q, v in orderly.lock_ownership.items()}
+    assert fig.layout.meta["locks"] == {
+        q: [[i.holder, i.start_ms, i.end_ms] for i in sorted(v, key=lambda i: (i.start_ms, i.holder))]
+        for q, v in orderly.lock_ownership.items()
+    }
     lock_bars = sum(len(t.x) for t in fig.data if t.type == "bar")
     assert lock_bars == sum(len(orderly.lock_ownership.get(q, [])) for q in queues)
     ticks = sum(len(t.x) for t in fig.data if t.type == "scatter" and t.name.startswith("consumed"))
@@ -98,8 +101,8 @@ def test_load_figure_rows_are_the_per_second_counts_averaged_over_the_window(cra
     assert set(rows) == set(crash.load)
     for cid, series in crash.load.items():
         per = 5_000 // crash.load_bucket_ms
-        want = [sum(series[i:i + per]) / (per * crash.load_bucket_ms / 1000) for i in range(0, len(series), per)]
-        assert rows[cid][:len(want)] == pytest.approx(want, abs=1e-3)
+        want = [sum(series[i : i + per]) / (per * crash.load_bucket_ms / 1000) for i in range(0, len(series), per)]
+        assert rows[cid][: len(want)] == pytest.approx(want, abs=1e-3)
         assert sum(rows[cid]) * per * crash.load_bucket_ms / 1000 == pytest.approx(sum(series), abs=0.05)
     assert fig.layout.meta["totals"] == crash.consumed_by()
     with pytest.raises(ValueError, match="window_ms"):
@@ -116,13 +119,19 @@ def test_latency_figure_reports_the_runs_percentiles(crash, orderly):
 
 
 def test_sweep_figure_shows_every_seed_not_a_single_run():
-    rows = sweep(scenarios.steady_state(duration_ms=30_000, drain_ms=10_000), "rebalance_interval_ms",
-                 [5_000, 20_000], seeds=[0, 1, 2], progress=False)
+    rows = sweep(
+        scenarios.steady_state(duration_ms=30_000, drain_ms=10_000),
+        "rebalance_interval_ms",
+        [5_000, 20_000],
+        seeds=[0, 1, 2],
+        progress=False,
+    )
     fig = sweep_figure(rows, "rebalance_interval_ms", "rebalances")
     [box] = fig.data
     assert box.type == "box" and box.boxpoints == "all" and len(box.y) == 6
-    assert fig.layout.meta["values"][""] == {str(v): [r["rebalances"] for r in rows if r["rebalance_interval_ms"] == v]
-                                             for v in (5_000, 20_000)}
+    assert fig.layout.meta["values"][""] == {
+        str(v): [r["rebalances"] for r in rows if r["rebalance_interval_ms"] == v] for v in (5_000, 20_000)
+    }
     stats = sweep_stats(rows, "rebalance_interval_ms", "rebalances")[""]
     assert stats[5_000][1] > stats[20_000][1]  # rebalancing more often runs more rounds
     rng = sweep_figure(rows, "rebalance_interval_ms", "rebalances", kind="range")
@@ -136,9 +145,14 @@ def test_sweep_figure_shows_every_seed_not_a_single_run():
 
 
 def test_run_variants_groups_rows_and_adds_extra_columns():
-    rows = run_variants({"steady": scenarios.steady_state(duration_ms=20_000, drain_ms=5_000),
-                         "out": scenarios.scale_out(duration_ms=80_000, drain_ms=5_000)},
-                        seeds=[0, 1], extra={"handovers": lambda r: r.handovers(after_ms=30_000)})
+    rows = run_variants(
+        {
+            "steady": scenarios.steady_state(duration_ms=20_000, drain_ms=5_000),
+            "out": scenarios.scale_out(duration_ms=80_000, drain_ms=5_000),
+        },
+        seeds=[0, 1],
+        extra={"handovers": lambda r: r.handovers(after_ms=30_000)},
+    )
     assert [(r["variant"], r["seed"]) for r in rows] == [("steady", 0), ("steady", 1), ("out", 0), ("out", 1)]
     assert all(r["handovers"] == 0 for r in rows[:2]) and all(r["handovers"] > 0 for r in rows[2:])
     fig = sweep_figure(rows, "variant", "handovers")
@@ -153,6 +167,6 @@ def test_latency_axis_is_log_only_when_latencies_span_more_than_20x(crash):
     high = max(x for t in fig.data for x in t.x)
     lo, hi = fig.layout.xaxis.range
     if fig.layout.xaxis.type == "log":
-        assert 10 ** lo < low and 10 ** hi > high  # no line lies on an edge of the plot
+        assert 10**lo < low and 10**hi > high  # no line lies on an edge of the plot
     else:
         assert lo == 0 and hi > high

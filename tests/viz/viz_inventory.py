@@ -17,6 +17,7 @@ from rmqlib.strategies import AllocateMessageQueueAveragely
 def runs():
     """Small simulated runs (cached: they take a few seconds): a traced crash and an orderly crash."""
     from rmqlib.sim import scenarios, simulate
+
     crash = simulate(scenarios.crash(), seed=1, trace=True)
     orderly = simulate(scenarios.orderly_crash(), seed=1)
     return crash, orderly
@@ -37,8 +38,12 @@ def figures() -> dict:
     crash, orderly = runs()
     odd, cids, queues = _odd_allocation()
     avg = allocate_group(AllocateMessageQueueAveragely(), queues, cids[:3])
-    rows = [{"seed": s, "variant": v, "group": g, "longest_pause_ms": s * 10 + len(v) + len(g)}
-            for s in (0, 1) for v in ("a1", "b2") for g in ("g1", "g2")]
+    rows = [
+        {"seed": s, "variant": v, "group": g, "longest_pause_ms": s * 10 + len(v) + len(g)}
+        for s in (0, 1)
+        for v in ("a1", "b2")
+        for g in ("g1", "g2")
+    ]
     replay = replay_handover()
     orderly_replay = replay_handover(orderly=True, consuming=(0,))
     out = {
@@ -52,8 +57,9 @@ def figures() -> dict:
         "ring_view empty": viz.ring_view(4, 16, 0),
         "imbalance_vs_vnodes_figure": viz.imbalance_vs_vnodes_figure(3, 8, (1, 5), range(2)),
         "moved_queues_figure": viz.moved_queues_figure(8, 4, 2),
-        "multi_topic_figure": viz.multi_topic_figure(AllocateMessageQueueAveragely(),
-                                                     {"TopicA": queues, "TopicB": queues[:2]}, cids[:3]),
+        "multi_topic_figure": viz.multi_topic_figure(
+            AllocateMessageQueueAveragely(), {"TopicA": queues, "TopicB": queues[:2]}, cids[:3]
+        ),
         "machine_room_view": viz.machine_room_view(),
         "machine_room_view MACHINE_ROOM": viz.machine_room_view("MACHINE_ROOM", consumers=(1, 1, 1)),
         "machine_room_view empty": viz.machine_room_view(consumers=(0, 0, 0)),
@@ -67,10 +73,18 @@ def figures() -> dict:
         "latency_figure": viz.latency_figure(crash),
         "latency_figure two": viz.latency_figure({"crash": crash, "orderly_crash": orderly}),
         "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
-        "sweep_figure range": viz.sweep_figure(rows, "variant", "longest_pause_ms", kind="range", log_y=True,
-                                               x_title="variant", y_title="longest pause (ms)"),
-        "retry_figure": viz.retry_figure({"CONCURRENTLY": concurrent_retry_timeline(),
-                                          "ORDERLY": orderly_retry_timeline(max_reconsume_times=3)}),
+        "sweep_figure range": viz.sweep_figure(
+            rows,
+            "variant",
+            "longest_pause_ms",
+            kind="range",
+            log_y=True,
+            x_title="variant",
+            y_title="longest pause (ms)",
+        ),
+        "retry_figure": viz.retry_figure(
+            {"CONCURRENTLY": concurrent_retry_timeline(), "ORDERLY": orderly_retry_timeline(max_reconsume_times=3)}
+        ),
         "sequence_figure": viz.sequence_figure(crash, 60_000, 62_000, max_events=60),
         "sequence_figure short": viz.sequence_figure(crash, 60_000, 70_000, max_events=5),
         "queue_handover_figure": viz.queue_handover_figure(crash),
@@ -92,24 +106,31 @@ def _designs() -> dict:
     from rmqlib.designs.compare import design_summary, measured_table, simulated_changes
     from rmqlib.viz import designs
 
-    summary = design_summary(measured_table(["AVG", "STICKY", "BROKER_AVG", "KAFKA_UNIFORM", "KAFKA_RANGE"],
-                                            (4,), (16,)))
-    rows = simulated_changes(designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["crash", "scale_out"],
-                             kafka=False)
-    return {"designs_view": designs.designs_view(4, 16),
-            "designs_frames_figure": designs.designs_frames_figure(16, (2, 4), initial=4),
-            "tradeoff_figure": designs.tradeoff_figure(summary), "changes_figure": designs.changes_figure(rows)}
+    summary = design_summary(
+        measured_table(["AVG", "STICKY", "BROKER_AVG", "KAFKA_UNIFORM", "KAFKA_RANGE"], (4,), (16,))
+    )
+    rows = simulated_changes(
+        designs=["RocketMQ AVG", "ours: sticky, own memory"], changes=["crash", "scale_out"], kafka=False
+    )
+    return {
+        "designs_view": designs.designs_view(4, 16),
+        "designs_frames_figure": designs.designs_frames_figure(16, (2, 4), initial=4),
+        "tradeoff_figure": designs.tradeoff_figure(summary),
+        "changes_figure": designs.changes_figure(rows),
+    }
 
 
 def panels() -> dict:
     """name -> panel, for every panel (with every control it can show)."""
     return {
         "allocation_panel": viz.allocation_panel(("AVG", "CONSISTENT_HASH"), max_queues=8, max_consumers=4),
-        "ring_panel": viz.ring_panel(consumers=3, queues=8, virtual_nodes=2, max_consumers=4, max_queues=8,
-                                    max_virtual_nodes=4),
+        "ring_panel": viz.ring_panel(
+            consumers=3, queues=8, virtual_nodes=2, max_consumers=4, max_queues=8, max_virtual_nodes=4
+        ),
         "machine_room_panel": viz.machine_room_panel(max_brokers=2, max_consumers=2),
         "process_queue_panel": viz.process_queue_panel(messages=4, max_messages=6),
         "handover_panel": viz.handover_panel(),
-        "designs_panel": __import__("rmqlib.viz.designs").viz.designs.designs_panel(4, 16, max_consumers=8,
-                                                                                      max_queues=32),
+        "designs_panel": __import__("rmqlib.viz.designs").viz.designs.designs_panel(
+            4, 16, max_consumers=8, max_queues=32
+        ),
     }

@@ -92,8 +92,12 @@ def build(kafka: Path, work: Path) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(git_show(kafka, rel))
     for directory in CLIENT_DIRS:
-        names = subprocess.run(["git", "-C", str(kafka), "ls-tree", "--name-only", KAFKA_COMMIT, directory + "/"],
-                               capture_output=True, text=True, check=True).stdout.split()
+        names = subprocess.run(
+            ["git", "-C", str(kafka), "ls-tree", "--name-only", KAFKA_COMMIT, directory + "/"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         for rel in names:
             if rel.endswith(SKIP):
                 continue
@@ -110,8 +114,9 @@ def build(kafka: Path, work: Path) -> Path:
 
 
 def git_show(kafka: Path, rel: str) -> bytes:
-    return subprocess.run(["git", "-C", str(kafka), "show", f"{KAFKA_COMMIT}:{rel}"], capture_output=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(kafka), "show", f"{KAFKA_COMMIT}:{rel}"], capture_output=True, check=True
+    ).stdout
 
 
 def member_name(rng: random.Random, i: int) -> str:
@@ -120,7 +125,7 @@ def member_name(rng: random.Random, i: int) -> str:
         return f"C{i}"
     if kind < 0.8:
         return f"consumer-{rng.randrange(100)}-{rng.getrandbits(48):012x}"
-    return rng.choice(["m\u00e9", "\U0001F600", "\uff5e", "Z", "a-b", "Aa", "BB"]) + str(i)
+    return rng.choice(["m\u00e9", "\U0001f600", "\uff5e", "Z", "a-b", "Aa", "BB"]) + str(i)
 
 
 def random_case(rng: random.Random, name: str, large: bool = False) -> dict:
@@ -169,8 +174,10 @@ def to_lines(case: dict) -> str:
     lines += [f"TOPIC {t} {c}" for t, c in case["partitions_per_topic"].items() if c > 0 and t in subscribed]
     for m, spec in case["members"].items():
         gen = "-" if spec["generation"] is None else str(spec["generation"])
-        lines.append(f"MEMBER {m} {gen} {spec['instance'] or '-'} {','.join(spec['topics']) or '-'} "
-                     f"{','.join(spec['owned']) or '-'}")
+        lines.append(
+            f"MEMBER {m} {gen} {spec['instance'] or '-'} {','.join(spec['topics']) or '-'} "
+            f"{','.join(spec['owned']) or '-'}"
+        )
         if case["assignor"] in ("uniform", "server-range") and spec["owned"]:
             lines.append(f"PREV {m} {','.join(spec['owned'])}")
     lines.append("END")
@@ -191,8 +198,14 @@ def main() -> None:
             cases.append(case)
     with tempfile.TemporaryDirectory() as work:
         out = build(kafka, Path(work))
-        answers = subprocess.run(["java", "-cp", str(out), "Oracle"], input="".join(map(to_lines, cases)),
-                                 capture_output=True, text=True, encoding="utf-8", check=True).stdout
+        answers = subprocess.run(
+            ["java", "-cp", str(out), "Oracle"],
+            input="".join(map(to_lines, cases)),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            check=True,
+        ).stdout
     blocks = answers.split("DONE\n")
     for case, block in zip(cases, blocks):
         block = block.strip()
@@ -203,8 +216,9 @@ def main() -> None:
         for line in block.splitlines():
             member, _, tps = line.partition("|")
             case["kafka"][member] = [w for w in tps.split(",") if w]
-    OUT.write_text(json.dumps({"kafka_commit": KAFKA_COMMIT, "cases": cases}, ensure_ascii=True,
-                                separators=(",", ":")) + "\n")
+    OUT.write_text(
+        json.dumps({"kafka_commit": KAFKA_COMMIT, "cases": cases}, ensure_ascii=True, separators=(",", ":")) + "\n"
+    )
     print(f"{len(cases)} cases -> {OUT}")
 
 
