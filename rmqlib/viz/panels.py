@@ -35,6 +35,7 @@ from traitlets import Dict, observe
 from rmqlib.allocation import make_cids
 from rmqlib.checks import ArgumentTypeError, check_instance, check_int, check_str
 from rmqlib.strategies import PrefixMachineRoomResolver
+from rmqlib.viz.figure_widget import FigureWidget
 from rmqlib.viz.figures import (
     MACHINE_ROOM_STRATEGIES,
     MAX_VIEW_CONSUMERS,
@@ -72,8 +73,7 @@ def _canonical(value) -> str:
 def _changes(old: dict, new: dict) -> dict:
     """The properties of ``new`` that differ from ``old`` (plotly JSON), and ``None`` for those it drops."""
     fixed = ("type", "uid")
-    changes = {k: v for k, v in new.items()
-               if k not in fixed and (k not in old or _canonical(old[k]) != _canonical(v))}
+    changes = {k: v for k, v in new.items() if k not in fixed and (k not in old or _canonical(old[k]) != _canonical(v))}
     changes.update({k: None for k in old if k not in new and k not in fixed})
     return changes
 
@@ -87,8 +87,9 @@ def _layout_changes(old: dict, new: dict) -> dict:
     old_t, new_t = old.get("template"), new.get("template")
     if isinstance(new_t, str):
         same = old_t == new_t or (isinstance(old_t, dict) and old_t == resolved_template(new_t))
-        changes = _changes({k: v for k, v in old.items() if k != "template"},
-                           {k: v for k, v in new.items() if k != "template"})
+        changes = _changes(
+            {k: v for k, v in old.items() if k != "template"}, {k: v for k, v in new.items() if k != "template"}
+        )
         if not same:
             changes["template"] = resolved_template(new_t)
         return changes
@@ -107,8 +108,9 @@ def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None 
     """
     check_instance(target, "target", go.FigureWidget)
     check_instance(new, "new", go.Figure)
-    if shown is not None and not (isinstance(shown, dict) and isinstance(shown.get("data"), list)
-                                  and isinstance(shown.get("layout"), dict)):
+    if shown is not None and not (
+        isinstance(shown, dict) and isinstance(shown.get("data"), list) and isinstance(shown.get("layout"), dict)
+    ):
         raise ArgumentTypeError("shown must be None or what update_in_place returned last time")
     if shown is None:
         shown = {"data": [t.to_plotly_json() for t in target.data], "layout": target.layout.to_plotly_json()}
@@ -116,24 +118,29 @@ def update_in_place(target: go.FigureWidget, new: go.Figure, shown: dict | None 
     new_layout = new.layout.to_plotly_json()
     old_data = shown["data"]
     keep = 0
-    while (keep < len(target.data) and keep < len(new_data)
-           and target.data[keep].type == new_data[keep].get("type", "scatter")):
+    while (
+        keep < len(target.data)
+        and keep < len(new_data)
+        and target.data[keep].type == new_data[keep].get("type", "scatter")
+    ):
         keep += 1
     with target.batch_update():
         if keep < min(len(target.data), len(new_data)):  # a slot changes type: it cannot be restyled
             target.data = target.data[:keep]
             old_data = old_data[:keep]
         if len(target.data) < len(new_data):
-            target.add_traces(new.data[len(target.data):])
-            old_data = old_data + new_data[len(old_data):]
-    wanted = new_data + [blank_trace(t.type) for t in target.data[len(new_data):]]
+            target.add_traces(new.data[len(target.data) :])
+            old_data = old_data + new_data[len(old_data) :]
+    wanted = new_data + [blank_trace(t.type) for t in target.data[len(new_data) :]]
     # One plotly_update, as batch_update would send, built from the differences alone: assigning
     # through the trace objects would check and copy every value again.
     edits = {i: _changes(old, fresh) for i, (old, fresh) in enumerate(zip(old_data, wanted))}
     edits = {i: changes for i, changes in edits.items() if changes}
     indexes = sorted(edits)
-    restyle = {prop: [edits[i].get(prop, Undefined) for i in indexes]
-               for prop in sorted({prop for changes in edits.values() for prop in changes})}
+    restyle = {
+        prop: [edits[i].get(prop, Undefined) for i in indexes]
+        for prop in sorted({prop for changes in edits.values() for prop in changes})
+    }
     relayout = _layout_changes(shown["layout"], new_layout)
     if restyle or relayout:
         target.plotly_update(restyle_data=restyle, relayout_data=relayout, trace_indexes=indexes)
@@ -145,8 +152,9 @@ def _report(**kwargs):
     return Dict(allow_none=True).tag(sync=True, echo_update=False, **kwargs, **custom_serializers)
 
 
-class PanelFigureWidget(go.FigureWidget):
-    """The ``FigureWidget`` a panel draws in: plotly's, minus the messages a slider move does not need.
+class PanelFigureWidget(FigureWidget):
+    """The ``FigureWidget`` a panel draws in: one that fills the output's width (:mod:`rmqlib.viz.figure_widget`),
+    minus the messages a slider move does not need.
 
     After every update the browser reports back the defaults plotly.js filled in for each trace
     (``_js2py_traceDeltas``, about 0.6 kB a visible trace). The plain widget then (1) echoes each such
@@ -199,13 +207,18 @@ class Panel:
     from widening the plot's margin on a move, which draws the whole plot a second time.
     """
 
-    def __init__(self, view: View, controls: Mapping[str, widgets.ValueWidget],
-                 combine: Callable[[dict], dict] | None = None, title: str | None = None,
-                 largest: go.Figure | None = None, margins: Mapping[str, int] | None = None):
+    def __init__(
+        self,
+        view: View,
+        controls: Mapping[str, widgets.ValueWidget],
+        combine: Callable[[dict], dict] | None = None,
+        title: str | None = None,
+        largest: go.Figure | None = None,
+        margins: Mapping[str, int] | None = None,
+    ):
         if not callable(view):
             raise ArgumentTypeError(f"view must be a function returning a figure, got {type(view).__name__}")
-        if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget)
-                                                        for w in controls.values()):
+        if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget) for w in controls.values()):
             raise ArgumentTypeError("controls must map view keywords to ipywidgets value widgets")
         if combine is not None and not callable(combine):
             raise ArgumentTypeError(f"combine must be a function or None, got {type(combine).__name__}")
@@ -216,14 +229,17 @@ class Panel:
         if margins is not None:
             if not isinstance(margins, Mapping):
                 raise ArgumentTypeError(f"margins must map sides to pixels, got {type(margins).__name__}")
-            margins = {check_str(side, "margins side"): check_int(px, f"margins[{side!r}]", 0, 2000)
-                       for side, px in margins.items()}
+            margins = {
+                check_str(side, "margins side"): check_int(px, f"margins[{side!r}]", 0, 2000)
+                for side, px in margins.items()
+            }
             if not set(margins) <= {"l", "r", "t", "b"}:
                 raise ValueError(f"margins: sides are 'l', 'r', 't' and 'b', got {sorted(margins)}")
         self.view = view
         self.height = None if largest is None else largest.layout.height
-        self._margins = {} if largest is None else {side: getattr(largest.layout.margin, side) or 0
-                                                    for side in ("t", "b")}
+        self._margins = (
+            {} if largest is None else {side: getattr(largest.layout.margin, side) or 0 for side in ("t", "b")}
+        )
         for side, px in (margins or {}).items():
             self._margins[side] = max(px, self._margins.get(side, 0))
         self.controls = dict(controls)
@@ -235,12 +251,12 @@ class Panel:
         self._shown: dict | None = None  # what the widget shows, as update_in_place last returned it
         first = self._figure()
         if largest is not None and len(largest.data) > len(first.data):
-            first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data):]])
+            first.add_traces([blank_trace(t.type) for t in largest.data[len(first.data) :]])
         self.figure = PanelFigureWidget(first)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         header = [widgets.HTML(f"<b>{phrase(title)}</b>")] if title else []
-        boxes = [widgets.HBox(list(self.controls.values())[i:i + 3]) for i in range(0, len(self.controls), 3)]
+        boxes = [widgets.HBox(list(self.controls.values())[i : i + 3]) for i in range(0, len(self.controls), 3)]
         self.widget = widgets.VBox(header + boxes + [self.status, self.figure])
 
     def params(self) -> dict:
@@ -255,8 +271,9 @@ class Panel:
                 with without_validation():
                     fig = self.view(**self.params())
             if self.height is not None or self._margins:  # same height and least margins: the plot stays put
-                margins = {side: max(getattr(fig.layout.margin, side) or 0, least)
-                           for side, least in self._margins.items()}
+                margins = {
+                    side: max(getattr(fig.layout.margin, side) or 0, least) for side, least in self._margins.items()
+                }
                 fig.update_layout(margin=margins)
                 if self.height is not None:
                     fig.update_layout(height=self.height)
@@ -305,13 +322,23 @@ def _slider(label: str, value: int, lo: int, hi: int, names: str | None = None, 
     value, lo, hi = check_int(value, names), check_int(lo, f"{names} minimum"), check_int(hi, f"{names} maximum")
     if not lo <= value <= hi:
         raise ValueError(f"{names}: {label_en} value {value} outside {lo}..{hi}")
-    return labelled(widgets.IntSlider(value=value, min=lo, max=hi, step=1, continuous_update=False,
-                                      style={"description_width": "initial"}), label, **fields)
+    return labelled(
+        widgets.IntSlider(
+            value=value, min=lo, max=hi, step=1, continuous_update=False, style={"description_width": "initial"}
+        ),
+        label,
+        **fields,
+    )
 
 
-def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queues: int = 8,
-                     consumers: int = 3, max_queues: int = 32, max_consumers: int = 16,
-                     virtual_nodes: int = 10) -> Panel:
+def allocation_panel(
+    strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"),
+    queues: int = 8,
+    consumers: int = 3,
+    max_queues: int = 32,
+    max_consumers: int = 16,
+    virtual_nodes: int = 10,
+) -> Panel:
     """Strategy dropdown + "queues" and "consumers" sliders over :func:`allocation_view`.
 
     ``max_queues`` is at most :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (64) and ``max_consumers`` at most
@@ -334,8 +361,12 @@ def allocation_panel(strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"), queue
     if "CONSISTENT_HASH" in strategies:
         controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100, "virtual_nodes")
     # the most consumer rows, traces and legend entries these sliders allow, and room for the widest row label
-    return Panel(allocation_view, controls, largest=allocation_view(strategies[0], max_queues, max_consumers),
-                 margins={"l": row_label_px(make_cids(max_consumers), max_queues)})
+    return Panel(
+        allocation_view,
+        controls,
+        largest=allocation_view(strategies[0], max_queues, max_consumers),
+        margins={"l": row_label_px(make_cids(max_consumers), max_queues)},
+    )
 
 
 def row_label_px(cids: Sequence[str], max_queues: int) -> int:
@@ -345,14 +376,21 @@ def row_label_px(cids: Sequence[str], max_queues: int) -> int:
     these labels are mostly made of undercut."""
     cids = _str_list(cids, "cids")
     max_queues = check_int(max_queues, "max_queues", 0)
-    labels = [text("nobody")] + [label for cid in cids
-                                 for label in (f"{cid} ({max_queues})", text("{cid} (idle)", cid=cid))]
+    labels = [text("nobody")] + [
+        label for cid in cids for label in (f"{cid} ({max_queues})", text("{cid} (idle)", cid=cid))
+    ]
     return round(max(_cols(label) for label in labels) * CHAR_PX[FONT_SIZE]) + 12
 
 
-def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max_consumers: int = 12,
-               max_queues: int = 64, max_virtual_nodes: int = 50) -> Panel:
-    """"consumers", "queues" and "virtual nodes" sliders over :func:`ring_view`.
+def ring_panel(
+    consumers: int = 4,
+    queues: int = 16,
+    virtual_nodes: int = 3,
+    max_consumers: int = 12,
+    max_queues: int = 64,
+    max_virtual_nodes: int = 50,
+) -> Panel:
+    """ "consumers", "queues" and "virtual nodes" sliders over :func:`ring_view`.
 
     ``max_consumers`` at most :data:`~rmqlib.viz.figures.MAX_VIEW_CONSUMERS` (64), ``max_queues`` at most
     :data:`~rmqlib.viz.figures.MAX_VIEW_QUEUES` (64), ``max_virtual_nodes`` at most
@@ -367,15 +405,22 @@ def ring_panel(consumers: int = 4, queues: int = 16, virtual_nodes: int = 3, max
     controls = {
         "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
         "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
-        "virtual_nodes": _slider("virtual nodes", virtual_nodes, 0, max_virtual_nodes,
-                                 "virtual_nodes and max_virtual_nodes"),
+        "virtual_nodes": _slider(
+            "virtual nodes", virtual_nodes, 0, max_virtual_nodes, "virtual_nodes and max_virtual_nodes"
+        ),
     }
     return Panel(ring_view, controls)
 
 
-def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brokers: Sequence[int] = (1, 1, 1),
-                       consumers: Sequence[int] = (2, 1, 0), queues_per_broker: int = 4,
-                       rooms: Sequence[str] = ROOMS, max_brokers: int = 3, max_consumers: int = 6) -> Panel:
+def machine_room_panel(
+    strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES,
+    brokers: Sequence[int] = (1, 1, 1),
+    consumers: Sequence[int] = (2, 1, 0),
+    queues_per_broker: int = 4,
+    rooms: Sequence[str] = ROOMS,
+    max_brokers: int = 3,
+    max_consumers: int = 6,
+) -> Panel:
     """Per room a "<room> brokers" and a "<room> consumers" slider, a strategy dropdown, a
     "queues per broker" slider and the "consumer idcs" that MACHINE_ROOM consumes, over
     :func:`machine_room_view`.
@@ -394,27 +439,45 @@ def machine_room_panel(strategies: Sequence[str] = MACHINE_ROOM_STRATEGIES, brok
     for i, name in enumerate(strategies):  # an unknown name is refused now, not drawn as an error later
         _strategy(name, f"strategies[{i}]", consumer_idcs=set(), resolver=PrefixMachineRoomResolver("-"))
     controls: dict[str, widgets.ValueWidget] = {
-        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0],
-                                              layout=widgets.Layout(width="auto")), "strategy"),
+        "strategy": labelled(
+            widgets.Dropdown(options=strategies, value=strategies[0], layout=widgets.Layout(width="auto")), "strategy"
+        ),
         "queues_per_broker": _slider("queues per broker", queues_per_broker, 1, 8, "queues_per_broker"),
-        "consumer_idcs": labelled(widgets.SelectMultiple(options=rooms, value=rooms[:1], rows=3,
-                                                         style={"description_width": "initial"}),
-                                  "consumer idcs"),
+        "consumer_idcs": labelled(
+            widgets.SelectMultiple(options=rooms, value=rooms[:1], rows=3, style={"description_width": "initial"}),
+            "consumer idcs",
+        ),
     }
     for i, (room, b, c) in enumerate(zip(rooms, brokers, consumers)):
-        controls[f"brokers_{room}"] = _slider("{room} brokers", b, 0, max_brokers, f"brokers[{i}] and max_brokers",
-                                              room=room)
-        controls[f"consumers_{room}"] = _slider("{room} consumers", c, 0, max_consumers,
-                                                f"consumers[{i}] and max_consumers", room=room)
+        controls[f"brokers_{room}"] = _slider(
+            "{room} brokers", b, 0, max_brokers, f"brokers[{i}] and max_brokers", room=room
+        )
+        controls[f"consumers_{room}"] = _slider(
+            "{room} consumers", c, 0, max_consumers, f"consumers[{i}] and max_consumers", room=room
+        )
 
     def combine(params: dict) -> dict:
-        return {"strategy": params["strategy"], "queues_per_broker": params["queues_per_broker"],
-                "consumer_idcs": tuple(params["consumer_idcs"]), "rooms": tuple(rooms),
-                "brokers": tuple(params[f"brokers_{r}"] for r in rooms),
-                "consumers": tuple(params[f"consumers_{r}"] for r in rooms)}
+        return {
+            "strategy": params["strategy"],
+            "queues_per_broker": params["queues_per_broker"],
+            "consumer_idcs": tuple(params["consumer_idcs"]),
+            "rooms": tuple(rooms),
+            "brokers": tuple(params[f"brokers_{r}"] for r in rooms),
+            "consumers": tuple(params[f"consumers_{r}"] for r in rooms),
+        }
 
     return Panel(machine_room_view, controls, combine)
 
 
-__all__ = ["Panel", "PanelFigureWidget", "allocation_panel", "blank_trace", "label_of", "labelled",
-           "machine_room_panel", "ring_panel", "row_label_px", "update_in_place"]
+__all__ = [
+    "Panel",
+    "PanelFigureWidget",
+    "allocation_panel",
+    "blank_trace",
+    "label_of",
+    "labelled",
+    "machine_room_panel",
+    "ring_panel",
+    "row_label_px",
+    "update_in_place",
+]

@@ -1,0 +1,126 @@
+"""Panels fill the notebook's width in JupyterLab, as plain plotly figures do, also when a notebook is opened again.
+
+A panel's plot (a plotly ``FigureWidget``) used to be drawn 700 px wide in a ~970 px output area: plotly's widget
+front end draws the plot before JupyterLab has put the widget on the page, so plotly's autosize measures nothing
+and falls back to its default width (see :mod:`rmqlib.viz.figure_widget`). For each chapter below (English and
+Chinese), after Run All, every panel's plot must be at least ``FILL`` of its output area's width, keep the height
+the house style gave it, and keep its title and title-detail lines inside the plot. The first chapter is then
+opened a second time while its kernel still runs (JupyterLab then rebuilds every widget the kernel holds) and run
+again: no widget may fail to load, and the panels must still fill the width. Screenshots go to
+``test-artifacts/jupyterlab-width-*.png``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_jupyterlab import open_and_run_all
+
+pytestmark = pytest.mark.browser
+
+FILL = 0.9
+NOTEBOOKS = [
+    "chapters/02_sharing_evenly.ipynb",
+    "chapters/11c_designs_measured.ipynb",
+    "chapters/zh/02_sharing_evenly.ipynb",
+    "chapters/zh/11c_designs_measured.ipynb",
+]
+
+VISIBLE = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+# every output holding a panel (a control and a plotted FigureWidget): the output's content width, the plot's
+# size, the height the figure asked for, and how far right the title and the title's detail lines reach
+PANELS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-output')]
+    .filter(o => o.querySelector('.widget-slider, .widget-dropdown') && o.querySelector('.js-plotly-plot .main-svg'))
+    .map(o => {{
+        const gd = o.querySelector('.js-plotly-plot'), box = gd.querySelector('.main-svg').getBoundingClientRect();
+        const style = getComputedStyle(o);
+        const texts = [...gd.querySelectorAll('.gtitle, .infolayer .annotation-text')];
+        return {{
+            output: o.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+            width: box.width, height: box.height, asked_height: gd.layout.height,
+            resized: Number(gd.dataset.rmqlibResized || 0), responsive: (gd._context || {{}}).responsive,
+            autosize: (gd._fullLayout || {{}}).autosize, hook: typeof gd._responsiveChartHandler, el: gd.getBoundingClientRect().width, elstyle: gd.getAttribute("style"), cls: gd.className, parent: gd.parentElement.className + " " + gd.parentElement.getBoundingClientRect().width + " " + getComputedStyle(gd.parentElement).alignItems + " " + getComputedStyle(gd.parentElement).display,
+            title: (gd.querySelector('.gtitle') || {{textContent: ''}}).textContent,
+            text_right: Math.max(0, ...texts.map(t => t.getBoundingClientRect().right - box.left)),
+            text_left: Math.min(box.width, ...texts.map(t => t.getBoundingClientRect().left - box.left)),
+        }};
+    }})"""
+FILLED_JS = f"() => {{ const p = ({PANELS_JS})(); return p.length > 0 && p.every(x => x.width >= {FILL} * x.output); }}"
+
+
+def widget_failures(page, console_errors: list[str]) -> list[str]:
+    """Console errors and output text from widgets that did not load (anywidget reports them both ways)."""
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent)"
+        ".filter(t => /Failed to (initialize|load|render|create)/.test(t))"
+    )
+    return [e for e in console_errors if "anywidget" in e or "widget" in e.lower()] + shown
+
+
+def check_panels(page, artifacts, notebook: str, shot: str) -> list[dict]:
+    """Wait for the panels to fill their outputs, screenshot them, and check size, height and titles."""
+    try:
+        page.wait_for_function(FILLED_JS, timeout=60_000)
+    except Exception:
+        pytest.fail(f"{notebook}: no panel filled its output within 60 s: {page.evaluate(PANELS_JS)}")
+    page.wait_for_timeout(1000)  # a late re-layout (if any) lands: the width must hold, not flicker
+    panels = page.evaluate(PANELS_JS)
+    output = (
+        page.locator(f"{VISIBLE} .jp-OutputArea-output", has=page.locator(".js-plotly-plot"))
+        .filter(has=page.locator(".widget-slider, .widget-dropdown"))
+        .first
+    )
+    output.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"jupyterlab-width-{shot}.png"))
+    output.screenshot(path=str(artifacts / f"jupyterlab-width-{shot}-panel.png"))
+    print(
+        f"\n{notebook} ({shot}): "
+        + "; ".join(
+            f"plot {p['width']:.0f} x {p['height']:.0f} px in a {p['output']:.0f} px output "
+            f"(resized {p['resized']}x), title {p['title']!r}"
+            for p in panels
+        )
+    )
+    for p in panels:
+        assert p["output"] > 700, p  # the viewport is 1400 px wide: the output area is wider than plotly's default
+        assert p["width"] >= FILL * p["output"], p
+        assert p["width"] <= p["output"] + 1, p
+        assert abs(p["height"] - p["asked_height"]) <= 1, p  # the house style's height, unchanged
+        assert p["title"], p
+        assert p["text_left"] >= 0 and p["text_right"] <= p["width"], p  # title and its detail stay on the plot
+    return panels
+
+
+def console_errors(page) -> list[str]:
+    """The page's console errors from now on, as a list that grows."""
+    errors: list[str] = []
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    return errors
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_panel_plots_fill_the_output_width(local_page, jupyter_lab, artifacts, notebook):
+    console = console_errors(local_page.page)
+    page = open_and_run_all(local_page, jupyter_lab, notebook)
+    name = notebook.replace("chapters/", "").replace("/", "-").split("_")[0]
+    check_panels(page, artifacts, notebook, name)
+    assert not widget_failures(page, console), widget_failures(page, console)
+    assert not local_page.errors, local_page.errors
+
+
+def test_panels_fill_the_width_again_when_a_notebook_is_reopened_with_its_kernel_running(
+    browser_context, jupyter_lab, artifacts
+):
+    from tests.browser.conftest import LocalPage
+
+    notebook = NOTEBOOKS[0]
+    for visit in ("first", "reopened"):
+        local_page = LocalPage(browser_context)
+        try:
+            console = console_errors(local_page.page)
+            page = open_and_run_all(local_page, jupyter_lab, notebook)
+            check_panels(page, artifacts, notebook, f"02-{visit}")
+            assert not widget_failures(page, console), (visit, widget_failures(page, console))
+            assert not local_page.errors, (visit, local_page.errors)
+        finally:
+            local_page.close()
