@@ -39,7 +39,7 @@ PANELS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-ou
             output: o.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
             width: box.width, height: box.height, asked_height: gd.layout.height,
             resized: Number(gd.dataset.rmqlibResized || 0), responsive: (gd._context || {{}}).responsive,
-            autosize: (gd._fullLayout || {{}}).autosize, hook: typeof gd._responsiveChartHandler, el: gd.getBoundingClientRect().width, elstyle: gd.getAttribute("style"), cls: gd.className, parent: gd.parentElement.className + " " + gd.parentElement.getBoundingClientRect().width + " " + getComputedStyle(gd.parentElement).alignItems + " " + getComputedStyle(gd.parentElement).display,
+            autosize: (gd._fullLayout || {{}}).autosize, hook: typeof gd._responsiveChartHandler,
             title: (gd.querySelector('.gtitle') || {{textContent: ''}}).textContent,
             text_right: Math.max(0, ...texts.map(t => t.getBoundingClientRect().right - box.left)),
             text_left: Math.min(box.width, ...texts.map(t => t.getBoundingClientRect().left - box.left)),

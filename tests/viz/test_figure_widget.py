@@ -27,7 +27,7 @@ def test_the_front_end_embeds_plotlys_widget_bundle_unchanged_and_calls_its_resi
     start = esm.index("new Blob([") + len("new Blob([")
     literal, end = json.JSONDecoder().raw_decode(esm, start)
     assert literal == plotly_esm and esm[end] == "]"
-    assert f'const KEY = "rmqlib-plotly-widget-' in esm  # imported once per page, under a key for this text
+    assert 'const KEY = "rmqlib-plotly-widget-' in esm  # imported once per page, under a key for this text
     assert "export default" in esm and f"el.{RESIZE_HOOK}" in esm and "__" + "RESIZE_HOOK__" not in esm
     # plotly.js itself installs the hook for responsive plots; an upgrade that drops it must fail here
     assert f"{RESIZE_HOOK}=function" in plotly_esm
