@@ -8,46 +8,52 @@ resize hooks of plotly 5's ipywidgets view are never called by anywidget, and ``
 to *window* resizes). Plain plotly figures are drawn into an element already on the page, so they fill the width.
 This is plotly.py issue #5208.
 
-What this class changes: its ``_esm`` imports plotly's bundle unchanged (the installed plotly's own text) and lets
-it draw at once, as plotly does. Then, whenever the plot's element and the drawn plot differ in width, it asks
+What this class changes: its front end (``_esm``) is a small module that loads plotly's bundle unchanged (the
+installed plotly's own text, sent in the widget's opening state as ``_plotly_bundle``) once per page, and lets it
+draw at once, as plotly does. Then, whenever the plot's element and the drawn plot differ in width, it asks
 plotly.js to resize an autosized plot: first once JupyterLab has attached the view (a timer looks until then),
 later whenever the output area changes width (a ``ResizeObserver``). The resize goes through the hook plotly.js
 installs for ``config.responsive`` (set here), so it is plotly's own resize, by the right plotly instance. A plot
 is never held back: at worst (an element that never gets a width) it stays as plotly drew it. Heights are
 untouched: a figure that sets ``layout.height`` (the house style does) keeps it, also in the browser's copy of the
 figure, from which plotly's resize deletes it. Python-side behaviour is plotly's.
+
+Loading the bundle once per page matters: anywidget imports each widget's module anew and gives it 2 s to load
+and initialize. plotly's own widget evaluates its 5 MB bundle for every figure on the page; a notebook reopened
+with its kernel running restores every figure at once, and on a busy machine some of them missed the 2 s
+("[anywidget] Failed to initialize model.").
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 
 import plotly
 import plotly.graph_objects as go
+from traitlets import Unicode, default
 
 # the hook plotly.js puts on a graph div drawn with config.responsive: Plots.resize of that div, skipped while hidden
 RESIZE_HOOK = "_responsiveChartHandler"
 
-_WRAPPER = """// rmqlib: plotly's FigureWidget front end, unchanged; the plot follows its element's width (see
-// rmqlib/viz/figure_widget.py)
-// anywidget imports each widget's module anew, so a page with many figures would evaluate plotly's 5 MB bundle
-// once per figure (and a notebook reopened with its kernel running restores them all at once, within anywidget's
-// 2 s limit per widget); the bundle is imported once per page, under a key that names its exact text
-const KEY = "__PLOTLY_KEY__";
-globalThis[KEY] ??= (async () => {
-  const url = URL.createObjectURL(new Blob([__PLOTLY_WIDGET_ESM__], { type: "text/javascript" }));
-  try {
-    return await import(/* webpackIgnore: true */ url);
-  } finally {
-    URL.revokeObjectURL(url);
-  }
-})().catch((error) => {
-  delete globalThis[KEY];  // a later widget tries again
-  throw error;
-});
-const plotly = await globalThis[KEY];
+_WRAPPER = """// rmqlib: plotly's FigureWidget front end, unchanged, loaded once per page; the plot follows its
+// element's width (see rmqlib/viz/figure_widget.py)
+const KEY = "__PLOTLY_KEY__";  // names the bundle's exact text
+
+function loadPlotly(model) {
+  globalThis[KEY] ??= (async () => {
+    const url = URL.createObjectURL(new Blob([model.get("_plotly_bundle")], { type: "text/javascript" }));
+    try {
+      return await import(/* webpackIgnore: true */ url);
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  })().catch((error) => {
+    delete globalThis[KEY];  // a later widget tries again
+    throw error;
+  });
+  return globalThis[KEY];
+}
 
 // el is plotly's graph div. Once it is on the page, and again whenever its width changes, an autosized plot whose
 // drawn width differs from the element's is resized by plotly.js's own hook. Until the first resize (or a first
@@ -101,10 +107,12 @@ function keepHeight(el) {
   el.on("plotly_relayout", restore);
 }
 
-export default async () => {
-  const figure = await plotly.default();
+export default () => {
+  let figure = null;
   return {
-    initialize(context) {
+    async initialize(context) {
+      const plotly = await loadPlotly(context.model);
+      figure = await plotly.default();
       return figure.initialize(context);
     },
     render(context) {
@@ -121,21 +129,23 @@ export default async () => {
 
 
 @functools.cache
-def widget_esm() -> str:
-    """The front-end module: plotly's installed widget bundle, embedded as a string, plus the width watcher."""
-    plotly_esm = str(go.FigureWidget._esm)  # anywidget's FileContents of plotly/package_data/widgetbundle.js
-    if "export" not in plotly_esm or "default" not in plotly_esm:
+def plotly_bundle() -> str:
+    """plotly's installed widget front end (``plotly/package_data/widgetbundle.js``), checked for what we use."""
+    bundle = str(go.FigureWidget._esm)  # anywidget's FileContents of the file
+    if "export" not in bundle or "default" not in bundle:
         raise RuntimeError(
             f"plotly {plotly.__version__}'s FigureWidget front end is not an ES module with a default export"
         )
-    if RESIZE_HOOK not in plotly_esm:
+    if RESIZE_HOOK not in bundle:
         raise RuntimeError(f"plotly {plotly.__version__}'s plotly.js no longer installs {RESIZE_HOOK}")
-    key = "rmqlib-plotly-widget-" + hashlib.sha256(plotly_esm.encode()).hexdigest()[:16]
-    return (
-        _WRAPPER.replace("__PLOTLY_WIDGET_ESM__", json.dumps(plotly_esm))
-        .replace("__PLOTLY_KEY__", key)
-        .replace("__RESIZE_HOOK__", RESIZE_HOOK)
-    )
+    return bundle
+
+
+@functools.cache
+def widget_esm() -> str:
+    """The front-end module: loads :func:`plotly_bundle` once per page and watches the plot's width."""
+    key = "rmqlib-plotly-widget-" + hashlib.sha256(plotly_bundle().encode()).hexdigest()[:16]
+    return _WRAPPER.replace("__PLOTLY_KEY__", key).replace("__RESIZE_HOOK__", RESIZE_HOOK)
 
 
 class FigureWidget(go.FigureWidget):
@@ -143,6 +153,13 @@ class FigureWidget(go.FigureWidget):
 
     It mirrors no Java class: it is the book's display of a figure. Construct it as a ``go.FigureWidget``.
     """
+
+    # in the state the widget opens with, so the front end has it when it initializes
+    _plotly_bundle = Unicode().tag(sync=True)
+
+    @default("_plotly_bundle")
+    def _default_plotly_bundle(self) -> str:
+        return plotly_bundle()
 
     @property
     def _esm(self) -> str:  # read by anywidget's __init__, which then makes it a synced trait of this instance

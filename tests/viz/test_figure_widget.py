@@ -4,13 +4,16 @@ What it draws in a browser (the width, also after a notebook is reopened) is che
 tests/browser/test_panel_width.py.
 """
 
-import json
+import hashlib
 
+import comm
 import plotly.graph_objects as go
 import pytest
 
+from .conftest import _ConnectedComm as front_end_comm
+
 from rmqlib.viz import allocation_panel, figure_widget
-from rmqlib.viz.figure_widget import RESIZE_HOOK, FigureWidget, widget_esm
+from rmqlib.viz.figure_widget import RESIZE_HOOK, FigureWidget, plotly_bundle, widget_esm
 
 
 def test_panels_draw_into_the_book_figure_widget_and_open_it_responsive():
@@ -21,16 +24,25 @@ def test_panels_draw_into_the_book_figure_widget_and_open_it_responsive():
     assert state["_esm"] == widget_esm()
 
 
-def test_the_front_end_embeds_plotlys_widget_bundle_unchanged_and_calls_its_resize_hook():
+def test_the_widget_opens_with_plotlys_bundle_unchanged_and_a_small_module(front_end, monkeypatch):
+    """The front end initializes from the opening state: the bundle must be in it, not sent after."""
+    opened = []
+    monkeypatch.setattr(
+        comm, "create_comm", lambda **kwargs: opened.append(kwargs["data"]["state"]) or front_end_comm(**kwargs)
+    )
+    FigureWidget(go.Scatter(x=[0, 1], y=[1, 0]))
+    (state,) = [s for s in opened if "_plotly_bundle" in s]
+    assert state["_plotly_bundle"] == str(go.FigureWidget._esm) == plotly_bundle()
+    assert state["_esm"] == widget_esm() and len(widget_esm()) < 10_000  # the bundle is not embedded again
+
+
+def test_the_front_end_loads_the_bundle_once_per_page_and_calls_its_resize_hook():
     esm = widget_esm()
-    plotly_esm = str(go.FigureWidget._esm)
-    start = esm.index("new Blob([") + len("new Blob([")
-    literal, end = json.JSONDecoder().raw_decode(esm, start)
-    assert literal == plotly_esm and esm[end] == "]"
-    assert 'const KEY = "rmqlib-plotly-widget-' in esm  # imported once per page, under a key for this text
-    assert "export default" in esm and f"el.{RESIZE_HOOK}" in esm and "__" + "RESIZE_HOOK__" not in esm
+    key = "rmqlib-plotly-widget-" + hashlib.sha256(plotly_bundle().encode()).hexdigest()[:16]
+    assert f'const KEY = "{key}"' in esm and 'model.get("_plotly_bundle")' in esm
+    assert "export default" in esm and f"el.{RESIZE_HOOK}" in esm and "__" not in esm.replace("__proto__", "")
     # plotly.js itself installs the hook for responsive plots; an upgrade that drops it must fail here
-    assert f"{RESIZE_HOOK}=function" in plotly_esm
+    assert f"{RESIZE_HOOK}=function" in plotly_bundle()
 
 
 def test_a_plotly_without_the_resize_hook_is_refused_loudly(monkeypatch):
@@ -39,11 +51,11 @@ def test_a_plotly_without_the_resize_hook_is_refused_loudly(monkeypatch):
             return "export default function () {}"
 
     monkeypatch.setattr(go.FigureWidget, "_esm", Bundle())
-    figure_widget.widget_esm.cache_clear()
+    figure_widget.plotly_bundle.cache_clear()
     try:
         with pytest.raises(RuntimeError, match=RESIZE_HOOK):
-            figure_widget.widget_esm()
+            figure_widget.plotly_bundle()
     finally:
         monkeypatch.undo()
-        figure_widget.widget_esm.cache_clear()
-    assert RESIZE_HOOK in figure_widget.widget_esm()
+        figure_widget.plotly_bundle.cache_clear()
+    assert RESIZE_HOOK in figure_widget.plotly_bundle()
