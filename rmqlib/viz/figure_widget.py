@@ -18,10 +18,11 @@ is never held back: at worst (an element that never gets a width) it stays as pl
 untouched: a figure that sets ``layout.height`` (the house style does) keeps it, also in the browser's copy of the
 figure, from which plotly's resize deletes it. Python-side behaviour is plotly's.
 
-Loading the bundle once per page matters: anywidget imports each widget's module anew and gives it 2 s to load
-and initialize. plotly's own widget evaluates its 5 MB bundle for every figure on the page; a notebook reopened
-with its kernel running restores every figure at once, and on a busy machine some of them missed the 2 s
-("[anywidget] Failed to initialize model.").
+How the bundle loads matters. anywidget imports each widget's module anew and gives a model 2 s to load it and
+initialize; plotly's own widget evaluates its 5 MB bundle within that time for every figure on the page. On a
+busy machine that missed the 2 s (a notebook reopened with its kernel running restores all its figures at once),
+and the figure was never drawn ("[anywidget] Failed to initialize model."). Here the bundle is evaluated once per
+page, and outside that limit: a model's initialize only starts it, and its views wait for it.
 """
 
 from __future__ import annotations
@@ -107,15 +108,24 @@ function keepHeight(el) {
   el.on("plotly_relayout", restore);
 }
 
+// anywidget gives a model 2 s to load its module and initialize; on a busy machine plotly's bundle alone took
+// longer, and the model failed for good ("Failed to initialize model"). So initialize only starts the loading,
+// and views wait for it. (Updates Python sends before plotly's model listens are missed, as with plotly's own
+// widget while its module loads.)
 export default () => {
-  let figure = null;
+  let ready = null;
   return {
-    async initialize(context) {
-      const plotly = await loadPlotly(context.model);
-      figure = await plotly.default();
-      return figure.initialize(context);
+    initialize(context) {
+      ready = loadPlotly(context.model).then(async (plotly) => {
+        const figure = await plotly.default();
+        await figure.initialize(context);
+        return figure;
+      });
+      ready.catch((error) => console.error("[rmqlib] plotly's widget front end did not load:", error));
     },
-    render(context) {
+    async render(context) {
+      const figure = await ready;
+      if (context.signal && context.signal.aborted) return undefined;  // the view went while plotly loaded
       const cleanup = figure.render(context);
       const unwatch = followWidth(context.el);
       return () => {
