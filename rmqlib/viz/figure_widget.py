@@ -151,11 +151,15 @@ def plotly_bundle() -> str:
     return bundle
 
 
+def bundle_key(bundle: str) -> str:
+    """The page-wide name the front end loads ``bundle`` under: another text (another plotly) gets another name."""
+    return "rmqlib-plotly-widget-" + hashlib.sha256(bundle.encode()).hexdigest()[:16]
+
+
 @functools.cache
 def widget_esm() -> str:
     """The front-end module: loads :func:`plotly_bundle` once per page and watches the plot's width."""
-    key = "rmqlib-plotly-widget-" + hashlib.sha256(plotly_bundle().encode()).hexdigest()[:16]
-    return _WRAPPER.replace("__PLOTLY_KEY__", key).replace("__RESIZE_HOOK__", RESIZE_HOOK)
+    return _WRAPPER.replace("__PLOTLY_KEY__", bundle_key(plotly_bundle())).replace("__RESIZE_HOOK__", RESIZE_HOOK)
 
 
 class FigureWidget(go.FigureWidget):

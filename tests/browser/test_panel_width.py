@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.conftest import LocalPage
 from tests.browser.test_jupyterlab import open_and_run_all
 
 pytestmark = pytest.mark.browser
@@ -54,10 +55,10 @@ def widget_failures(page, console_errors: list[str]) -> list[str]:
         "() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent)"
         ".filter(t => /Failed to (initialize|load|render|create)/.test(t))"
     )
-    return [e for e in console_errors if "anywidget" in e or "widget" in e.lower()] + shown
+    return [e for e in console_errors if "widget" in e.lower()] + shown
 
 
-def check_panels(page, artifacts, notebook: str, shot: str) -> list[dict]:
+def check_panels(page, artifacts, notebook: str, shot: str) -> None:
     """Wait for the panels to fill their outputs, screenshot them, and check size, height and titles."""
     try:
         page.wait_for_function(FILLED_JS, timeout=60_000)
@@ -88,7 +89,6 @@ def check_panels(page, artifacts, notebook: str, shot: str) -> list[dict]:
         assert abs(p["height"] - p["asked_height"]) <= 1, p  # the house style's height, unchanged
         assert p["title"], p
         assert p["text_left"] >= 0 and p["text_right"] <= p["width"], p  # title and its detail stay on the plot
-    return panels
 
 
 def console_errors(page) -> list[str]:
@@ -98,29 +98,27 @@ def console_errors(page) -> list[str]:
     return errors
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS)
-def test_panel_plots_fill_the_output_width(local_page, jupyter_lab, artifacts, notebook):
+def run_and_check(local_page, jupyter_lab, artifacts, notebook: str, shot: str) -> None:
+    """Open ``notebook``, Run All, and check its panels, with no widget failing to load and no page error."""
     console = console_errors(local_page.page)
     page = open_and_run_all(local_page, jupyter_lab, notebook)
-    name = notebook.replace("chapters/", "").replace("/", "-").split("_")[0]
-    check_panels(page, artifacts, notebook, name)
-    assert not widget_failures(page, console), widget_failures(page, console)
-    assert not local_page.errors, local_page.errors
+    check_panels(page, artifacts, notebook, shot)
+    assert not widget_failures(page, console), (shot, widget_failures(page, console))
+    assert not local_page.errors, (shot, local_page.errors)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_panel_plots_fill_the_output_width(local_page, jupyter_lab, artifacts, notebook):
+    shot = notebook.replace("chapters/", "").replace("/", "-").split("_")[0]
+    run_and_check(local_page, jupyter_lab, artifacts, notebook, shot)
 
 
 def test_panels_fill_the_width_again_when_a_notebook_is_reopened_with_its_kernel_running(
     browser_context, jupyter_lab, artifacts
 ):
-    from tests.browser.conftest import LocalPage
-
-    notebook = NOTEBOOKS[0]
     for visit in ("first", "reopened"):
         local_page = LocalPage(browser_context)
         try:
-            console = console_errors(local_page.page)
-            page = open_and_run_all(local_page, jupyter_lab, notebook)
-            check_panels(page, artifacts, notebook, f"02-{visit}")
-            assert not widget_failures(page, console), (visit, widget_failures(page, console))
-            assert not local_page.errors, (visit, local_page.errors)
+            run_and_check(local_page, jupyter_lab, artifacts, NOTEBOOKS[0], f"02-{visit}")
         finally:
             local_page.close()

@@ -4,16 +4,11 @@ What it draws in a browser (the width, also after a notebook is reopened) is che
 tests/browser/test_panel_width.py.
 """
 
-import hashlib
-
-import comm
 import plotly.graph_objects as go
 import pytest
 
-from .conftest import _ConnectedComm as front_end_comm
-
 from rmqlib.viz import allocation_panel, figure_widget
-from rmqlib.viz.figure_widget import RESIZE_HOOK, FigureWidget, plotly_bundle, widget_esm
+from rmqlib.viz.figure_widget import RESIZE_HOOK, FigureWidget, bundle_key, plotly_bundle, widget_esm
 
 
 def test_panels_draw_into_the_book_figure_widget_and_open_it_responsive():
@@ -24,23 +19,20 @@ def test_panels_draw_into_the_book_figure_widget_and_open_it_responsive():
     assert state["_esm"] == widget_esm()
 
 
-def test_the_widget_opens_with_plotlys_bundle_unchanged_and_a_small_module(front_end, monkeypatch):
+def test_the_widget_opens_with_plotlys_bundle_unchanged_and_a_small_module(front_end):
     """The front end initializes from the opening state: the bundle must be in it, not sent after."""
-    opened = []
-    monkeypatch.setattr(
-        comm, "create_comm", lambda **kwargs: opened.append(kwargs["data"]["state"]) or front_end_comm(**kwargs)
-    )
     FigureWidget(go.Scatter(x=[0, 1], y=[1, 0]))
-    (state,) = [s for s in opened if "_plotly_bundle" in s]
+    (state,) = [s for s in front_end if "_plotly_bundle" in s]
     assert state["_plotly_bundle"] == str(go.FigureWidget._esm) == plotly_bundle()
     assert state["_esm"] == widget_esm() and len(widget_esm()) < 10_000  # the bundle is not embedded again
 
 
 def test_the_front_end_loads_the_bundle_once_per_page_and_calls_its_resize_hook():
     esm = widget_esm()
-    key = "rmqlib-plotly-widget-" + hashlib.sha256(plotly_bundle().encode()).hexdigest()[:16]
-    assert f'const KEY = "{key}"' in esm and 'model.get("_plotly_bundle")' in esm
-    assert "export default" in esm and f"el.{RESIZE_HOOK}" in esm and "__" not in esm.replace("__proto__", "")
+    assert f'const KEY = "{bundle_key(plotly_bundle())}"' in esm and 'model.get("_plotly_bundle")' in esm
+    assert bundle_key("export default 1") != bundle_key("export default 2")  # a new plotly is loaded anew
+    assert "export default" in esm and f"el.{RESIZE_HOOK}" in esm
+    assert "__PLOTLY_KEY__" not in esm and "__RESIZE_HOOK__" not in esm
     # plotly.js itself installs the hook for responsive plots; an upgrade that drops it must fail here
     assert f"{RESIZE_HOOK}=function" in plotly_bundle()
 
