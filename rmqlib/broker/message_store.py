@@ -574,6 +574,10 @@ class MessageStore:
         self._queue(topic, queue_id)
         check_non_negative_int(offset, "offset")
         check_str(group, "group", empty=True)
+        self._commit_offset_trusted(group, topic, queue_id, offset)
+
+    def _commit_offset_trusted(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        """:meth:`commit_offset` for a caller that has checked every argument (an existing queue, an offset >= 0)."""
         self.offsets._commit_offset_trusted(group, topic, queue_id, offset)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:

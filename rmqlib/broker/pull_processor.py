@@ -272,7 +272,8 @@ class PullMessageProcessor:
         code = self._compose_code(request, result)
         # tryCommitOffset: store the piggy-backed commit offset, but only on a first (suspendable) run
         if broker_allow_suspend and request.has_commit_offset_flag:
-            store.commit_offset(request.consumer_group, topic, queue_id, request.commit_offset)
+            # (the request was checked when it was built; the queue was looked up above)
+            store._commit_offset_trusted(request.consumer_group, topic, queue_id, request.commit_offset)
 
         if broker_allow_suspend and request.has_suspend_flag and code is _PULL_NOT_FOUND:
             polling_time = request.suspend_timeout_millis

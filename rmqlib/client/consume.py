@@ -154,8 +154,8 @@ def process_consume_result_concurrently(
             message_model = MessageModel(message_model)
         except (ValueError, TypeError):
             raise ValueError(f"message_model must be CLUSTERING or BROADCASTING, got {message_model!r}") from None
-    if now_ms is not None and type(now_ms) is not int:
-        check_time(now_ms)
+    if now_ms is not None:
+        now_ms = check_time(now_ms)
     if (
         type(pq) is not ProcessQueue
         or type(mq) is not MessageQueue
@@ -164,8 +164,8 @@ def process_consume_result_concurrently(
         or type(msgs) is not list
     ):
         msgs = _check_common(pq, mq, msgs, offset_store, send_back)
-    else:  # the engine's call: exact types, a list of messages (checked by remove_message below, before any use
-        for m in msgs:  # but the send-back loop, so checked here)
+    else:  # the engine's call: exact types, a list of messages (each checked here, once)
+        for m in msgs:
             if type(m) is not Message:
                 _require_messages(msgs)
                 break
@@ -199,7 +199,7 @@ def process_consume_result_concurrently(
             ids = {id(m) for m in failed}
             msgs = [m for m in msgs if id(m) not in ids]
             out.resubmit = failed
-    offset = pq.remove_message(msgs, now_ms)
+    offset = pq._remove_message_trusted(msgs, now_ms)
     if offset >= 0 and not pq.dropped:
         offset_store.update_offset(mq, offset, True)
         out.offset = offset

@@ -280,9 +280,12 @@ class ProcessQueue:
         that are not held are ignored (as in Java). ``now_ms`` stamps
         ``last_consume_timestamp`` (left alone when None).
         """
-        msgs = _require_messages(msgs)
+        return self._remove_message_trusted(_require_messages(msgs), None if now_ms is None else check_time(now_ms))
+
+    def _remove_message_trusted(self, msgs: list[Message], now_ms: int | None) -> int:
+        """:meth:`remove_message` for a caller that has checked its arguments (a list of Message, an int time)."""
         if now_ms is not None:
-            self.last_consume_timestamp = check_time(now_ms)
+            self.last_consume_timestamp = now_ms
         tree = self.msg_tree
         if not tree:
             return -1

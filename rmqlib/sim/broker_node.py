@@ -45,8 +45,8 @@ class _TracingStore(MessageStore):
     clock: Clock | None = None
     broker_name = ""
 
-    def commit_offset(self, group, topic, queue_id, offset):
-        MessageStore.commit_offset(self, group, topic, queue_id, offset)
+    def _commit_offset_trusted(self, group, topic, queue_id, offset):  # every commit, checked or not, ends here
+        MessageStore._commit_offset_trusted(self, group, topic, queue_id, offset)
         if self.recorder is not None:
             self.recorder.on_commit(self.broker_name, topic, queue_id, offset, self.clock.now)
 
@@ -214,7 +214,7 @@ class BrokerNode:
         clock, sc, routes, recorder = self.clock, self.scenario, self.routes, self.recorder
         if sc.produce_rate_per_queue / 1000.0 <= 0:
             return
-        put, new_id = self.store.put_message, recorder.new_message_id
+        put, new_id = self.store._put_message_trusted, recorder.new_message_id  # the plan holds existing queues
         yield clock.timeout(sc.produce_start_ms)
         plan: list[list] = []
         version = -1
@@ -244,7 +244,7 @@ class BrokerNode:
                 entry = plan[i]
                 due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
                 for _ in range(due):
-                    put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()))  # tags None, uniq_key
+                    put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # no tags; born now
                 entry[6] += due
                 heapq.heappush(waiting, (_next_due(entry), i))
             if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
