@@ -31,7 +31,9 @@ SHORT_MIN, LONG_MIN = 1, 3
 RUN = """import sys
 sys.path.insert(0, {benchmarks!r})
 from bench_simulation import big_scenario
+import rmqlib
 from rmqlib.sim import simulate
+print("rmqlib", rmqlib.__file__)
 print("produced", simulate(big_scenario({minutes}, 100), seed=1).produced)
 """
 
@@ -44,6 +46,7 @@ def count(tree: Path, minutes: int, scratch: Path) -> tuple[int, int]:
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", script],
         env=env,
+        cwd=tree,  # "python -c" puts the current folder first on sys.path: it must be the tree's own
         capture_output=True,
         text=True,
         check=True,
@@ -52,6 +55,8 @@ def count(tree: Path, minutes: int, scratch: Path) -> tuple[int, int]:
     produced = re.search(r"produced (\d+)", done.stdout)
     if collected is None or produced is None:
         raise RuntimeError(f"valgrind gave no count for {tree}:\n{done.stderr[-2000:]}")
+    if f"rmqlib {tree}{os.sep}" not in done.stdout:
+        raise RuntimeError(f"the run for {tree} imported another rmqlib:\n{done.stdout}")
     return int(collected.group(1)), int(produced.group(1))
 
 

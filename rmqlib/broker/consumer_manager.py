@@ -178,7 +178,8 @@ class ConsumerGroupInfo:
         return list(self.subscription_table)
 
     def find_subscription_data(self, topic: str) -> SubscriptionData | None:
-        check_str(topic, "topic", empty=True)
+        if type(topic) is not str:  # a str looks up as it is (the pull path's call, twice a message)
+            check_str(topic, "topic", empty=True)
         return self.subscription_table.get(topic)
 
     # ---- mutation ---------------------------------------------------------
@@ -418,7 +419,8 @@ class ConsumerManager:
 
     # ---- lookups ----------------------------------------------------------
     def get_consumer_group_info(self, group: str, from_compensation_table: bool = False):
-        check_str(group, "group", empty=True)
+        if type(group) is not str:  # a str looks up as it is (the pull path's call, twice a message)
+            check_str(group, "group", empty=True)
         info = self.consumer_table.get(group)
         if info is None and from_compensation_table:
             info = self.consumer_compensation_table.get(group)

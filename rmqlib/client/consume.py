@@ -201,7 +201,10 @@ def process_consume_result_concurrently(
             out.resubmit = failed
     offset = pq._remove_message_trusted(msgs, now_ms)
     if offset >= 0 and not pq.dropped:
-        offset_store.update_offset(mq, offset, True)
+        if type(offset_store) in _KNOWN_STORES:  # the library's own stores; mq and the offset are checked here
+            offset_store._update_offset_trusted(mq, offset, True)
+        else:
+            offset_store.update_offset(mq, offset, True)
         out.offset = offset
     return out
 

@@ -103,6 +103,10 @@ class _OffsetStoreBase:
         _check_mq(mq)
         _check_offset(offset)
         check_bool(increase_only, "increase_only")
+        self._update_offset_trusted(mq, offset, increase_only)
+
+    def _update_offset_trusted(self, mq: MessageQueue, offset: int, increase_only: bool) -> None:
+        """:meth:`update_offset` for a caller that has checked its arguments (the consume services)."""
         cur = self.offset_table.get(mq)
         if cur is None:
             self.offset_table[mq] = ControllableOffset(offset)
