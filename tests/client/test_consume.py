@@ -274,3 +274,29 @@ def test_orderly_broadcasting_needs_no_lock(api):
     pq = _locked_pq()
     pq.locked = False
     assert service.next_step(MQ, pq, 0).action == "consume" and rebalance.locks == []
+
+
+def test_an_offset_store_of_the_callers_own_gets_the_update_through_its_public_method():
+    """Any object with update_offset(mq, offset, increase_only) can take the library's stores' place."""
+
+    class Recording:
+        def __init__(self):
+            self.calls = []
+
+        def update_offset(self, mq, offset, increase_only):
+            self.calls.append((mq, offset, increase_only))
+
+    store, pq, msgs = Recording(), ProcessQueue(), batch(4, start=20)
+    pq.put_message(msgs)
+    out = process_consume_result_concurrently(pq, MQ, msgs[1:], CS.CONSUME_SUCCESS, offset_store=store, now_ms=5)
+    process_consume_result_concurrently(pq, MQ, msgs[:1], CS.CONSUME_SUCCESS, offset_store=store, now_ms=7)
+    assert out.offset == 20 and store.calls == [(MQ, 20, True), (MQ, 24, True)]
+    assert pq.last_consume_timestamp == 7
+
+
+def test_a_frozen_offset_stays_frozen_when_the_consume_service_updates_it(api):
+    store, pq, msgs = OffsetStore("G", api), ProcessQueue(), batch(3, start=50)
+    store.update_and_freeze_offset(MQ, 10)
+    pq.put_message(msgs)
+    process_consume_result_concurrently(pq, MQ, msgs, CS.CONSUME_SUCCESS, offset_store=store)
+    assert mem(store) == 10

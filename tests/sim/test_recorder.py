@@ -207,3 +207,24 @@ def test_event_log_extend_records_what_appending_each_line_would():
     assert at_once == one_by_one
     with pytest.raises(ValueError, match="times_ms and whos"):
         at_once.extend([1], "notify", ["c1", "c2"])
+
+
+def test_every_offset_a_broker_stores_reaches_the_recorders_check(monkeypatch):
+    """Commits piggy-backed on pulls and commits sent on their own both go past Recorder.on_commit."""
+    from rmqlib.broker.message_store import ConsumerOffsetManager
+
+    stored, checked = [], []
+    store_commit, check_commit = ConsumerOffsetManager._commit_offset_trusted, Recorder.on_commit
+
+    def storing(self, group, topic, queue_id, offset):
+        stored.append((topic, queue_id, offset))
+        store_commit(self, group, topic, queue_id, offset)
+
+    def checking(self, broker_name, topic, queue_id, offset, now_ms):
+        checked.append((topic, queue_id, offset))
+        check_commit(self, broker_name, topic, queue_id, offset, now_ms)
+
+    monkeypatch.setattr(ConsumerOffsetManager, "_commit_offset_trusted", storing)
+    monkeypatch.setattr(Recorder, "on_commit", checking)
+    simulate(scenarios.steady_state(duration_ms=20_000), seed=3)
+    assert len(stored) > 100 and checked == stored
