@@ -40,7 +40,7 @@ print("produced", simulate(big_scenario({minutes}, 100), seed=1).produced)
 
 def count(tree: Path, minutes: int, scratch: Path) -> tuple[int, int]:
     """(instructions, messages) of one run of ``minutes`` simulated minutes with ``tree``'s rmqlib."""
-    out = scratch / f"callgrind-{tree.name}-{minutes}.out"
+    out = scratch / f"callgrind-{tree.name}-{minutes}.out"  # valgrind's profile, kept out of the tree
     script = RUN.format(benchmarks=str(tree / "benchmarks"), minutes=minutes)
     env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
     done = subprocess.run(

@@ -108,10 +108,8 @@ function keepHeight(el) {
   el.on("plotly_relayout", restore);
 }
 
-// anywidget gives a model 2 s to load its module and initialize; on a busy machine plotly's bundle alone took
-// longer, and the model failed for good ("Failed to initialize model"). So initialize only starts the loading,
-// and views wait for it. (Updates Python sends before plotly's model listens are missed, as with plotly's own
-// widget while its module loads.)
+// initialize only starts loading plotly, outside anywidget's 2 s limit (the module docstring says why); views
+// wait for it. Updates Python sends before plotly's model listens are missed, as with plotly's own widget.
 export default () => {
   let ready = null;
   return {
