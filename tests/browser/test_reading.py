@@ -140,18 +140,27 @@ def open_notebook(page, jupyter_lab, notebook: str):
 
 
 # close every document, then open ``paths`` through the app's own command, and wait until each notebook's
-# kernel has answered its info request (the notebook takes its language and kernel spec from that reply)
-OPEN_BATCH_JS = """async (paths) => {
+# kernel has answered its info request (the notebook takes its language and kernel spec from that reply); fails
+# after ``timeout`` ms, naming what it still waits for
+OPEN_BATCH_JS = """async ([paths, timeout]) => {
     const app = window.jupyterapp;
-    await app.commands.execute('application:close-all');
-    const panels = await Promise.all(paths.map(path => app.commands.execute('docmanager:open', {path})));
-    await Promise.all(panels.map(async panel => {
-        await panel.context.ready;
-        await panel.sessionContext.ready;
-        await panel.sessionContext.session.kernel.info;
-    }));
-    return panels.map(panel => panel.context.path);
+    const waiting = new Set(paths);
+    const expired = new Promise((_, reject) => setTimeout(
+        () => reject(new Error(`after ${timeout} ms still waiting for a kernel to answer: ${[...waiting]}`)), timeout));
+    const open = async () => {
+        await app.commands.execute('application:close-all');
+        const panels = await Promise.all(paths.map(path => app.commands.execute('docmanager:open', {path})));
+        await Promise.all(panels.map(async panel => {
+            await panel.context.ready;
+            await panel.sessionContext.ready;
+            await panel.sessionContext.session.kernel.info;
+            waiting.delete(panel.context.path);
+        }));
+        return panels.map(panel => panel.context.path);
+    };
+    return await Promise.race([open(), expired]);
 }"""
+OPEN_BATCH_TIMEOUT_MS = 120_000
 
 DIRTY_TABS_JS = "() => [...document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty')].map(tab => tab.textContent)"
 
@@ -187,7 +196,7 @@ def test_opening_notebooks_leaves_them_clean(lab_page, jupyter_lab, artifacts, r
     errors_before = len(lab_page.errors)
     shut_down_kernels(url, token)
     try:
-        opened = page.evaluate(OPEN_BATCH_JS, notebooks)
+        opened = page.evaluate(OPEN_BATCH_JS, [notebooks, OPEN_BATCH_TIMEOUT_MS])
         assert sorted(opened) == sorted(notebooks)
         deadline = time.monotonic() + 1.5  # after the info reply, give a change of metadata time to (not) show
         while time.monotonic() < deadline:
@@ -224,17 +233,19 @@ def test_chapter_runs_cell_by_cell_and_its_figures_stay_put(local_page, jupyter_
     open_notebook(page, jupyter_lab, notebook)
     count = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length")
     assert count > 5
+    # each figure as first seen, settled; a figure may be drawn after later cells ran (plotly's bundle loads once
+    # per page, slowly under load), so every cell looks for new figures, and the last look catches any still late
     drawn: dict[str, str] = {}
     for index in range(count):
-        before = set(page.evaluate(FIGURES_JS))
         if page.evaluate(RUN_CELL_JS, index) == -1:  # a markdown cell renders text and draws no figure
             continue
-        if not page.evaluate(DISPLAYS_RICH_OUTPUT_JS, index):  # text only: no figure to wait for
-            continue
-        figures = _settled_figures(page)
-        drawn.update({key: shown for key, shown in figures.items() if key not in before})
+        figures = page.evaluate(FIGURES_JS)
+        if page.evaluate(DISPLAYS_RICH_OUTPUT_JS, index) or figures.keys() - drawn.keys():
+            figures = _settled_figures(page)
+        drawn.update({key: shown for key, shown in figures.items() if key not in drawn})
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=CELL_TIMEOUT_S * 1000)
     final = _settled_figures(page)
+    drawn.update({key: shown for key, shown in final.items() if key not in drawn})
     errors = page.evaluate(ERROR_OUTPUTS_JS)
     widget_errors = page.locator(".jp-OutputArea-output", has_text="Error displaying widget").count()
     # lay out every figure before measuring it (cells off screen may not be rendered)
