@@ -16,7 +16,6 @@ Needs valgrind (Debian: ``apt-get install valgrind``); about ten minutes on two 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -25,7 +24,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from revisions import check_imported, revisions_beside, tree_env
+
 SHORT_MIN, LONG_MIN = 1, 3
 
 RUN = """import sys
@@ -42,10 +42,9 @@ def count(tree: Path, minutes: int, scratch: Path) -> tuple[int, int]:
     """(instructions, messages) of one run of ``minutes`` simulated minutes with ``tree``'s rmqlib."""
     out = scratch / f"callgrind-{tree.name}-{minutes}.out"  # valgrind's profile, kept out of the tree
     script = RUN.format(benchmarks=str(tree / "benchmarks"), minutes=minutes)
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", script],
-        env=env,
+        env=tree_env(tree),
         cwd=tree,  # "python -c" puts the current folder first on sys.path: it must be the tree's own
         capture_output=True,
         text=True,
@@ -55,8 +54,7 @@ def count(tree: Path, minutes: int, scratch: Path) -> tuple[int, int]:
     produced = re.search(r"produced (\d+)", done.stdout)
     if collected is None or produced is None:
         raise RuntimeError(f"valgrind gave no count for {tree}:\n{done.stderr[-2000:]}")
-    if f"rmqlib {tree}{os.sep}" not in done.stdout:
-        raise RuntimeError(f"the run for {tree} imported another rmqlib:\n{done.stdout}")
+    check_imported(tree, done.stdout)
     return int(collected.group(1)), int(produced.group(1))
 
 
@@ -75,22 +73,13 @@ def main() -> None:
         parser.exit(2, "bench_instructions: valgrind is not installed (Debian: apt-get install valgrind)\n")
     with tempfile.TemporaryDirectory(prefix="rmqlib-instructions-") as tmp:
         scratch = Path(tmp)
-        trees = {"working tree": ROOT}
-        for k, rev in enumerate(args.against):
-            trees[rev] = scratch / f"against-{k}"
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(trees[rev]), rev], check=True
-            )
-        try:
-            with ThreadPoolExecutor(2) as pool:  # valgrind runs one thread; two at a time on two cores
-                runs = {
-                    name: [pool.submit(count, tree, minutes, scratch) for minutes in (SHORT_MIN, LONG_MIN)]
-                    for name, tree in trees.items()
-                }
-                rows = {name: per_message(*(run.result() for run in pair)) for name, pair in runs.items()}
-        finally:
-            for rev in args.against:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(trees[rev])], check=True)
+        with revisions_beside(args.against, scratch) as trees, ThreadPoolExecutor(2) as pool:
+            # valgrind runs one thread; two at a time on two cores
+            runs = {
+                name: [pool.submit(count, tree, minutes, scratch) for minutes in (SHORT_MIN, LONG_MIN)]
+                for name, tree in trees.items()
+            }
+            rows = {name: per_message(*(run.result() for run in pair)) for name, pair in runs.items()}
     base = rows["working tree"][0]
     print(f"instructions per simulated message, {LONG_MIN}-minute run minus {SHORT_MIN}-minute run (valgrind)\n")
     print("| code | messages counted | instructions per message | vs working tree |")

@@ -7,13 +7,18 @@ per queue per burst, so every message has its own pull round trip) and every
 4 rebalance intervals x 5 seeds) in-process and on a 2-process pool. Each row is
 the best of ``--repeat`` runs (a busy machine only ever makes a run slower).
 
+``--against REV ...`` prints a third table instead: the first row's run for the working tree and for each git
+revision checked out beside it, in turns (each run in a fresh process, ``--repeat`` rounds), with each one's best
+messages/s and its ratio to the working tree's. Measured in one run, on one machine at one time, the ratio holds
+when the machine's speed moves from day to day.
+
 ``--scaling`` prints a second table instead: the same total load (1,000 messages/s for 60 s, AVG) on
 groups of 8 to 1,024 consumers (four queues per consumer), each run in a fresh process, with the cost per
 simulated message (CPU time of the run; wall time beside it), its ratio to the smallest group's, and the peak memory
 of the process; then a rolling restart in a 1,000-consumer group over 4,000 queues (10 members restarted one after
 another). Each row is the run with the least CPU time of ``--repeat``.
 
-    python benchmarks/bench_simulation.py [--quick] [--repeat N] [--scaling]
+    python benchmarks/bench_simulation.py [--quick] [--repeat N] [--scaling | --against REV ...]
 """
 
 from __future__ import annotations
@@ -23,8 +28,14 @@ import multiprocessing
 import os
 import platform
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from revisions import check_imported, revisions_beside, tree_env
 
 from rmqlib.sim import ConsumerSpec, scenarios, simulate, sweep
 from rmqlib.sim.scenario import SHUTDOWN
@@ -114,14 +125,58 @@ def scaling_table(sizes=GROUP_SIZES, repeat: int = 1) -> None:
         )
 
 
+AGAINST_RUN = """import sys
+sys.path.insert(0, "benchmarks")
+import rmqlib
+from bench_simulation import big_scenario
+from rmqlib.sim import simulate
+print("rmqlib", rmqlib.__file__)
+result = simulate(big_scenario({minutes}, 100), seed=1)
+assert result.lost == []
+print("rate", result.produced / result.wall_seconds)
+"""
+
+
+def against_table(revs: list[str], minutes: int, repeat: int) -> None:
+    """The first row's messages/s for the working tree and each of ``revs``, run in turns, best of ``repeat``."""
+    with tempfile.TemporaryDirectory(prefix="rmqlib-against-") as tmp, revisions_beside(revs, Path(tmp)) as trees:
+        rates: dict[str, list[float]] = {name: [] for name in trees}
+        for _ in range(repeat):
+            for name, tree in trees.items():  # in turns, so that a slow spell of the machine hits every tree
+                done = subprocess.run(
+                    [sys.executable, "-c", AGAINST_RUN.format(minutes=minutes)],
+                    cwd=tree,
+                    env=tree_env(tree),
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                check_imported(tree, done.stdout)
+                rates[name].append(float(done.stdout.split("rate ")[1]))
+    base = max(rates["working tree"])
+    print(f"16 consumers, 64 queues, 500 msg/s, bursts every 100 ms, {minutes} min; {repeat} rounds in turns\n")
+    print("| code | messages/s, each round | best | vs working tree |")
+    print("|---|---|---:|---:|")
+    for name, runs in rates.items():
+        print(f"| {name} | {', '.join(f'{r:,.0f}' for r in runs)} | {max(runs):,.0f} | {max(runs) / base:.3f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 simulated minutes instead of 10")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row; the fastest is reported (default 3)")
     parser.add_argument("--scaling", action="store_true", help="cost per message against group size (8..1,024)")
+    parser.add_argument(
+        "--against", metavar="REV", nargs="+", help="the first row for these git revisions too, in turns"
+    )
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
+    if args.scaling and args.against:
+        parser.error("--scaling and --against are separate tables: choose one")
+    if args.against:
+        against_table(args.against, 2 if args.quick else 10, args.repeat)
+        return
     if args.scaling:
         load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
         print(
