@@ -199,8 +199,8 @@ def serve_lab(base: Path, lang: str = "en", settings_dir: Path | None = None):
     Only what a test needs is added: no browser, a port and token, ``--allow-root``, the app exposed
     in the page (``window.jupyterapp``) so that a test can run a chapter cell by cell, kernels on IPC
     instead of TCP ports, and a fresh user-settings dir whose one setting starts the kernel without asking.
-    The news pop-up is not switched off here: the book's own settings must do that. The server runs in its own process
-    group, terminated (then killed) when the block ends, whatever happened.
+    The news pop-up is not switched off here: the book's own settings must do that. The server runs in its
+    own process group, terminated (then killed) when the block ends, whatever happened.
     """
     from rmqlib.book import SETTINGS_DIR, lab_command
 
@@ -224,8 +224,8 @@ def serve_lab(base: Path, lang: str = "en", settings_dir: Path | None = None):
             "--allow-root",
             "--ServerApp.port_retries=0",
             "--LabApp.expose_app_in_browser=True",
-            # kernels talk over files in this server's runtime dir, not TCP ports: CI runs three servers side by side
-            # and opens notebooks four at a time, and ports picked free can be taken before a kernel binds them
+            # kernels talk over files in this server's runtime dir, not TCP ports: CI runs servers side by side and
+            # opens notebooks four at a time, and a port picked free can be taken before its kernel binds it
             "--KernelManager.transport=ipc",
             f"--LabApp.user_settings_dir={base / 'settings'}",
             f"--LabApp.workspaces_dir={base / 'workspaces'}",

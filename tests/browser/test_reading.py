@@ -200,7 +200,8 @@ def test_opening_notebooks_leaves_them_clean(lab_page, jupyter_lab, artifacts, r
         assert sorted(opened) == sorted(notebooks)
         deadline = time.monotonic() + 1.5  # after the info reply, give a change of metadata time to (not) show
         while time.monotonic() < deadline:
-            assert not page.evaluate(DIRTY_TABS_JS), "marked dirty on opening, before anything ran"
+            dirty = page.evaluate(DIRTY_TABS_JS)
+            assert not dirty, f"{dirty} marked dirty on opening, before anything ran"
             time.sleep(0.25)
         toasts = page.locator(".Toastify__toast").all_inner_texts()
         assert not any("news" in text.lower() for text in toasts), toasts
