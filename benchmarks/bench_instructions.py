@@ -18,43 +18,23 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from revisions import check_imported, revisions_beside, tree_env
+from revisions import revisions_beside, run_first_row
 
 SHORT_MIN, LONG_MIN = 1, 3
-
-RUN = """import sys
-sys.path.insert(0, {benchmarks!r})
-from bench_simulation import big_scenario
-import rmqlib
-from rmqlib.sim import simulate
-print("rmqlib", rmqlib.__file__)
-print("produced", simulate(big_scenario({minutes}, 100), seed=1).produced)
-"""
 
 
 def count(tree: Path, minutes: int, scratch: Path) -> tuple[int, int]:
     """(instructions, messages) of one run of ``minutes`` simulated minutes with ``tree``'s rmqlib."""
     out = scratch / f"callgrind-{tree.name}-{minutes}.out"  # valgrind's profile, kept out of the tree
-    script = RUN.format(benchmarks=str(tree / "benchmarks"), minutes=minutes)
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", script],
-        env=tree_env(tree),
-        cwd=tree,  # "python -c" puts the current folder first on sys.path: it must be the tree's own
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = run_first_row(tree, minutes, prefix=("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"))
     collected = re.search(r"Collected : (\d+)", done.stderr)
     produced = re.search(r"produced (\d+)", done.stdout)
     if collected is None or produced is None:
         raise RuntimeError(f"valgrind gave no count for {tree}:\n{done.stderr[-2000:]}")
-    check_imported(tree, done.stdout)
     return int(collected.group(1)), int(produced.group(1))
 
 

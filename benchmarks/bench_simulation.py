@@ -28,14 +28,12 @@ import multiprocessing
 import os
 import platform
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from revisions import check_imported, revisions_beside, tree_env
+from revisions import revisions_beside, run_first_row
 
 from rmqlib.sim import ConsumerSpec, scenarios, simulate, sweep
 from rmqlib.sim.scenario import SHUTDOWN
@@ -125,33 +123,13 @@ def scaling_table(sizes=GROUP_SIZES, repeat: int = 1) -> None:
         )
 
 
-AGAINST_RUN = """import sys
-sys.path.insert(0, "benchmarks")
-import rmqlib
-from bench_simulation import big_scenario
-from rmqlib.sim import simulate
-print("rmqlib", rmqlib.__file__)
-result = simulate(big_scenario({minutes}, 100), seed=1)
-assert result.lost == []
-print("rate", result.produced / result.wall_seconds)
-"""
-
-
 def against_table(revs: list[str], minutes: int, repeat: int) -> None:
     """The first row's messages/s for the working tree and each of ``revs``, run in turns, best of ``repeat``."""
     with tempfile.TemporaryDirectory(prefix="rmqlib-against-") as tmp, revisions_beside(revs, Path(tmp)) as trees:
         rates: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(repeat):
             for name, tree in trees.items():  # in turns, so that a slow spell of the machine hits every tree
-                done = subprocess.run(
-                    [sys.executable, "-c", AGAINST_RUN.format(minutes=minutes)],
-                    cwd=tree,
-                    env=tree_env(tree),
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                check_imported(tree, done.stdout)
+                done = run_first_row(tree, minutes)
                 rates[name].append(float(done.stdout.split("rate ")[1]))
     base = max(rates["working tree"])
     print(f"16 consumers, 64 queues, 500 msg/s, bursts every 100 ms, {minutes} min; {repeat} rounds in turns\n")
