@@ -1,4 +1,4 @@
-"""Work the simulated consumers of one run share, so that a big group costs no more per message than a small one.
+"""Work the simulated consumers of one run share, so that a big group does not repeat identical work per member.
 
 Every real consumer turns the route it took into queues, sorts its queues and the group's client ids, and runs its
 strategy for itself, on every rebalance round. In one process a thousand consumers that see the same route and the
