@@ -12,6 +12,7 @@ consumers are fenced, by broker locks.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Container, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from operator import attrgetter
@@ -66,6 +67,8 @@ CONSUME_LOCK_TRY_TIMEOUT_MILLS = 500
 #: Delay of the extra rebalance scheduled when an orderly lock fails, and of the first pull
 #: of a newly assigned queue (RebalanceImpl.java#updateProcessQueueTableInRebalance).
 REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS = 500
+#: how many of the latest rebalance requests ``RebalanceImpl.rebalance_requests`` keeps (a model's log, not Java's)
+REBALANCE_REQUESTS_KEPT = 64
 DISPATCH_PULL_REQUEST_DELAY_MILLS = 500
 #: Delay of the first pop of a new POP assignment (RebalanceImpl.java#updateMessageQueueAssignment).
 DISPATCH_POP_REQUEST_DELAY_MILLS = 500
@@ -229,8 +232,9 @@ class RebalanceImpl:
     ``allocate(consumer_group, current_cid, mq_all, cid_all)``; a None result is
     an empty assignment. Broker calls go through ``api`` (:class:`ClientBrokerAPI`).
     ``rebalance_service`` (optional) receives ``rebalance_later`` /
-    ``rebalance_immediately``; every such request is also appended to
-    ``rebalance_requests`` as ``(now_ms, delay_ms)`` for inspection.
+    ``rebalance_immediately``; the latest :data:`REBALANCE_REQUESTS_KEPT` such requests are also kept in
+    ``rebalance_requests`` (a deque) as ``(now_ms, delay_ms)`` for inspection: a member of a big group is
+    asked hundreds of times as the group forms.
     With ``config.client_rebalance`` off (a concurrent clustering consumer, 5.x), a topic's
     queues come from a broker (:meth:`get_rebalance_result_from_broker`, which needs
     ``api.query_assignment``); POP assignments get a :class:`~rmqlib.client.pop.PopProcessQueue`
@@ -317,7 +321,7 @@ class RebalanceImpl:
         self.pop_process_queue_table: dict[MessageQueue, PopProcessQueue] = {}
         self.topic_subscribe_info_table: dict[str, AbstractSet[MessageQueue]] = {}
         self.subscription_inner: dict[str, SubscriptionData] = {}
-        self.rebalance_requests: list[tuple[int, int]] = []
+        self.rebalance_requests: deque[tuple[int, int]] = deque(maxlen=REBALANCE_REQUESTS_KEPT)
         if self.message_model is MessageModel.CLUSTERING:
             # DefaultMQPushConsumerImpl#copySubscription: the retry topic, CLUSTERING only.
             rt = retry_topic(consumer_group)

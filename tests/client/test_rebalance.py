@@ -10,7 +10,7 @@ from rmqlib.client import (
     RebalanceImpl,
     retry_topic,
 )
-from rmqlib.client.rebalance import UNLOCK_DELAY_TIME_MILLS
+from rmqlib.client.rebalance import REBALANCE_REQUESTS_KEPT, UNLOCK_DELAY_TIME_MILLS
 from rmqlib.model import MessageQueue
 
 MQ = MessageQueue("topic1", "broker1", 0)
@@ -324,7 +324,7 @@ def test_orderly_lock_failure_skips_queue_and_rebalances_500ms_later(consumer, a
     impl = consumer("c1", mqs[:2], orderly=True)
     assert impl.do_rebalance(True, 10_000) is False
     assert owned(impl) == [0]
-    assert impl.rebalance_requests == [(10_000, 500)]
+    assert list(impl.rebalance_requests) == [(10_000, 500)]
     assert api.locks[("G", mqs[0])] == ("c1", 10_000)
     # the other holder's lock expires on the broker after 60 s
     assert impl.do_rebalance(True, 60_001) is True
@@ -382,6 +382,19 @@ def test_lock_all_renews_granted_and_unlocks_refused(consumer, api, mqs):
     impl.unlock_all(True, 91_000)
     assert not impl.process_queue_table[mqs[0]].locked
     assert ("G", mqs[0]) not in api.locks
+
+
+def test_rebalance_requests_keep_only_the_latest(consumer, mqs):
+    """A member of a big group is woken once per join of every other member; the log keeps the latest few."""
+    impl = consumer("c1", mqs)
+    asked = REBALANCE_REQUESTS_KEPT + 10
+    for k in range(asked):
+        impl.rebalance_immediately(1_000 + k)
+    impl.rebalance_later(500, 9_999)
+    kept = list(impl.rebalance_requests)
+    assert len(kept) == REBALANCE_REQUESTS_KEPT
+    assert kept[-1] == (9_999, 500)
+    assert kept[0] == (1_000 + asked + 1 - REBALANCE_REQUESTS_KEPT, 0)
 
 
 def test_paused_consumer_reports_unbalanced_without_rebalancing(consumer, api, mqs):
