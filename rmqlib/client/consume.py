@@ -156,19 +156,25 @@ def process_consume_result_concurrently(
             raise ValueError(f"message_model must be CLUSTERING or BROADCASTING, got {message_model!r}") from None
     if now_ms is not None:
         now_ms = check_time(now_ms)
-    if (
-        type(pq) is not ProcessQueue
-        or type(mq) is not MessageQueue
-        or send_back is not None
-        or type(offset_store) not in _KNOWN_STORES
-        or type(msgs) is not list
-    ):
-        msgs = _check_common(pq, mq, msgs, offset_store, send_back)
-    else:  # the engine's call: exact types, a list of messages (each checked here, once)
-        for m in msgs:
-            if type(m) is not Message:
-                _require_messages(msgs)
-                break
+    msgs = _check_common(pq, mq, msgs, offset_store, send_back)
+    return _process_consume_result_concurrently_trusted(
+        pq, mq, msgs, status, offset_store, message_model, send_back, ack_index, now_ms
+    )
+
+
+def _process_consume_result_concurrently_trusted(
+    pq: ProcessQueue,
+    mq: MessageQueue,
+    msgs: list[Message],
+    status: ConsumeConcurrentlyStatus,
+    offset_store: OffsetStore | LocalFileOffsetStore,
+    message_model: MessageModel,
+    send_back: SendBack | None,
+    ack_index: int,
+    now_ms: int | None,
+) -> ConcurrentConsumeOutcome:
+    """:func:`process_consume_result_concurrently` for a caller whose arguments are checked already (the
+    simulator's consume pool settles the batch it took from a checked pull result, at its clock's time)."""
     if pq.dropped:
         return ConcurrentConsumeOutcome(processed=False)
     out = ConcurrentConsumeOutcome(True)  # processed

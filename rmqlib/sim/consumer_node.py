@@ -36,11 +36,11 @@ from rmqlib.client import (
     PushConsumerConfig,
     RebalanceImpl,
     RebalanceService,
-    process_consume_result_concurrently,
     process_pull_exception,
 )
+from rmqlib.client.consume import _process_consume_result_concurrently_trusted
 from rmqlib.client.pull import _process_pull_result_trusted, _pull_message_trusted
-from rmqlib.model import MessageQueue
+from rmqlib.model import INT_MAX, MessageQueue
 from rmqlib.namesrv import TopicRouteData
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
@@ -51,6 +51,7 @@ from rmqlib.sim.wire import BrokerUnavailable, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
 POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime; it times its own wait out
+_CONSUME_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
@@ -616,14 +617,17 @@ class ConsumeRequest:
             consumer.cid, consumer.died_at, self.mq, self.msgs, self.started, consumer.clock.now
         )
         if consumer.alive:
-            process_consume_result_concurrently(
+            impl = consumer.impl  # a batch of a checked pull result, settled at the clock's time
+            _process_consume_result_concurrently_trusted(
                 self.pq,
                 self.mq,
                 self.msgs,
-                ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
-                offset_store=consumer.impl.offset_store,
-                message_model=consumer.impl.message_model,
-                now_ms=now_ms,
+                _CONSUME_SUCCESS,
+                impl.offset_store,
+                impl.message_model,
+                None,
+                INT_MAX,
+                now_ms,
             )
 
 
