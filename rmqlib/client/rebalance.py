@@ -67,11 +67,11 @@ CONSUME_LOCK_TRY_TIMEOUT_MILLS = 500
 #: Delay of the extra rebalance scheduled when an orderly lock fails, and of the first pull
 #: of a newly assigned queue (RebalanceImpl.java#updateProcessQueueTableInRebalance).
 REBALANCE_LATER_WHEN_LOCK_FAILED_MILLS = 500
-#: how many of the latest rebalance requests ``RebalanceImpl.rebalance_requests`` keeps (a model's log, not Java's)
-REBALANCE_REQUESTS_KEPT = 64
 DISPATCH_PULL_REQUEST_DELAY_MILLS = 500
 #: Delay of the first pop of a new POP assignment (RebalanceImpl.java#updateMessageQueueAssignment).
 DISPATCH_POP_REQUEST_DELAY_MILLS = 500
+#: How many of the latest requests ``RebalanceImpl.rebalance_requests`` keeps (the model's log; Java keeps none).
+REBALANCE_REQUESTS_KEPT = 64
 #: How far back CONSUME_FROM_TIMESTAMP starts by default (DefaultMQPushConsumer#consumeTimestamp).
 DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS = 30 * 60 * 1000
 

@@ -23,7 +23,6 @@ from rmqlib.broker.protocol import ResponseCode
 from rmqlib.client import (
     PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL,
     BrokerError,
-    ConsumeConcurrentlyStatus,
     ConsumeMessageOrderlyService,
     Message,
     MessageModel,
@@ -38,7 +37,7 @@ from rmqlib.client import (
     RebalanceService,
     process_pull_exception,
 )
-from rmqlib.client.consume import _process_consume_result_concurrently_trusted
+from rmqlib.client.consume import _CONSUME_SUCCESS, _process_consume_result_concurrently_trusted
 from rmqlib.client.pull import _process_pull_result_trusted, _pull_message_trusted
 from rmqlib.model import INT_MAX, MessageQueue
 from rmqlib.namesrv import TopicRouteData
@@ -51,7 +50,6 @@ from rmqlib.sim.wire import BrokerUnavailable, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
 POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime; it times its own wait out
-_CONSUME_SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
