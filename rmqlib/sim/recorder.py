@@ -27,10 +27,10 @@ class _OffsetTally:
         self.pending: set[int] = set()  # consumed offsets above low_water
         self.low_water = 0
 
-    def consumed(self, offsets) -> None:
-        pending = self.pending
-        pending.update(offsets)
+    def consumed(self, offsets: list[int]) -> None:
         low = self.low_water
+        pending = self.pending
+        pending.update(o for o in offsets if o >= low)  # a redelivered offset below low_water changes nothing
         while low in pending:
             pending.discard(low)
             low += 1

@@ -35,6 +35,18 @@ def test_low_water_waits_for_the_gap_to_be_consumed():
     assert len(sim.offset_violations) == 1
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 12), min_size=1, max_size=5), max_size=12))
+def test_low_water_is_the_lowest_offset_never_consumed(batches):
+    """In order, out of order, redelivered: the tally agrees with the set of every offset consumed so far."""
+    tally, seen = _OffsetTally("q"), set()
+    for offsets in batches:
+        tally.consumed(offsets)
+        seen.update(offsets)
+        low = min(set(range(len(seen) + 1)) - seen)
+        assert tally.low_water == low and tally.pending == {o for o in seen if o > low}
+
+
 def test_logs_build_records_in_time_order_and_survive_pickling():
     log = EventLog()
     log.append(5, "rebalance", "c1", "balanced")
