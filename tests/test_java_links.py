@@ -70,6 +70,7 @@ CLASS_FILES = {
         "ControllableOffset": [_C + "consumer/store/ControllableOffset.java"],
         "DefaultLitePullConsumer": [_C + "consumer/DefaultLitePullConsumer.java"],
         "DefaultLitePullConsumerImpl": [_C + "impl/consumer/DefaultLitePullConsumerImpl.java"],
+        "DefaultMQProducer": [_C + "producer/DefaultMQProducer.java"],
         "DefaultMQProducerImpl": [_C + "impl/producer/DefaultMQProducerImpl.java"],
         "DefaultMQPushConsumer": [_C + "consumer/DefaultMQPushConsumer.java"],
         "DefaultMQPushConsumerImpl": [_C + "impl/consumer/DefaultMQPushConsumerImpl.java"],

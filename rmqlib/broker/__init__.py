@@ -8,7 +8,7 @@ answers to woken requests are records in outboxes, not network sends.
 Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s
 scan), ``message_store`` (commit log, consume queues, reput, getMessage,
 offsets), ``hold_service`` (long polling), ``pull_processor`` (PULL_MESSAGE),
-``lock_manager`` (orderly locks), ``pop`` (Pop mode: pop, ack, revive),
+``lock_manager`` (orderly locks), ``send_check`` (whether a send is taken), ``pop`` (Pop mode: pop, ack, revive),
 ``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation).
 """
 

@@ -31,14 +31,16 @@ POP_RETRY_SEPARATOR_V2 = "+"  # KeyBuilder.POP_RETRY_SEPARATOR_V2
 
 
 class ResponseCode(enum.IntEnum):
-    """The response codes the modelled processors can answer with.
+    """The response codes the modelled processors can answer with, and those a producer retries a send on.
 
     Mirrors: remoting/.../protocol/ResponseCode.java (and RemotingSysResponseCode)
     """
 
     SUCCESS = 0
     SYSTEM_ERROR = 1
+    SYSTEM_BUSY = 2
     MESSAGE_ILLEGAL = 13
+    SERVICE_NOT_AVAILABLE = 14
     NO_PERMISSION = 16
     TOPIC_NOT_EXIST = 17
     PULL_NOT_FOUND = 19
@@ -49,9 +51,12 @@ class ResponseCode(enum.IntEnum):
     SUBSCRIPTION_NOT_LATEST = 25
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
     INVALID_PARAMETER = 29
+    NO_BUYER_ID = 204
+    NOT_IN_CURRENT_UNIT = 205
     NO_MESSAGE = 208
     POLLING_FULL = 209
     POLLING_TIMEOUT = 210
+    GO_AWAY = 1500
 
 
 class MessageRequestMode(str, enum.Enum):

@@ -27,7 +27,9 @@ from rmqlib.broker import (
     RebalanceLockManager,
 )
 from rmqlib.broker.protocol import ResponseCode
+from rmqlib.broker.send_check import msg_check
 from rmqlib.client import retry_topic
+from rmqlib.client.producer import RETRY_RESPONSE_CODES, RETRY_TIMES_WHEN_SEND_FAILED
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
@@ -243,8 +245,12 @@ class BrokerNode:
             for i in ready:  # entry: [topic, queue id, phase, rate, since, produced before since, sent]
                 entry = plan[i]
                 due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
-                for _ in range(due):
-                    put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # no tags; born now
+                code = msg_check(self.topic_config, entry[0], entry[1]) if due else ResponseCode.SUCCESS
+                if code is ResponseCode.SUCCESS:
+                    for _ in range(due):
+                        put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # no tags; born now
+                else:  # the producers' route is older than this broker's topic config
+                    self.send_refused(entry[0], code, due, now)
                 entry[6] += due
                 heapq.heappush(waiting, (_next_due(entry), i))
             if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
@@ -277,26 +283,49 @@ class BrokerNode:
                 fresh.append([topic, queue_id, entry[2], rate, start, produced, entry[6]])
         return fresh
 
+    def send_refused(self, topic: str, code: ResponseCode, count: int, now_ms: int) -> None:
+        """``count`` sends of ``topic`` that this broker refused with ``code``
+        (AbstractSendMessageProcessor#msgCheck): the producer retries them elsewhere, or they fail, as
+        :mod:`rmqlib.client.producer` says."""
+        if code in RETRY_RESPONSE_CODES:
+            self.send_elsewhere(topic, count, now_ms)
+        else:
+            self.recorder.counters["send_failed"] += count
+
     def send_elsewhere(self, topic: str, count: int, now_ms: int) -> None:
-        """``count`` sends meant for this broker while it is down. A stopped broker refuses the connection, so
-        each send is retried at once on the next live broker's queue of ``topic``
-        (DefaultMQProducerImpl#sendDefaultImpl). A silent one lets the send wait out its whole timeout
-        (sendMsgTimeout, 3 s), which leaves no time to retry: the send fails. Failed sends (also: no live
-        broker) never become messages; they are counted as ``send_failed``."""
-        live = [mq for mq in self.routes.publish_view.get(topic, ()) if self.cluster[mq.broker_name].up]
+        """``count`` sends meant for this broker that it refused: while it is down, the connection; while up,
+        with a code the producer retries. Each send is retried at once on the next queue of ``topic`` on
+        another live broker, up to RETRY_TIMES_WHEN_SEND_FAILED times while the answer is one the producer
+        retries (DefaultMQProducerImpl#sendDefaultImpl). A silent broker lets the send wait out its whole
+        timeout (sendMsgTimeout, 3 s), which leaves no time to retry: the send fails. Failed sends (also: no
+        other live broker) never become messages; they are counted as ``send_failed``."""
+        live = [
+            mq
+            for mq in self.routes.publish_view.get(topic, ())
+            if mq.broker_name != self.name and self.cluster[mq.broker_name].up
+        ]
         counters = self.recorder.counters
         if not live or self.silent:
             counters["send_failed"] += count
             return
         touched = set()
         for _ in range(count):
-            mq = self.routes.next_send_queue(live)
-            broker = self.cluster[mq.broker_name]
-            broker.store._put_message_trusted(
-                topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()), now_ms, 0, ()
-            )
-            touched.add(broker)
-        counters["sent_elsewhere"] += count
+            for _retry in range(RETRY_TIMES_WHEN_SEND_FAILED):
+                mq = self.routes.next_send_queue(live)
+                broker = self.cluster[mq.broker_name]
+                code = msg_check(broker.topic_config, topic, mq.queue_id)
+                if code is ResponseCode.SUCCESS:
+                    broker.store._put_message_trusted(
+                        topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()), now_ms, 0, ()
+                    )
+                    touched.add(broker)
+                    counters["sent_elsewhere"] += 1
+                    break
+                if code not in RETRY_RESPONSE_CODES:
+                    counters["send_failed"] += 1
+                    break
+            else:
+                counters["send_failed"] += 1
         for broker in sorted(touched, key=lambda b: b.name):
             broker.store.reput(now_ms)
             broker.flush_pull_answers()

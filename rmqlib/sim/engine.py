@@ -150,8 +150,25 @@ class Simulation:
             [c.cid for c in self.consumers.values() if c.alive],
             stored,
             wall_seconds=time.perf_counter() - wall,
-            simpy_events=next(clock._eid),
-        )  # simpy numbers every event it schedules
+            simpy_events=next(clock._eid),  # simpy numbers every event it schedules
+            never_delivered=self._never_delivered() if sc.consume_mode == POP else None,
+        )
+
+    def _never_delivered(self) -> dict[str, int]:
+        """Per queue of the scenario's topics, its stored messages no listener ever got (Pop mode keeps no
+        per-queue consumption log: a popped message may come back through the retry topic)."""
+        delivered = self.recorder.delivered
+        counts = {}
+        for broker in self.brokers.values():
+            store = broker.store
+            for topic in self.scenario.topics:
+                for queue_id in range(store.topic_queue_nums.get(topic, 0)):
+                    offsets = range(store.get_min_offset(topic, queue_id), store.get_max_offset(topic, queue_id))
+                    messages = (store.look_message_by_offset(topic, queue_id, offset) for offset in offsets)
+                    counts[str(MessageQueue(topic, broker.name, queue_id))] = sum(
+                        1 for m in messages if m is not None and not delivered[int(m.uniq_key)]
+                    )
+        return counts
 
 
 def simulate(scenario: Scenario, seed: int = 0, trace: bool = False) -> SimResult:

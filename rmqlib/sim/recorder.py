@@ -192,7 +192,15 @@ class Recorder:
                 spans[-1][1] = now_ms
 
     # --- the result ----------------------------------------------------------------
-    def result(self, seed: int, live_cids, stored: dict[str, int], wall_seconds: float, simpy_events: int) -> SimResult:
+    def result(
+        self,
+        seed: int,
+        live_cids,
+        stored: dict[str, int],
+        wall_seconds: float,
+        simpy_events: int,
+        never_delivered: dict[str, int] | None = None,
+    ) -> SimResult:
         """Close what is still open at the end of the run and build the :class:`SimResult`."""
         sc = self.scenario
         end = sc.end_ms
@@ -227,6 +235,7 @@ class Recorder:
                 for queue, spans in self.routed.items()
             },
             stored=stored,
+            never_delivered=never_delivered,
         )
 
 

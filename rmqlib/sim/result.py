@@ -196,6 +196,7 @@ class SimResult:
     wall_seconds: float = 0.0
     stored: dict[str, int] = field(default_factory=dict)  # per queue of the scenario's topics: messages it holds
     routed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # per queue: when a route listed it
+    never_delivered: dict[str, int] | None = None  # Pop mode: per queue, stored messages no listener got
 
     @cached_property
     def events(self) -> list[Event]:
@@ -232,6 +233,8 @@ class SimResult:
         """Per queue (only those with any), how many stored messages nobody consumed by the end of the run:
         messages on a queue no consumer reads (more write queues than read queues), on a broker that did not
         come back, or simply not reached yet. Their sum is ``len(lost)``."""
+        if self.never_delivered is not None:  # Pop mode: counted from the stores at the end of the run
+            return {queue: n for queue, n in self.never_delivered.items() if n}
         consumed: dict[str, set] = {}
         for queue, batches in self.consumption.items():
             consumed[queue] = {offset for batch in batches for offset in batch.offsets}

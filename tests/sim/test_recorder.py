@@ -240,3 +240,13 @@ def test_every_offset_a_broker_stores_reaches_the_recorders_check(monkeypatch):
     monkeypatch.setattr(Recorder, "on_commit", checking)
     simulate(scenarios.steady_state(duration_ms=20_000), seed=3)
     assert len(stored) > 100 and checked == stored
+
+
+@pytest.mark.parametrize("mode", ["CONCURRENT", "ORDERLY", "POP"])
+def test_unconsumed_counts_the_lost_messages_per_queue(mode):
+    """Cut off while consumers lag behind: every mode, Pop too (which keeps no per-queue consumption log)."""
+    sc = scenarios.pop_mode(consume_mode=mode, duration_ms=30_000, drain_ms=0, consume_time_ms=500.0, consume_threads=1)
+    result = simulate(sc, seed=1)
+    unconsumed = result.unconsumed()
+    assert result.lost and sum(unconsumed.values()) == len(result.lost)
+    assert set(unconsumed) <= set(result.stored) and all(0 < n <= result.stored[q] for q, n in unconsumed.items())

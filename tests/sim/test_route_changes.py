@@ -89,6 +89,39 @@ def test_shrinking_write_queues_first_strands_nothing_shrinking_read_queues_firs
     assert simulate(right, seed=2).unconsumed() == {}
 
 
+def _producers_see(result, after_ms):
+    return min(e.time_ms for e in _events(result, "route", "producers") if e.time_ms > after_ms)
+
+
+def test_sends_to_a_queue_past_both_counts_fail_until_the_producers_see_the_route():
+    change = TopicChange(61_000, "broker-a", 2, 2)  # just after the producers' poll at 60.01 s
+    sc = scenarios.steady_state(topic_changes=(change,))
+    result = simulate(sc, seed=2)
+    refused_ms = _producers_see(result, change.at_ms) - change.at_ms
+    rate = sc.produce_rate_per_queue  # messages a second on each queue
+    # the broker refuses queues 2 and 3 (INVALID_PARAMETER) and the producer does not retry that code
+    assert result.counters["send_failed"] == pytest.approx(2 * rate * refused_ms / 1000, rel=0.02)
+    assert "sent_elsewhere" not in result.counters
+    # so queues 2 and 3 hold only what they got before the change, and consumers had read all of it
+    for queue_id in (2, 3):
+        stored = result.stored[f"MessageQueue [topic=TopicTest, brokerName=broker-a, queueId={queue_id}]"]
+        assert stored == pytest.approx(rate * (change.at_ms - sc.produce_start_ms) / 1000, abs=2)
+    assert result.lost == []
+
+
+def test_sends_to_a_broker_that_dropped_the_topic_are_retried_on_another_broker():
+    change = TopicChange(61_000, "broker-a", 0, 0)
+    sc = scenarios.steady_state(topic_changes=(change,))
+    result = simulate(sc, seed=2)
+    refused_ms = _producers_see(result, change.at_ms) - change.at_ms
+    # TOPIC_NOT_EXIST is a code the producer retries: every send meant for broker-a lands on broker-b
+    assert result.counters["sent_elsewhere"] == pytest.approx(
+        4 * sc.produce_rate_per_queue * refused_ms / 1000, rel=0.02
+    )
+    assert "send_failed" not in result.counters
+    assert result.lost == []
+
+
 def test_with_every_broker_down_clients_keep_their_last_route_and_sends_fail():
     sc = scenarios.steady_state(
         outages=(BrokerOutage("broker-a", 60_000, 90_000), BrokerOutage("broker-b", 60_000, 90_000))
