@@ -1,5 +1,5 @@
 """Consumer-side runtime models: ProcessQueue, offsets, the pull path, RebalanceImpl,
-RebalanceService. Pure Python, driven by explicit ``now_ms``; see
+RebalanceService; and the producer's send-retry rule (``producer``). Pure Python, driven by explicit ``now_ms``; see
 docs/java-twins-client.md for the Java class each one mirrors.
 """
 
