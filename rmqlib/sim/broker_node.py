@@ -27,7 +27,7 @@ from rmqlib.broker import (
     RebalanceLockManager,
 )
 from rmqlib.broker.protocol import ResponseCode
-from rmqlib.broker.send_check import msg_check
+from rmqlib.broker.send_check import _msg_check_trusted
 from rmqlib.client import retry_topic
 from rmqlib.client.producer import RETRY_RESPONSE_CODES, RETRY_TIMES_WHEN_SEND_FAILED
 from rmqlib.sim.clock import Clock
@@ -245,7 +245,7 @@ class BrokerNode:
             for i in ready:  # entry: [topic, queue id, phase, rate, since, produced before since, sent]
                 entry = plan[i]
                 due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
-                code = msg_check(self.topic_config, entry[0], entry[1]) if due else ResponseCode.SUCCESS
+                code = _msg_check_trusted(self.topic_config, entry[0], entry[1]) if due else ResponseCode.SUCCESS
                 if code is ResponseCode.SUCCESS:
                     for _ in range(due):
                         put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # no tags; born now
@@ -313,7 +313,7 @@ class BrokerNode:
             for _retry in range(RETRY_TIMES_WHEN_SEND_FAILED):
                 mq = self.routes.next_send_queue(live)
                 broker = self.cluster[mq.broker_name]
-                code = msg_check(broker.topic_config, topic, mq.queue_id)
+                code = _msg_check_trusted(broker.topic_config, topic, mq.queue_id)
                 if code is ResponseCode.SUCCESS:
                     broker.store._put_message_trusted(
                         topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()), now_ms, 0, ()
