@@ -221,7 +221,9 @@ class ConsumerNode:
         )
         if self.orderly:
             self.orderly_service = ConsumeMessageOrderlyService(
-                self.impl, consume_batch_size=sc.pull_batch_size, lock_max_live_time_ms=sc.client_lock_expiry_ms
+                self.impl,
+                consume_batch_size=self.impl.config.consume_message_batch_max_size,
+                lock_max_live_time_ms=sc.client_lock_expiry_ms,
             )
         if recorder.trace:  # each step of the queue-table update, as Java logs it
             self.impl.step_listener = lambda step: recorder.log(

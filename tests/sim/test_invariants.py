@@ -96,6 +96,13 @@ def test_orderly_never_two_consumers_on_one_queue_and_offsets_in_order(seed):
             previous = batch.consumer
 
 
+def test_an_orderly_listener_call_takes_consume_message_batch_max_size_messages():
+    """ConsumeRequest#run takes consumeMessageBatchMaxSize (1) messages per call, however many a pull brought."""
+    result = simulate(scenarios.orderly_crash(produce_rate_per_queue=40.0, consume_time_ms=10.0), seed=1)
+    sizes = {len(batch.offsets) for batches in result.consumption.values() for batch in batches}
+    assert sizes == {1}
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_steady_state_concurrent_has_no_duplicates_overlaps_or_pauses(seed):
     result = run("steady_state", seed)
