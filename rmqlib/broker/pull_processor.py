@@ -21,6 +21,7 @@ control, slave redirection, SQL92 filters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rmqlib.broker.config import BrokerConfig
@@ -36,6 +37,7 @@ from rmqlib.checks import (
     check_bool,
     check_instance,
     check_int,
+    check_mapping,
     check_methods,
     check_str,
     check_str_or_none,
@@ -209,8 +211,14 @@ class PullMessageProcessor:
         hold_service: PullRequestHoldService | None = None,
         consumer_manager=None,
         broker_config: BrokerConfig | None = None,
+        topic_config: Mapping[str, tuple[int, int]] | None = None,
     ):
+        """``topic_config``: what the broker's TopicConfigManager holds, topic -> (read queues, write queues), read
+        live at every pull (a broker whose read count shrinks refuses the queues past it); None: the store's
+        queue counts serve as the config."""
         check_instance(store, "store", MessageStore)
+        if topic_config is not None:
+            check_mapping(topic_config, "topic_config")
         if hold_service is not None:
             check_instance(hold_service, "hold_service", PullRequestHoldService)
         if consumer_manager is not None:
@@ -229,6 +237,7 @@ class PullMessageProcessor:
 
             store.message_arriving_listener = NotifyMessageArrivingListener(self.hold_service)
         self.consumer_manager = consumer_manager
+        self.topic_config = topic_config
         self.outbox: list[PullResponse] = []
 
     def process_request(
@@ -247,7 +256,11 @@ class PullMessageProcessor:
         with its own checked header)."""
         store = self.store
         topic, queue_id, queue_offset = request.topic, request.queue_id, request.queue_offset
-        read_queue_nums = store.topic_queue_nums.get(topic)  # Java: selectTopicConfig(topic)
+        if self.topic_config is None:  # Java: selectTopicConfig(topic), then its readQueueNums
+            read_queue_nums = store.topic_queue_nums.get(topic)
+        else:
+            queue_nums = self.topic_config.get(topic)
+            read_queue_nums = None if queue_nums is None else queue_nums[0]
         if read_queue_nums is None:
             return PullResponse(request, ResponseCode.TOPIC_NOT_EXIST, now_ms, remark=f"topic[{topic}] not exist")
         if queue_id < 0 or queue_id >= read_queue_nums:

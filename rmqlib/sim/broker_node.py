@@ -88,13 +88,14 @@ class BrokerNode:
         self.listener = DefaultConsumerIdsChangeListener(self.config)
         self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
         self.store.broker_name, self.store.recorder, self.store.clock = name, recorder, clock
+        # what the broker registers with the name server (and its pulls are checked against):
+        # topic -> (read queues, write queues)
+        self.topic_config: dict[str, tuple[int, int]] = {}
         self._start_services()
         self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()))
         self.revive = PopReviveService(self.pop)
         self.assignment = QueryAssignmentProcessor(self.consumer_manager, routes.route, self.config)
         self.pop_polling = PopLongPollingService()  # holds simpy events: each one resumes a waiting pop
-        # what the broker registers with the name server: topic -> (read queues, write queues)
-        self.topic_config: dict[str, tuple[int, int]] = {}
         if self.up:
             for topic, queues in sc.topics.items():
                 self.set_topic(topic, queues, queues)
@@ -107,7 +108,10 @@ class BrokerNode:
         """What a (re)started broker keeps only in memory: its consumer registry, held pulls and lock table."""
         self.consumer_manager = ConsumerManager([self.listener], self.config)
         self.processor = PullMessageProcessor(
-            self.store, consumer_manager=self.consumer_manager, broker_config=self.config
+            self.store,
+            consumer_manager=self.consumer_manager,
+            broker_config=self.config,
+            topic_config=self.topic_config,
         )
         self.hold = self.processor.hold_service
         self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)

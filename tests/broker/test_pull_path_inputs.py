@@ -473,3 +473,18 @@ def test_a_woken_pull_is_answered_alike_by_the_handler_and_the_public_method():
     assert answers[0][:2] == answers[1][:2] == (ResponseCode.SUCCESS, [1])
     with pytest.raises(TypeError, match="held must be a PullRequest"):
         PullMessageProcessor(store_with_one_message()).execute_request_when_wakeup("held", 5)
+
+
+def test_a_pull_is_checked_against_the_topic_configs_read_count_not_the_stores_queues():
+    """PullMessageProcessor reads the broker's topic config at every pull: queue 1 still has its message in the
+    store, but once the read count is 1 the pull is refused; a topic the config no longer has does not exist."""
+    config = {"T": (2, 2)}
+    proc = PullMessageProcessor(store_with_one_message(), topic_config=config)
+    pull = PullMessageRequest("G", "T", 1, 0, has_subscription_flag=True)
+    assert proc.process_request(pull, 10).code is ResponseCode.SUCCESS
+    config["T"] = (1, 2)
+    assert proc.process_request(pull, 11).code is ResponseCode.INVALID_PARAMETER
+    del config["T"]
+    assert proc.process_request(pull, 12).code is ResponseCode.TOPIC_NOT_EXIST
+    with pytest.raises(TypeError, match="topic_config"):
+        PullMessageProcessor(store_with_one_message(), topic_config=[("T", (2, 2))])

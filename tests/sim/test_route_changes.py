@@ -122,6 +122,16 @@ def test_sends_to_a_broker_that_dropped_the_topic_are_retried_on_another_broker(
     assert result.lost == []
 
 
+def test_a_broker_refuses_pulls_past_its_read_count_from_the_moment_it_shrinks():
+    """Consumers learn the new route only at their next poll, but the broker checks every pull against its own
+    read count (PullMessageProcessor): queues 2 and 3 are consumed no more from the change on."""
+    change = TopicChange(35_000, "broker-a", 2, 4)
+    result = simulate(scenarios.steady_state(topic_changes=(change,)), seed=1)
+    for queue_id in (2, 3):
+        batches = result.consumption[f"MessageQueue [topic=TopicTest, brokerName=broker-a, queueId={queue_id}]"]
+        assert change.at_ms - 1_000 < max(batch.end_ms for batch in batches) <= change.at_ms + 100
+
+
 def test_with_every_broker_down_clients_keep_their_last_route_and_sends_fail():
     sc = scenarios.steady_state(
         outages=(BrokerOutage("broker-a", 60_000, 90_000), BrokerOutage("broker-b", 60_000, 90_000))
