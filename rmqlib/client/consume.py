@@ -347,7 +347,7 @@ class ConsumeMessageOrderlyService:
     def __init__(
         self, rebalance: RebalanceImpl, *, consume_batch_size: int, lock_max_live_time_ms: int = 30_000
     ) -> None:
-        check_methods(rebalance, "rebalance", "lock")
+        check_methods(rebalance, "rebalance", "lock", "consume_lock_released")
         self.rebalance = rebalance
         self.consume_batch_size = check_int(consume_batch_size, "consume_batch_size", 1)
         self.lock_max_live_time_ms = check_int(lock_max_live_time_ms, "lock_max_live_time_ms", 0)
@@ -367,8 +367,10 @@ class ConsumeMessageOrderlyService:
 
     def next_step(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> OrderlyStep:
         """One turn of ConsumeRequest#run: stop (dropped, or nothing to take), lock and try later, or
-        take a batch and hold the consume lock while the listener runs."""
+        take a batch and hold the consume lock while the listener runs. A dropped queue stops the request, and
+        a round waiting for its consume lock (RebalanceImpl.consume_lock_released) gets it now."""
         if pq.dropped:
+            self.rebalance.consume_lock_released(mq, pq, now_ms)
             return ORDERLY_STOP
         if not self.broadcasting and not (pq.locked and now_ms - pq.last_lock_timestamp <= self.lock_max_live_time_ms):
             self.rebalance.lock(mq, now_ms)

@@ -438,8 +438,8 @@ class ProcessQueue:
         return self._consume_lock_readers > 0
 
     def try_consume_write_lock(self) -> bool:
-        """The rebalance's 500 ms ``tryLock`` on the write lock, modelled without waiting:
-        it succeeds exactly when no listener call is in progress."""
+        """The rebalance's ``tryLock`` on the write lock, now: it succeeds exactly when no listener call is in
+        progress (a round that finds one waits for it up to 500 ms: ``RebalanceImpl.consume_lock_released``)."""
         return self._consume_lock_readers == 0
 
     def inc_try_unlock_times(self) -> None:

@@ -61,8 +61,8 @@ if TYPE_CHECKING:
 #: Push consumers wait this long after the last lock before force-unlocking a dropped orderly
 #: queue (RebalancePushImpl.java; rocketmq.client.unlockDelayTimeMills).
 UNLOCK_DELAY_TIME_MILLS = 20_000
-#: ``tryLock`` timeout on the ProcessQueue's consume write lock (RebalancePushImpl.java#tryRemoveOrderMessageQueue).
-#: Modelled without waiting: the lock is free exactly when no listener call is in progress.
+#: ``tryLock`` timeout on the ProcessQueue's consume write lock (RebalancePushImpl.java#tryRemoveOrderMessageQueue):
+#: a round that finds a listener call in progress waits this long for it (see RebalanceImpl.consume_lock_released).
 CONSUME_LOCK_TRY_TIMEOUT_MILLS = 500
 #: Delay of the extra rebalance scheduled when an orderly lock fails, and of the first pull
 #: of a newly assigned queue (RebalanceImpl.java#updateProcessQueueTableInRebalance).
@@ -322,6 +322,9 @@ class RebalanceImpl:
         self.topic_subscribe_info_table: dict[str, AbstractSet[MessageQueue]] = {}
         self.subscription_inner: dict[str, SubscriptionData] = {}
         self.rebalance_requests: deque[tuple[int, int]] = deque(maxlen=REBALANCE_REQUESTS_KEPT)
+        #: Orderly queues a round is waiting to give up (its 500 ms tryLock on the consume lock): queue -> (its
+        #: ProcessQueue, until when the round waits). See :meth:`consume_lock_released`.
+        self.consume_lock_waits: dict[MessageQueue, tuple[ProcessQueue, int]] = {}
         if self.message_model is MessageModel.CLUSTERING:
             # DefaultMQPushConsumerImpl#copySubscription: the retry topic, CLUSTERING only.
             rt = retry_topic(consumer_group)
@@ -422,8 +425,9 @@ class RebalanceImpl:
         Mirrors: RebalanceImpl.java#rebalanceByTopic
 
         Balanced means the queues actually working (in the table, not dropped)
-        equal the target set, so a failed lock or a queue still waiting for its
-        orderly unlock makes the topic unbalanced.
+        equal the target set, so a failed lock makes the topic unbalanced; a
+        dropped queue still waiting for its orderly unlock is not working, and
+        does not count.
         """
         check_str(topic, "topic")
         check_bool(is_order, "is_order")
@@ -664,7 +668,7 @@ class RebalanceImpl:
                 changed = True
                 self._step(REMOVE_FROM_TABLE, mq)
             else:
-                self._step(KEEP_DROPPED, mq, "a listener call is in progress, so it stays, dropped, until later")
+                self._step(KEEP_DROPPED, mq, "a listener call is in progress: it stays, dropped, while the round waits")
         return changed
 
     def update_process_queue_table_in_rebalance(
@@ -746,9 +750,10 @@ class RebalanceImpl:
 
         Mirrors: RebalancePushImpl.java#removeUnnecessaryMessageQueue
 
-        Returns False (queue kept, dropped, retried next round) when an orderly
-        queue is still being consumed and the 20 s force-unlock delay since its
-        last lock has not passed.
+        Returns False (queue kept, dropped) when an orderly queue is still being
+        consumed and the 20 s force-unlock delay since its last lock has not
+        passed: the round then waits up to 500 ms for the listener call
+        (:meth:`consume_lock_released`), else a later round tries again.
         """
         _check_mq(mq)
         check_instance(pq, "pq", ProcessQueue)
@@ -774,27 +779,64 @@ class RebalanceImpl:
             )
 
     def _try_remove_order_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
-        """Mirrors: RebalancePushImpl.java#tryRemoveOrderMessageQueue"""
+        """Mirrors: RebalancePushImpl.java#tryRemoveOrderMessageQueue
+
+        Java's round blocks for up to 500 ms on the consume lock while a listener call runs. The model's round does
+        not block: it leaves the queue in the table, dropped, and notes the wait; when the call returns within
+        the 500 ms, :meth:`consume_lock_released` gives the queue up as the blocked round would have (the round's
+        other steps have happened by then, and it did not count this removal as a change)."""
         try:
+            self._end_consume_lock_wait(mq)
             force_unlock = pq.dropped and now_ms > pq.last_lock_timestamp + UNLOCK_DELAY_TIME_MILLS
             if force_unlock or pq.try_consume_write_lock():
-                self.offset_store.persist(mq)
-                self.offset_store.remove_offset(mq)
-                self._step(REMOVE_OFFSET, mq)
-                pq.locked = False
-                self.unlock(mq, True, now_ms)
-                self._step(
-                    UNLOCK,
-                    mq,
+                why = (
                     f"forced, more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
                     if force_unlock
-                    else "no listener call in progress",
+                    else "no listener call in progress"
                 )
+                self._unlock_order_message_queue(mq, pq, why, now_ms)
                 return True
-            pq.inc_try_unlock_times()
+            self.consume_lock_waits[mq] = (pq, now_ms + CONSUME_LOCK_TRY_TIMEOUT_MILLS)
         except Exception:
             pq.inc_try_unlock_times()
         return False
+
+    def _unlock_order_message_queue(self, mq: MessageQueue, pq: ProcessQueue, why: str, now_ms: int) -> None:
+        """The body of tryRemoveOrderMessageQueue once the consume lock is had (or forced, ``why`` says which):
+        persist and forget the offset, unlock on the broker."""
+        self.offset_store.persist(mq)
+        self.offset_store.remove_offset(mq)
+        self._step(REMOVE_OFFSET, mq)
+        pq.locked = False
+        self.unlock(mq, True, now_ms)
+        self._step(UNLOCK, mq, why)
+
+    def _end_consume_lock_wait(self, mq: MessageQueue) -> None:
+        """A new attempt on ``mq``: a wait an earlier round left open ran out without the lock (tryLock failed)."""
+        wait = self.consume_lock_waits.pop(mq, None)
+        if wait is not None:
+            wait[0].inc_try_unlock_times()
+
+    def consume_lock_released(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
+        """The listener call on ``pq`` has returned and its consume request has settled it (``now_ms``): a round
+        that was waiting for the queue's consume lock gives the queue up now if its 500 ms have not run out, and
+        it leaves the table. True if it did. Called by the orderly consume service when it finds the queue dropped.
+        """
+        _check_mq(mq)
+        check_instance(pq, "pq", ProcessQueue)
+        now_ms = check_time(now_ms)
+        wait = self.consume_lock_waits.get(mq)
+        if wait is None or wait[0] is not pq or not pq.try_consume_write_lock():
+            return False
+        if now_ms > wait[1]:  # the round gave up when its 500 ms ran out
+            self._end_consume_lock_wait(mq)
+            return False
+        del self.consume_lock_waits[mq]
+        self._unlock_order_message_queue(mq, pq, "the listener call returned within the round's 500 ms wait", now_ms)
+        if self.process_queue_table.get(mq) is pq:
+            del self.process_queue_table[mq]
+            self._step(REMOVE_FROM_TABLE, mq)
+        return True
 
     def remove_process_queue(self, mq: MessageQueue, now_ms: int) -> None:
         """Remove a queue outright (the OFFSET_ILLEGAL fix): drop it, then give it up.

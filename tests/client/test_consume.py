@@ -215,6 +215,9 @@ class _Rebalance:
         self.locks.append((mq, now_ms))
         return self.grant
 
+    def consume_lock_released(self, mq, pq, now_ms):
+        return False
+
 
 def _orderly(api, **kw):
     from rmqlib.client import ConsumeMessageOrderlyService

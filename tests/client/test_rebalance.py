@@ -350,14 +350,40 @@ def test_orderly_queue_being_consumed_is_not_given_away_until_unlock_delay(consu
     # Java reports "balanced" here: the target is empty and a dropped queue is not "working".
     assert impl.do_rebalance(True, 1000) is True
     assert mqs[0] in impl.process_queue_table and pq.dropped
-    assert pq.try_unlock_times == 1
+    assert impl.consume_lock_waits == {mqs[0]: (pq, 1500)}  # the round waits up to 500 ms for the listener
     assert api.offsets[("G", mqs[0])] == 7  # persisted before trying
     assert ("G", mqs[0]) in api.locks
+    assert impl.consume_lock_released(mqs[0], pq, 1200) is False  # the call has not returned yet
     impl.do_rebalance(True, UNLOCK_DELAY_TIME_MILLS)  # not yet "> 20 s" since the last lock
-    assert pq.try_unlock_times == 2 and mqs[0] in impl.process_queue_table
+    assert pq.try_unlock_times == 1 and mqs[0] in impl.process_queue_table  # the first wait ran out
     impl.do_rebalance(True, UNLOCK_DELAY_TIME_MILLS + 1)  # forced
-    assert impl.process_queue_table == {}
+    assert pq.try_unlock_times == 2 and impl.process_queue_table == {} and impl.consume_lock_waits == {}
     assert not pq.locked and ("G", mqs[0]) not in api.locks
+
+
+@pytest.mark.parametrize("returns_at, given_up", [(1500, True), (1501, False)])
+def test_orderly_queue_is_given_up_when_its_listener_call_returns_within_the_rounds_wait(
+    consumer, api, mqs, returns_at, given_up
+):
+    """tryRemoveOrderMessageQueue's tryLock(500 ms): a call that returns in time lets the round give the queue up
+    then, with the offset the call committed; a later one leaves it dropped in the table."""
+    api.consumer_ids["G"] = ["c1"]
+    impl = consumer("c1", mqs[:1], orderly=True)
+    impl.do_rebalance(True, 0)
+    pq = impl.process_queue_table[mqs[0]]
+    impl.offset_store.update_offset(mqs[0], 7, False)
+    pq.acquire_consume_lock()
+    api.consumer_ids["G"] = ["c0", "c1"]
+    impl.do_rebalance(True, 1000)
+    pq.release_consume_lock()  # the listener returns, and the consume request commits its batch
+    impl.offset_store.update_offset(mqs[0], 8, False)
+    assert impl.consume_lock_released(mqs[0], pq, returns_at) is given_up
+    assert impl.consume_lock_waits == {}
+    if given_up:
+        assert impl.process_queue_table == {} and not pq.locked and ("G", mqs[0]) not in api.locks
+        assert api.offsets[("G", mqs[0])] == 8 and pq.try_unlock_times == 0
+    else:
+        assert mqs[0] in impl.process_queue_table and ("G", mqs[0]) in api.locks and pq.try_unlock_times == 1
 
 
 def test_orderly_idle_queue_is_unlocked_at_once(consumer, api, mqs):
