@@ -78,6 +78,7 @@ class BrokerNode:
         self.cluster: Mapping[str, BrokerNode] = {}  # every broker by name, set by connect()
         self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
         self.silent = False  # down without closing its connections (BrokerOutage.silent)
+        self.starts = 0  # how many times it came (back) up: a client's next request then opens a new connection
         self.config = BrokerConfig(
             broker_name=name,
             long_polling_enable=sc.long_polling,
@@ -142,6 +143,7 @@ class BrokerNode:
     def come_up(self) -> None:
         now = int(self.clock.now)
         self.up, self.silent = True, False
+        self.starts += 1
         self._start_services()
         self.recorder.log(now, "broker up", self.name)
         self.register(now)

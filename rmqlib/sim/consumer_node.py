@@ -64,6 +64,7 @@ class SimClientAPI:
         broker = self.consumer.cluster[name]
         if not broker.up:
             raise BrokerUnavailable(f"{name} is down")
+        self.consumer.reach(broker, int(self.consumer.clock.now))
         return broker
 
     def find_consumer_id_list(self, topic, group):
@@ -79,6 +80,7 @@ class SimClientAPI:
                     f"{broker.name}: {topic}, failed (broker down)",
                 )
             return None
+        self.consumer.reach(broker, int(self.consumer.clock.now))
         ids = broker.consumer_manager.get_consumer_id_list(group)
         if self.recorder.trace:
             self.recorder.log(
@@ -160,6 +162,7 @@ class ConsumerNode:
         self.orderly_service: ConsumeMessageOrderlyService | None = None
         self.orderly = scenario.consume_mode == ORDERLY
         self.channel_names = {name: f"{self.cid}->{name}" for name in scenario.all_brokers}
+        self.broker_starts_seen: dict[str, int] = {}  # per broker: its start count when this client last reached it
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
         self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
         jitter = scenario.start_jitter_ms
@@ -299,25 +302,43 @@ class ConsumerNode:
         one that is down misses it."""
         if not self.connected:
             return
-        recorder, sc = self.recorder, self.scenario
         data = (consumers or [self.impl.consumer_data()])[0]
         known = {name for names in self.route_brokers.values() for name in names}
         for broker in self.cluster.values():
-            if not broker.up or broker.name not in known:
-                continue
-            info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
-            broker.consumer_manager.register_consumer(
-                sc.consumer_group,
-                info,
-                data.consume_type.value,
-                data.message_model.value,
-                data.consume_from_where.value,
-                data.subscription_data_set,
-                True,
-                now_ms,
-            )
-            broker.flush_notifications()
-        recorder.log(now_ms, "heartbeat", self.cid)
+            if broker.up and broker.name in known:
+                self.reach(broker, now_ms)
+                self._register_with(broker, data, now_ms)
+        self.recorder.log(now_ms, "heartbeat", self.cid)
+
+    def _register_with(self, broker, data, now_ms: int) -> None:
+        """One broker's part of a heartbeat: it registers this client's consumer data on this channel."""
+        sc = self.scenario
+        info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
+        broker.consumer_manager.register_consumer(
+            sc.consumer_group,
+            info,
+            data.consume_type.value,
+            data.message_model.value,
+            data.consume_from_where.value,
+            data.subscription_data_set,
+            True,
+            now_ms,
+        )
+        broker.flush_notifications()
+
+    def reach(self, broker, now_ms: int) -> None:
+        """A request of this client reaches ``broker``, which is up. If the broker has restarted since this client
+        last reached it, the request opens a new connection, and MQClientInstance's onChannelActive listener
+        (``enableHeartbeatChannelEventListener``, on by default) sends that broker a heartbeat and asks for a
+        rebalance at once. (The first connection's call is folded into start, which heartbeats and rebalances.)"""
+        seen = self.broker_starts_seen.get(broker.name)
+        if seen == broker.starts:
+            return
+        self.broker_starts_seen[broker.name] = broker.starts
+        if seen is not None and self.connected:
+            self._register_with(broker, self.impl.consumer_data(), now_ms)
+            self.recorder.log(now_ms, "heartbeat", self.cid, f"to {broker.name}: a new connection")
+            self.on_notify(now_ms)  # MQClientInstance#rebalanceImmediately, as a notification asks
 
     def take_route(self, topic: str, now_ms: int) -> bool:
         """MQClientInstance#updateTopicRouteInfoFromNameServer for one topic: ask the name server and, if the

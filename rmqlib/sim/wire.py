@@ -78,13 +78,16 @@ class Wire:
             consumer.channel_names[mq.broker_name],
             opaque,
         )
+        broker = self.brokers[mq.broker_name]
+        if broker.up:
+            consumer.reach(broker, now_ms)
         self.pending_pulls[opaque] = (consumer, request, now_ms)
         recorder.pulls += 1
         if recorder.trace:
             recorder.log(
                 now_ms, "pull", consumer.cid, f"{mq.broker_name} {mq.topic}@{mq.queue_id} from {command.queue_offset}"
             )
-        self.clock.later(self.latency, self._pull_at_broker, self.brokers[mq.broker_name], header)
+        self.clock.later(self.latency, self._pull_at_broker, broker, header)
 
     def _pull_at_broker(self, broker, header) -> None:
         now = int(self.clock.now)

@@ -132,6 +132,19 @@ def test_a_broker_refuses_pulls_past_its_read_count_from_the_moment_it_shrinks()
         assert change.at_ms - 1_000 < max(batch.end_ms for batch in batches) <= change.at_ms + 100
 
 
+def test_a_consumer_reconnecting_to_a_restarted_broker_heartbeats_it_at_once():
+    """onChannelActive: a restart shorter than the consumers' route poll. Each consumer's first request to the
+    restarted broker opens a new connection, which heartbeats it and asks for a rebalance, so no pull waits for
+    the 30 s heartbeat to rebuild the broker's consumer registry."""
+    outage = BrokerOutage("broker-b", 40_000, 50_000)
+    result = simulate(scenarios.steady_state(outages=(outage,)), seed=1)
+    reconnects = {e.who: e.time_ms for e in _events(result, "heartbeat") if "a new connection" in e.detail}
+    assert sorted(reconnects) == sorted(spec.client_id for spec in result.scenario.consumers)  # once each
+    pullers = {i.holder for q, spans in result.ownership.items() if "broker-b" in q for i in spans}
+    assert pullers and all(outage.up_ms <= reconnects[cid] < outage.up_ms + 1_000 for cid in pullers)
+    assert max(result.latencies_ms) < 2_000 and result.lost == []
+
+
 def test_with_every_broker_down_clients_keep_their_last_route_and_sends_fail():
     sc = scenarios.steady_state(
         outages=(BrokerOutage("broker-a", 60_000, 90_000), BrokerOutage("broker-b", 60_000, 90_000))
