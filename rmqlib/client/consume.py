@@ -308,13 +308,17 @@ def process_consume_result_orderly(
 #: ConsumeMessageOrderlyService#ConsumeRequest.run: a queue neither locked nor fresh is tried again this
 #: much later (tryLockLaterAndReconsume(..., 100)).
 TRY_LOCK_LATER_MILLS = 100
+#: ... and a request that has consumed for more than MAX_TIME_CONSUME_CONTINUOUSLY gives its thread up and is
+#: submitted again this much later (submitConsumeRequestLater(..., 10)).
+CONSUME_LATER_MILLS = 10
 
 
 class OrderlyStep(NamedTuple):
     """What one turn of an orderly ConsumeRequest does next (see :class:`ConsumeMessageOrderlyService`).
 
-    ``action`` is ``"stop"`` (the request ends), ``"lock later"`` (wait ``delay_ms``, then turn again)
-    or ``"consume"`` (run the listener on ``msgs``, then call ``finish``).
+    ``action`` is ``"stop"`` (the request ends), ``"lock later"`` or ``"consume later"`` (the request ends and
+    a new one is submitted ``delay_ms`` later) or ``"consume"`` (run the listener on ``msgs``, then call
+    ``finish``).
     """
 
     action: str
@@ -324,6 +328,7 @@ class OrderlyStep(NamedTuple):
 
 ORDERLY_STOP = OrderlyStep("stop")
 ORDERLY_LOCK_LATER = OrderlyStep("lock later", (), TRY_LOCK_LATER_MILLS)
+ORDERLY_CONSUME_LATER = OrderlyStep("consume later", (), CONSUME_LATER_MILLS)
 
 
 class ConsumeMessageOrderlyService:
@@ -340,8 +345,8 @@ class ConsumeMessageOrderlyService:
 
     Simplified, and said so: a turn re-checks the lock before every batch and, when the lock is
     missing or stale, locks at once and tries again 100 ms later (Java locks in the retry and waits
-    10 ms or 3 s by the answer); the batch size is the driver's (``consume_batch_size``); the 60 s
-    continuous-consume limit and the listener's SUSPEND status are not exercised by the driver.
+    10 ms or 3 s by the answer); the batch size is the driver's (``consume_batch_size``); the listener's
+    SUSPEND status is not exercised by the driver.
     """
 
     def __init__(
@@ -365,8 +370,11 @@ class ConsumeMessageOrderlyService:
         """Give the queue's consume slot back."""
         self.running.discard(mq)
 
-    def next_step(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> OrderlyStep:
-        """One turn of ConsumeRequest#run: stop (dropped, or nothing to take), lock and try later, or
+    def next_step(
+        self, mq: MessageQueue, pq: ProcessQueue, now_ms: int, consuming_since_ms: int | None = None
+    ) -> OrderlyStep:
+        """One turn of ConsumeRequest#run: stop (dropped, or nothing to take), lock and try later, consume later
+        (the request has run since ``consuming_since_ms`` for more than MAX_TIME_CONSUME_CONTINUOUSLY), or
         take a batch and hold the consume lock while the listener runs. A dropped queue stops the request, and
         a round waiting for its consume lock (RebalanceImpl.consume_lock_released) gets it now."""
         if pq.dropped:
@@ -375,6 +383,8 @@ class ConsumeMessageOrderlyService:
         if not self.broadcasting and not (pq.locked and now_ms - pq.last_lock_timestamp <= self.lock_max_live_time_ms):
             self.rebalance.lock(mq, now_ms)
             return ORDERLY_LOCK_LATER
+        if consuming_since_ms is not None and now_ms - consuming_since_ms > MAX_TIME_CONSUME_CONTINUOUSLY:
+            return ORDERLY_CONSUME_LATER
         msgs = pq.take_messages(self.consume_batch_size, now_ms)
         if not msgs:
             return ORDERLY_STOP

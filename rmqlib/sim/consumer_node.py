@@ -495,36 +495,16 @@ class ConsumerNode:
             if outcome.msgs:
                 if self.orderly:
                     if outcome.dispatch_to_consume:
-                        clock.process(self.consume_orderly(request.message_queue, request.process_queue))
+                        self.submit_orderly(request.message_queue, request.process_queue)
                 else:
                     for msgs in _consume_batches(outcome.msgs, self.impl.config.consume_message_batch_max_size):
                         self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue, msgs))
         self.drain_pulls()
 
-    def consume_orderly(self, mq, pq):
-        """One ConsumeRequest of the orderly service, run in simulated time: the service says what to do
-        next (stop, lock and wait, or consume a batch), this loop waits and runs the listener."""
-        clock, recorder, service = self.clock, self.recorder, self.orderly_service
-        if not service.start(mq):
-            return
-        try:
-            while self.alive:
-                start = int(clock.now)
-                step = service.next_step(mq, pq, start)
-                if step.action == "stop":
-                    return
-                if step.action == "lock later":
-                    yield clock.timeout(step.delay_ms)
-                    continue
-                msgs = step.msgs
-                yield clock.timeout(self.consume_duration(len(msgs)))
-                service.finish(pq)
-                recorder.record_batch(self.cid, self.died_at, mq, msgs, start, clock.now)
-                if not self.alive:
-                    return
-                service.process_consume_result(mq, pq, msgs)
-        finally:
-            service.done(mq)
+    def submit_orderly(self, mq, pq) -> None:
+        """ConsumeMessageOrderlyService#submitConsumeRequest: a ConsumeRequest for ``mq`` into the consume pool."""
+        if self.alive:
+            self.pool.submit(OrderlyConsumeRequest(self, mq, pq))
 
     # --- Pop mode ------------------------------------------------------------
     def try_rebalance(self, now_ms) -> bool:
@@ -678,12 +658,61 @@ class PopConsumeRequest:
                 self.ppq.ack()
 
 
+class OrderlyConsumeRequest:
+    """One ConsumeRequest of the orderly service on a pool thread.
+
+    Mirrors: ConsumeMessageOrderlyService.ConsumeRequest#run, whose steps the service decides: the request keeps
+    its thread while it consumes the queue batch after batch, and lets it go when the queue is empty or dropped,
+    or, submitted again later, when the lock must be taken again or after 60 s of continuous consumption.
+    """
+
+    __slots__ = ("consumer", "mq", "pq", "began", "started", "msgs")
+
+    def __init__(self, consumer: ConsumerNode, mq: MessageQueue, pq):
+        self.consumer, self.mq, self.pq = consumer, mq, pq
+        self.began = self.started = 0
+        self.msgs: list = []
+
+    def start(self, now_ms: int) -> int | None:
+        """A pool thread takes the request: how long its first batch runs, or None (nothing to do now; for a
+        queue whose request already runs too: Java's second request would wait on the queue's monitor)."""
+        consumer = self.consumer
+        if not consumer.alive or not consumer.orderly_service.start(self.mq):
+            return None
+        self.began = now_ms
+        return self._turn(now_ms)
+
+    def _turn(self, now_ms: int) -> int | None:
+        consumer, service = self.consumer, self.consumer.orderly_service
+        step = service.next_step(self.mq, self.pq, now_ms, self.began)
+        if step.action == "consume":
+            self.msgs, self.started = step.msgs, now_ms
+            return consumer.consume_duration(len(step.msgs))
+        service.done(self.mq)
+        if step.action != "stop":  # lock later, consume later: a new request, submitted after the delay
+            consumer.clock.later(step.delay_ms, consumer.submit_orderly, self.mq, self.pq)
+        return None
+
+    def finish(self, now_ms: int) -> int | None:
+        """The listener returned: settle the batch; then the same thread goes on (how long the next batch runs)
+        or lets go (None)."""
+        consumer, service = self.consumer, self.consumer.orderly_service
+        service.finish(self.pq)
+        consumer.recorder.record_batch(consumer.cid, consumer.died_at, self.mq, self.msgs, self.started, now_ms)
+        if not consumer.alive:
+            service.done(self.mq)
+            return None
+        service.process_consume_result(self.mq, self.pq, self.msgs)
+        return self._turn(now_ms)
+
+
 class ConsumePool:
     """The consumer's consumeExecutor: ``size`` threads taking requests first-come first-served.
 
     A request has ``start(now_ms)``, called when a thread takes it, which returns how
     long the thread is busy (or None: nothing to do), and ``finish(now_ms)``, called
-    when the thread is done.
+    when that time is up, which returns None (the thread is free) or how much longer
+    the request keeps it (an orderly request consuming its next batch).
     """
 
     def __init__(self, clock: Clock, size: int):
@@ -705,7 +734,11 @@ class ConsumePool:
 
     def _done(self, request) -> None:
         self.busy -= 1
-        request.finish(int(self.clock.now))
+        more = request.finish(int(self.clock.now))
+        if more is not None:  # the request keeps its thread
+            self.busy += 1
+            self.clock.later(more, self._done, request)
+            return
         while self.waiting and self.busy < self.size:
             self._run(self.waiting.popleft())
 

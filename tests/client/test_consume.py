@@ -272,6 +272,17 @@ def test_orderly_turn_stops_when_dropped_or_empty(api):
     assert service.next_step(MQ, pq, 0).action == "stop"
 
 
+def test_an_orderly_request_gives_its_thread_up_after_60_s_of_continuous_consumption(api):
+    """ConsumeRequest#run: past MAX_TIME_CONSUME_CONTINUOUSLY the request ends and is submitted again 10 ms later,
+    before it takes another batch (the lock is checked first)."""
+    _, service = _orderly(api)
+    pq = _locked_pq(now_ms=59_000)
+    assert service.next_step(MQ, pq, 60_000, consuming_since_ms=0).action == "consume"
+    later = service.next_step(MQ, pq, 60_001, consuming_since_ms=0)
+    assert (later.action, later.delay_ms, later.msgs) == ("consume later", 10, ())
+    assert len(pq.consuming_msg_orderly) == 4  # the first turn took 4 of the 6; the second took none
+
+
 def test_orderly_broadcasting_needs_no_lock(api):
     rebalance, service = _orderly(api, message_model=MessageModel.BROADCASTING)
     pq = _locked_pq()

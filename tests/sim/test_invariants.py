@@ -103,6 +103,42 @@ def test_an_orderly_listener_call_takes_consume_message_batch_max_size_messages(
     assert sizes == {1}
 
 
+def _one_consumer(queues: int, **overrides):
+    return scenarios.steady_state(
+        consumers=(ConsumerSpec("10.0.0.1@1"),),
+        brokers=("broker-a",),
+        topics={"TopicTest": queues},
+        consume_time_ms=10.0,
+        start_jitter_ms=0,
+        produce_start_ms=2_000,
+        consume_mode=ORDERLY,
+        **overrides,
+    )
+
+
+def test_orderly_listener_calls_share_the_consume_pool():
+    """ConsumeMessageOrderlyService runs its requests on the consumer's 20 consume threads: 32 busy queues are
+    never consumed more than 20 at a time."""
+    result = simulate(_one_consumer(32, produce_rate_per_queue=80.0, duration_ms=30_000, drain_ms=60_000), seed=1)
+    edges = sorted(
+        (t, d) for batches in result.consumption.values() for b in batches for t, d in ((b.start_ms, 1), (b.end_ms, -1))
+    )
+    running, most = 0, 0
+    for _, d in sorted(edges, key=lambda e: (e[0], e[1])):  # a call that ends frees its thread before one starts
+        running += d
+        most = max(most, running)
+    assert most == result.scenario.consume_threads
+
+
+def test_an_orderly_request_lets_its_thread_go_after_60_s_of_continuous_consumption():
+    """One queue that never empties: its request keeps a thread, and every 60 s gives it up for 10 ms."""
+    result = simulate(_one_consumer(1, produce_rate_per_queue=200.0, duration_ms=150_000, drain_ms=0), seed=1)
+    [batches] = result.consumption.values()
+    gaps = [(a.end_ms, b.start_ms - a.end_ms) for a, b in zip(batches, batches[1:]) if b.start_ms > a.end_ms]
+    assert [gap for _, gap in gaps] == [10, 10]
+    assert [round((at - batches[0].start_ms) / 1000) for at, _ in gaps] == [60, 120]
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_steady_state_concurrent_has_no_duplicates_overlaps_or_pauses(seed):
     result = run("steady_state", seed)
