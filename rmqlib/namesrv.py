@@ -13,6 +13,7 @@ gone has none, so it leaves every topic's route. Times are milliseconds on the c
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqlib.checks import check_int, check_str
@@ -90,12 +91,15 @@ class RouteInfoManager:
     brokers registered). A broker registers its whole topic config every 30 s (and at once when a topic
     changes); a broker whose connection closes is unregistered at once (:meth:`on_channel_destroy`); one
     that goes silent is dropped by :meth:`scan_not_active_broker`, run every 5 s, once 120 s have passed
-    since its last registration.
+    since its last registration. A topic a broker stops listing keeps its queues in the route unless
+    ``delete_topic_with_broker_registration`` is on (NamesrvConfig.deleteTopicWithBrokerRegistration, off by
+    default); an operator removes it with :meth:`delete_topic` (``mqadmin deleteTopic``).
     """
 
     topic_queue_table: dict[str, dict[str, QueueData]] = field(default_factory=dict)
     broker_addr_table: dict[str, BrokerData] = field(default_factory=dict)
     broker_live_table: dict[str, _BrokerLive] = field(default_factory=dict)
+    delete_topic_with_broker_registration: bool = False
 
     def register_broker(
         self,
@@ -105,7 +109,8 @@ class RouteInfoManager:
         timeout_ms: int = BROKER_CHANNEL_EXPIRED_MS,
     ) -> None:
         """A master registers (or re-registers) with its full topic config: ``topic -> QueueData`` or
-        ``topic -> (read_queue_nums, write_queue_nums)``. Topics it no longer lists lose its queues."""
+        ``topic -> (read_queue_nums, write_queue_nums)``. Topics it no longer lists lose its queues only with
+        ``delete_topic_with_broker_registration``."""
         check_str(broker_name, "broker_name")
         check_int(now_ms, "now_ms", 0)
         self.broker_addr_table[broker_name] = BrokerData(broker_name, ((MASTER_ID, f"{broker_name}:10911"),))
@@ -126,9 +131,24 @@ class RouteInfoManager:
                 )
             self.topic_queue_table.setdefault(topic, {})[broker_name] = data
             listed.add(topic)
-        for topic in [t for t, by_broker in self.topic_queue_table.items() if broker_name in by_broker]:
-            if topic not in listed:
-                self._remove_queue_data(topic, broker_name)
+        if self.delete_topic_with_broker_registration:
+            for topic in [t for t, by_broker in self.topic_queue_table.items() if broker_name in by_broker]:
+                if topic not in listed:
+                    self._remove_queue_data(topic, broker_name)
+
+    def delete_topic(self, topic: str, broker_names: Iterable[str] | None = None) -> None:
+        """DELETE_TOPIC_IN_NAMESRV: the topic leaves the route, on the brokers named (all of them: None); a topic
+        left with no broker leaves the table. Mirrors: #deleteTopic(topic), #deleteTopic(topic, clusterName)"""
+        check_str(topic, "topic")
+        by_broker = self.topic_queue_table.get(topic)
+        if by_broker is None:
+            return
+        names = list(by_broker) if broker_names is None else [check_str(n, "broker_names") for n in broker_names]
+        for name in names:
+            if name in by_broker:
+                self._remove_queue_data(topic, name)
+                if topic not in self.topic_queue_table:
+                    return
 
     def unregister_broker(self, broker_name: str) -> bool:
         """The broker's addresses, liveness and queues leave every table; False if it was not registered.

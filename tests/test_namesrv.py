@@ -73,12 +73,31 @@ def test_a_silent_broker_expires_only_after_more_than_120_s_without_registering(
     assert table.pickup_topic_route_data("T") is None
 
 
-def test_registering_again_keeps_a_broker_alive_and_drops_the_topics_it_no_longer_lists():
+def test_registering_again_keeps_a_broker_alive_and_the_topics_it_no_longer_lists_by_default():
     table = _two_brokers()
     table.register_broker("broker-b", {"T": (4, 4)}, now_ms=100_000)
     assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS + 1_001) == ["broker-a"]
-    assert table.pickup_topic_route_data("U") is None
+    assert [qd.broker_name for qd in table.pickup_topic_route_data("U").queue_datas] == ["broker-b"]
     assert table.pickup_topic_route_data("T") is not None
+
+
+def test_with_delete_topic_with_broker_registration_a_topic_no_longer_listed_leaves_the_route():
+    table = _two_brokers()
+    table.delete_topic_with_broker_registration = True
+    table.register_broker("broker-b", {"T": (4, 4)}, now_ms=100_000)
+    assert table.pickup_topic_route_data("U") is None
+
+
+def test_delete_topic_removes_it_from_the_brokers_named_or_from_all():
+    table = _two_brokers()
+    table.delete_topic("T", ["broker-a"])
+    assert [qd.broker_name for qd in table.pickup_topic_route_data("T").queue_datas] == ["broker-b"]
+    table.delete_topic("T", ["broker-b", "broker-a"])
+    assert table.pickup_topic_route_data("T") is None and "T" not in table.topic_queue_table
+    table.delete_topic("U")
+    assert table.topic_queue_table == {}
+    with pytest.raises(TypeError, match="topic"):
+        table.delete_topic(3)
 
 
 def test_a_route_change_is_seen_whatever_the_order_of_its_records():

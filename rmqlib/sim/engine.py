@@ -98,6 +98,8 @@ class Simulation:
                 if not broker.up and broker.name not in sc.brokers and not self._outage_covers(broker.name, now):
                     broker.up = True  # a new broker starts serving with its first topic
                     recorder.log(now, "broker up", broker.name, "new")
+                if step.read_queue_nums == step.write_queue_nums == 0:  # mqadmin deleteTopic, for this broker
+                    self.routes.delete_topic(topic, broker.name)
                 if broker.up:
                     broker.register(now)
             elif isinstance(step, BrokerOutage):

@@ -38,6 +38,11 @@ class Routes:
         self.namesrv.register_broker(broker_name, topic_config, now_ms)
         self.note_routes()
 
+    def delete_topic(self, topic: str, broker_name: str) -> None:
+        """An operator deletes ``topic`` from ``broker_name`` in the name server too (``mqadmin deleteTopic``)."""
+        self.namesrv.delete_topic(topic, [broker_name])
+        self.note_routes()
+
     def unregister(self, broker_name: str) -> bool:
         """A broker's connection to the name server closed (RouteInfoManager#onChannelDestroy)."""
         removed = self.namesrv.on_channel_destroy(broker_name)

@@ -72,7 +72,8 @@ class TopicChange:
 
     The broker registers its new topic config with the name server at once; clients see it at their next
     route poll (``poll_name_server_interval_ms``). A broker that held no queue of the topic joins its route;
-    ``0, 0`` takes it out. Read and write counts may differ: producers send to write queues
+    ``0, 0`` takes it out (``mqadmin deleteTopic`` for that broker: its config and the name server's route).
+    Read and write counts may differ: producers send to write queues
     ``0..write-1``, consumers share read queues ``0..read-1``. ``topic`` defaults to the scenario's first.
     Until the producers' next route poll, the broker refuses their sends to a queue past both new counts (the
     send fails) and, after ``0, 0``, to the topic (the send is retried on another broker): see
