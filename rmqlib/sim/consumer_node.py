@@ -53,6 +53,11 @@ POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime;
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
+#: MQClientInstance#startScheduledTask: the first periodic heartbeat and offset persist, this long after start.
+FIRST_HEARTBEAT_MS = 1_000
+FIRST_PERSIST_MS = 10_000
+
+
 class SimClientAPI:
     """The broker calls of one consumer, answered by the simulated brokers (no simulated time)."""
 
@@ -413,16 +418,24 @@ class ConsumerNode:
         self._rebalance_wait_next()
 
     def heartbeat_loop(self):
+        """MQClientInstance#startScheduledTask: heartbeat every broker 1 s after start, then every
+        heartbeatBrokerInterval."""
         clock = self.clock
+        delay = FIRST_HEARTBEAT_MS
         while self.alive:
-            yield clock.timeout(self.scenario.heartbeat_interval_ms)
+            yield clock.timeout(delay)
+            delay = self.scenario.heartbeat_interval_ms
             if self.alive:
                 self.heartbeat(int(clock.now))
 
     def persist_loop(self):
+        """MQClientInstance#startScheduledTask: persist every offset 10 s after start, then every
+        persistConsumerOffsetInterval."""
         clock = self.clock
+        delay = FIRST_PERSIST_MS
         while self.alive:
-            yield clock.timeout(self.scenario.offset_persist_interval_ms)
+            yield clock.timeout(delay)
+            delay = self.scenario.offset_persist_interval_ms
             if self.alive:
                 self.impl.offset_store.persist_all(set(self.impl.process_queue_table))
 

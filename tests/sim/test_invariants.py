@@ -103,6 +103,15 @@ def test_an_orderly_listener_call_takes_consume_message_batch_max_size_messages(
     assert sizes == {1}
 
 
+def test_heartbeats_start_1_s_after_start_and_repeat_every_30_s():
+    """MQClientInstance#startScheduledTask: the periodic heartbeat's first run is 1 s after start (a second after
+    the 10 ms route poll), not one interval later."""
+    result = simulate(scenarios.steady_state(start_jitter_ms=0), seed=1)
+    beats = [e.time_ms for e in result.events if e.kind == "heartbeat" and e.who == "10.0.0.1@1001"]
+    # start's own heartbeat, then the task (the first round, also at 1 s, heartbeats too: its queues changed)
+    assert sorted(set(beats))[:4] == [0, 1_000, 31_000, 61_000]
+
+
 def _one_consumer(queues: int, **overrides):
     return scenarios.steady_state(
         consumers=(ConsumerSpec("10.0.0.1@1"),),
