@@ -78,7 +78,6 @@ class BrokerNode:
         self.cluster: Mapping[str, BrokerNode] = {}  # every broker by name, set by connect()
         self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
         self.silent = False  # down without closing its connections (BrokerOutage.silent)
-        self.starts = 0  # how many times it came (back) up: a client's next request then opens a new connection
         self.config = BrokerConfig(
             broker_name=name,
             long_polling_enable=sc.long_polling,
@@ -92,6 +91,7 @@ class BrokerNode:
         # what the broker registers with the name server (and its pulls are checked against):
         # topic -> (read queues, write queues)
         self.topic_config: dict[str, tuple[int, int]] = {}
+        self.topic_config_changes = 0  # set_topic calls so far: the producers' burst plan checks its queues again
         self._start_services()
         self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()))
         self.revive = PopReviveService(self.pop)
@@ -119,6 +119,7 @@ class BrokerNode:
 
     def set_topic(self, topic: str, read: int, write: int) -> None:
         """Give ``topic`` these queue counts here (0 and 0: drop it from the config); the store only grows."""
+        self.topic_config_changes += 1
         if read == 0 and write == 0:
             self.topic_config.pop(topic, None)
             return
@@ -143,7 +144,6 @@ class BrokerNode:
     def come_up(self) -> None:
         now = int(self.clock.now)
         self.up, self.silent = True, False
-        self.starts += 1
         self._start_services()
         self.recorder.log(now, "broker up", self.name)
         self.register(now)
@@ -225,13 +225,17 @@ class BrokerNode:
         put, new_id = self.store._put_message_trusted, recorder.new_message_id  # the plan holds existing queues
         yield clock.timeout(sc.produce_start_ms)
         plan: list[list] = []
-        version = -1
+        version = checked = -1
         waiting: list[tuple[float, int]] | None = None  # (when entry i may next be due, i); None: build it
         while clock.now < sc.duration_ms:
             yield clock.timeout(min(sc.produce_batch_ms, sc.duration_ms - clock.now))
             now = int(clock.now)
             if version != routes.publish_version:  # the producers' view of the routes changed (or: the first burst)
-                plan, version, waiting = self._replan(plan, now), routes.publish_version, None
+                plan, version, waiting, checked = self._replan(plan, now), routes.publish_version, None, -1
+            if checked != self.topic_config_changes:  # what this broker answers a send to each planned queue
+                for entry in plan:
+                    entry[7] = _msg_check_trusted(self.topic_config, entry[0], entry[1])
+                checked = self.topic_config_changes
             if not self.up:
                 for entry in plan:
                     due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
@@ -248,15 +252,14 @@ class BrokerNode:
             while waiting and waiting[0][0] <= now:
                 ready.append(heapq.heappop(waiting)[1])
             ready.sort()
-            for i in ready:  # entry: [topic, queue id, phase, rate, since, produced before since, sent]
+            for i in ready:  # entry: [topic, queue id, phase, rate, since, produced before since, sent, send check]
                 entry = plan[i]
                 due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
-                code = _msg_check_trusted(self.topic_config, entry[0], entry[1]) if due else ResponseCode.SUCCESS
-                if code is ResponseCode.SUCCESS:
+                if entry[7] is ResponseCode.SUCCESS:
                     for _ in range(due):
                         put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # no tags; born now
-                else:  # the producers' route is older than this broker's topic config
-                    self.send_refused(entry[0], code, due, now)
+                elif due:  # the producers' route is older than this broker's topic config
+                    self.send_refused(entry[0], entry[7], due, now)
                 entry[6] += due
                 heapq.heappush(waiting, (_next_due(entry), i))
             if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
@@ -283,10 +286,10 @@ class BrokerNode:
             rate = routes.produce_rate(topic)
             entry = old.get((topic, queue_id))
             if entry is None:
-                fresh.append([topic, queue_id, (i + 0.5) / len(queues), rate, start, 0.0, 0])
+                fresh.append([topic, queue_id, (i + 0.5) / len(queues), rate, start, 0.0, 0, None])
             else:
                 produced = (start - entry[4]) * entry[3] + entry[5]
-                fresh.append([topic, queue_id, entry[2], rate, start, produced, entry[6]])
+                fresh.append([topic, queue_id, entry[2], rate, start, produced, entry[6], None])
         return fresh
 
     def send_refused(self, topic: str, code: ResponseCode, count: int, now_ms: int) -> None:

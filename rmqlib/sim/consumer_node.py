@@ -167,7 +167,7 @@ class ConsumerNode:
         self.orderly_service: ConsumeMessageOrderlyService | None = None
         self.orderly = scenario.consume_mode == ORDERLY
         self.channel_names = {name: f"{self.cid}->{name}" for name in scenario.all_brokers}
-        self.broker_starts_seen: dict[str, int] = {}  # per broker: its start count when this client last reached it
+        self.lost_connections: set[str] = set()  # brokers restarted since this client last reached them
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
         self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
         jitter = scenario.start_jitter_ms
@@ -210,6 +210,7 @@ class ConsumerNode:
         yield clock.timeout(self.join_ms)
         now = int(clock.now)
         self.alive = self.connected = True
+        self.lost_connections.clear()  # a client that starts now opens every connection afresh
         config = PushConsumerConfig(message_model=MessageModel(sc.message_model), pull_batch_size=sc.pull_batch_size)
         self.service = RebalanceService(
             now, wait_interval=sc.rebalance_interval_ms, min_interval=sc.rebalance_min_interval_ms
@@ -333,14 +334,14 @@ class ConsumerNode:
 
     def reach(self, broker, now_ms: int) -> None:
         """A request of this client reaches ``broker``, which is up. If the broker has restarted since this client
-        last reached it, the request opens a new connection, and MQClientInstance's onChannelActive listener
-        (``enableHeartbeatChannelEventListener``, on by default) sends that broker a heartbeat and asks for a
-        rebalance at once. (The first connection's call is folded into start, which heartbeats and rebalances.)"""
-        seen = self.broker_starts_seen.get(broker.name)
-        if seen == broker.starts:
+        last reached it (``lost_connections``), the request opens a new connection, and MQClientInstance's
+        onChannelActive listener (``enableHeartbeatChannelEventListener``, on by default) sends that broker a
+        heartbeat and asks for a rebalance at once. (The first connection's call is folded into start, which
+        heartbeats and rebalances.)"""
+        if broker.name not in self.lost_connections:
             return
-        self.broker_starts_seen[broker.name] = broker.starts
-        if seen is not None and self.connected:
+        self.lost_connections.discard(broker.name)
+        if self.connected:
             self._register_with(broker, self.impl.consumer_data(), now_ms)
             self.recorder.log(now_ms, "heartbeat", self.cid, f"to {broker.name}: a new connection")
             self.on_notify(now_ms)  # MQClientInstance#rebalanceImmediately, as a notification asks

@@ -107,6 +107,8 @@ class Simulation:
                     self.brokers[step.broker].go_down(step.silent)
                 else:
                     self.brokers[step.broker].come_up()
+                    for consumer in self.consumers.values():  # every connection to it is gone
+                        consumer.lost_connections.add(step.broker)
 
     def _outage_covers(self, broker_name: str, now_ms: int) -> bool:
         return any(

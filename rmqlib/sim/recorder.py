@@ -28,9 +28,13 @@ class _OffsetTally:
         self.low_water = 0
 
     def consumed(self, offsets: list[int]) -> None:
+        """One listener call's offsets (ascending, as a batch is taken from its queue)."""
         low = self.low_water
         pending = self.pending
-        pending.update(o for o in offsets if o >= low)  # a redelivered offset below low_water changes nothing
+        if offsets[0] >= low:
+            pending.update(offsets)
+        else:  # a redelivered offset below low_water changes nothing
+            pending.update(o for o in offsets if o >= low)
         while low in pending:
             pending.discard(low)
             low += 1

@@ -79,7 +79,7 @@ class Wire:
             opaque,
         )
         broker = self.brokers[mq.broker_name]
-        if broker.up:
+        if consumer.lost_connections and broker.up:
             consumer.reach(broker, now_ms)
         self.pending_pulls[opaque] = (consumer, request, now_ms)
         recorder.pulls += 1
