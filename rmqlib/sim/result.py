@@ -298,6 +298,24 @@ class SimResult:
                 result[queue] = found
         return result
 
+    def overlapping_calls(self) -> dict[str, list[tuple[ConsumeBatch, ConsumeBatch]]]:
+        """Per queue (only those with any), pairs of listener calls by two different consumers that ran at the same
+        time: ``(a, b)`` with ``a`` started first and ``b`` started before ``a`` ended. Orderly mode promises none
+        while the brokers keep their lock tables."""
+        result = {}
+        for queue, batches in self.consumption.items():
+            ordered = sorted(batches, key=lambda b: b.start_ms)
+            found = []
+            for i, a in enumerate(ordered):
+                for b in ordered[i + 1 :]:
+                    if b.start_ms >= a.end_ms:
+                        break
+                    if b.consumer != a.consumer:
+                        found.append((a, b))
+            if found:
+                result[queue] = found
+        return result
+
     def handovers(self, after_ms: int = 0) -> int:
         """Times some queue passed from one consumer to another (its ownership intervals in time order),
         counting only hand-overs whose new owner took the queue at or after ``after_ms`` (to skip start-up)."""

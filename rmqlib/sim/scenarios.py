@@ -87,6 +87,22 @@ def orderly_crash(**overrides) -> Scenario:
     return _build("orderly_crash", dict(consumers=consumers, consume_mode=ConsumeMode.ORDERLY), overrides)
 
 
+def orderly_broker_restart(**overrides) -> Scenario:
+    """Three orderly consumers; broker-b restarts (down at 70 s, up at 73 s) with an empty lock table and consumer
+    registry. Members reconnect at different times, so a round that asks broker-b for the member list can see only
+    some of them and lock, on broker-b, queues whose owner still trusts its own lock (30 s): for a while two
+    members consume one queue. Whether it happens depends on the seed (which broker each round asks)."""
+    return _build(
+        "orderly_broker_restart",
+        dict(
+            consumers=_group(3),
+            consume_mode=ConsumeMode.ORDERLY,
+            outages=(BrokerOutage("broker-b", 70_000, 73_000),),
+        ),
+        overrides,
+    )
+
+
 def pop_mode(**overrides) -> Scenario:
     """Pop consumers (RocketMQ 5): the broker picks queues, so six consumers share four queues."""
     return _build(
@@ -158,6 +174,7 @@ ALL = {
         more_consumers_than_queues,
         many_topics,
         orderly_crash,
+        orderly_broker_restart,
         pop_mode,
         pop_crash,
         topic_grows,

@@ -184,6 +184,8 @@ ZH: dict[str, str] = {
     "{overlaps} overlap(s)": "{name}（随机种子 {seed}）：各队列由谁持有；消费停顿共 {total:.1f} 秒，最长 {longest:.1f} 秒，重叠 {overlaps} 次",
     "lock: {cid}": "锁：{cid}",
     "consumed: {cid}": "消费：{cid}",
+    "two consumers at once": "两个消费者同时消费",
+    "%{customdata[0]} consumed at %{customdata[1]} ms while another consumer's call on this queue ran<extra></extra>": "%{customdata[0]} 在 %{customdata[1]} 毫秒消费时，另一个消费者对该队列的调用仍在进行<extra></extra>",
     "{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>": "{cid} 在 %{{customdata[0]}} 毫秒消费 %{{customdata[1]}} 条<extra></extra>",
     "{name} (seed {seed}): broker lock table (bars) and listener calls (ticks); broker lock expiry {expiry:.0f} s": "{name}（随机种子 {seed}）：Broker 锁表（条形）与监听器调用（刻度）；Broker 锁过期时间 {expiry:.0f} 秒",
     "msg/s": "条/秒",

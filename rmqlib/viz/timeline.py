@@ -254,12 +254,30 @@ def ownership_timeline_figure(
 # --------------------------------------------------------------------------- locks
 
 
-def lock_timeline_figure(result, show_consumption: bool = True, title: str | None = None) -> go.Figure:
+def lock_timeline_figure(
+    result,
+    show_consumption: bool = True,
+    title: str | None = None,
+    events: Sequence[str] = ("leave",),
+    time_range_ms: tuple[int, int] | None = None,
+) -> go.Figure:
     """Orderly mode: wide pale bars are broker lock ownership (``lock_ownership``), narrow dots the
-    listener calls (``consumption``) at their start time, both coloured by consumer."""
+    listener calls (``consumption``) at their start time, both coloured by consumer. A listener call that ran
+    while another consumer's call on the same queue was running (:meth:`SimResult.overlapping_calls`) is also
+    marked with a red cross. Markers on the top row are the run's events of the given kinds; ``time_range_ms``
+    (start, end) shows only that stretch of the run, and only the listener calls that start in it."""
     _result(result)
     show_consumption = check_bool(show_consumption, "show_consumption")
     title = _title(title)
+    events = check_each(events, "events", lambda v, label: check_str(v, label), max_len=len(TIMELINE_EVENTS) * 4)
+    end_ms = result.scenario.end_ms
+    if time_range_ms is None:
+        shown = (0, end_ms)
+    else:
+        pair = check_each(time_range_ms, "time_range_ms", lambda v, label: check_int(v, label, 0, end_ms), max_len=2)
+        if len(pair) != 2 or pair[0] >= pair[1]:
+            raise ValueError(f"time_range_ms must be (start, end) with start < end, got {time_range_ms!r}")
+        shown = (pair[0], pair[1])
     order = _consumer_order(result)
     colors = consumer_colors(order)
     labels = _queue_labels(result.queues)
@@ -279,7 +297,8 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
         by_consumer: dict[str, list] = {}
         for q in result.queues:
             for b in result.consumption.get(q, ()):
-                by_consumer.setdefault(b.consumer, []).append(b)
+                if shown[0] <= b.start_ms <= shown[1]:
+                    by_consumer.setdefault(b.consumer, []).append(b)
         for cid in [c for c in order if c in by_consumer]:
             batches = by_consumer[cid]
             batches_total += len(batches)
@@ -297,7 +316,27 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
                     ),
                 )
             )
-    for trace in _event_traces(result, ("leave",), text("events")):
+        overlapping = {b for pairs in result.overlapping_calls().values() for pair in pairs for b in pair}
+        at_once = sorted(
+            (b for b in overlapping if shown[0] <= b.start_ms <= shown[1] and b.queue in labels),
+            key=lambda b: (b.start_ms, b.queue, b.consumer),
+        )
+        if at_once:
+            fig.add_trace(
+                go.Scatter(
+                    x=[_s(b.start_ms) for b in at_once],
+                    y=[labels[b.queue] for b in at_once],
+                    mode="markers",
+                    name=text("two consumers at once"),
+                    marker=dict(symbol="x-thin-open", size=9, color="#d62728", line=dict(width=2)),
+                    customdata=[[b.consumer, b.start_ms] for b in at_once],
+                    hovertemplate=text(
+                        "%{customdata[0]} consumed at %{customdata[1]} ms while another consumer's call on this "
+                        "queue ran<extra></extra>"
+                    ),
+                )
+            )
+    for trace in _event_traces(result, events, text("events")):
         fig.add_trace(trace)
     rows = [text("events")] + [labels[q] for q in result.queues]
     if title is None:
@@ -312,12 +351,13 @@ def lock_timeline_figure(result, show_consumption: bool = True, title: str | Non
         barmode="overlay",
         title=title,
         height=max(320, 90 + 26 * len(rows)),
-        xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
+        xaxis=dict(title=text("simulated time (s)"), range=[_s(shown[0]), _s(shown[1])]),
         yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1]),
         meta={
             "view": "lock_timeline",
             "locks": _intervals_meta(result.lock_ownership),
             "consume_batches": batches_total,
+            "time_range_ms": list(shown),
         },
     )
     return house_style(fig)

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -186,6 +187,17 @@ def test_set_takes_an_enum_field_by_name(capsys):
     code, out, err = run(capsys, "simulate", "crash", "--set", "message_model=BROADCAST")
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "Scenario.message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'" in err
+
+
+def test_simulate_help_names_every_ready_made_scenario(capsys):
+    from rmqlib.sim import scenarios
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert [name for name in scenarios.ALL if name not in text] == []
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert [name for name in scenarios.ALL if f"`{name}`" not in readme] == []
 
 
 def test_largest_group_answers_and_help_states_the_limits(capsys):

@@ -94,6 +94,26 @@ def test_lock_timeline_plots_the_broker_lock_table_and_every_listener_call(order
     assert ticks == sum(len(orderly.consumption.get(q, [])) for q in queues) == fig.layout.meta["consume_batches"]
 
 
+def test_lock_timeline_marks_calls_of_two_consumers_at_once_and_shows_only_the_time_range_asked():
+    restart = simulate(scenarios.orderly_broker_restart(), seed=8)
+    fig = lock_timeline_figure(restart, events=("broker down", "broker up"), time_range_ms=(60_000, 100_000))
+    assert fig.layout.xaxis.range == (60, 100) and fig.layout.meta["time_range_ms"] == [60_000, 100_000]
+    ticks = [x for t in fig.data if t.type == "scatter" and t.name.startswith("consumed") for x in t.x]
+    in_range = [b for q in restart.queues for b in restart.consumption.get(q, ()) if 60_000 <= b.start_ms <= 100_000]
+    assert sorted(ticks) == sorted(b.start_ms / 1000 for b in in_range) and len(ticks) < sum(
+        len(restart.consumption.get(q, ())) for q in restart.queues
+    )
+    [crosses] = [t for t in fig.data if t.name == "two consumers at once"]
+    at_once = {b for pairs in restart.overlapping_calls().values() for pair in pairs for b in pair}
+    assert sorted(crosses.x) == sorted(b.start_ms / 1000 for b in at_once) and len(crosses.x) > 100
+    assert {t.name for t in fig.data if t.type == "scatter" and t.y[0] == "events"} == {"broker down", "broker up"}
+    # the crash run has no call overlapping another consumer's, so no crosses and no legend entry for them
+    assert not [t for t in lock_timeline_figure(simulate(scenarios.orderly_crash(), seed=1)).data if "once" in t.name]
+    for bad in [(5, 5), (1,), (0, restart.scenario.end_ms + 1)]:
+        with pytest.raises(ValueError, match="time_range_ms"):
+            lock_timeline_figure(restart, time_range_ms=bad)
+
+
 def test_load_figure_rows_are_the_per_second_counts_averaged_over_the_window(crash):
     fig = load_figure(crash, window_ms=5_000)
     (heat,) = fig.data
