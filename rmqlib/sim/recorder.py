@@ -156,9 +156,11 @@ class Recorder:
             self.ownership[str(mq)].append(Interval(str(mq), cid, start, now_ms))
 
     def on_locks(self, table, mqs, now_ms) -> None:
-        """Follow a broker's lock table for ``mqs`` (read, never changed): owners, renewals, releases."""
+        """Follow a broker's lock table for ``mqs`` (read, never changed): owners, renewals, releases. ``mqs`` may
+        be a set (Java's is a HashSet), whose order Python's string hashing varies from process to process: the
+        queues are logged in their sorted order, so that one seed gives one log."""
         expiry = self.scenario.broker_lock_expiry_ms
-        for mq in mqs:
+        for mq in sorted(mqs):
             entry = table.get(mq)
             live = entry is not None and not entry.is_expired(now_ms, expiry)
             owner = entry.client_id if live else None

@@ -50,6 +50,10 @@ def _result(result, name: str = "result") -> SimResult:
     return check_instance(result, name, SimResult)
 
 
+def _event_kinds(events) -> list[str]:
+    return check_each(events, "events", lambda v, label: check_str(v, label), max_len=len(TIMELINE_EVENTS) * 4)
+
+
 def _title(title):
     return None if title is None else phrase(check_str(title, "title", empty=True))
 
@@ -189,7 +193,7 @@ def ownership_timeline_figure(
     of the given ``kinds`` (join, leave, notify, rebalance, ...).
     """
     _result(result)
-    events = check_each(events, "events", lambda v, label: check_str(v, label), max_len=len(TIMELINE_EVENTS) * 4)
+    events = _event_kinds(events)
     min_pause_ms = check_int(min_pause_ms, "min_pause_ms", 0)
     title = _title(title)
     order = _consumer_order(result)
@@ -269,7 +273,7 @@ def lock_timeline_figure(
     _result(result)
     show_consumption = check_bool(show_consumption, "show_consumption")
     title = _title(title)
-    events = check_each(events, "events", lambda v, label: check_str(v, label), max_len=len(TIMELINE_EVENTS) * 4)
+    events = _event_kinds(events)
     end_ms = result.scenario.end_ms
     if time_range_ms is None:
         shown = (0, end_ms)
