@@ -305,10 +305,16 @@ def process_consume_result_orderly(
     return out
 
 
-#: ConsumeMessageOrderlyService#ConsumeRequest.run: a queue neither locked nor fresh is tried again this
-#: much later (tryLockLaterAndReconsume(..., 100)).
+#: ConsumeMessageOrderlyService#ConsumeRequest.run: a request that finds its queue neither locked nor fresh
+#: before its first batch tries to lock it this much later (tryLockLaterAndReconsume(..., 100)) ...
 TRY_LOCK_LATER_MILLS = 100
-#: ... and a request that has consumed for more than MAX_TIME_CONSUME_CONTINUOUSLY gives its thread up and is
+#: ... and after a batch, this much later (tryLockLaterAndReconsume(..., 10)).
+TRY_LOCK_LATER_IN_LOOP_MILLS = 10
+#: tryLockLaterAndReconsume: once the lock is tried, a new request is submitted this much later if it was
+#: granted, and this much later if it was refused (submitConsumeRequestLater(..., 10 or 3000)).
+RECONSUME_AFTER_LOCK_MILLS = 10
+RECONSUME_AFTER_LOCK_REFUSED_MILLS = 3_000
+#: A request that has consumed for more than MAX_TIME_CONSUME_CONTINUOUSLY gives its thread up and is
 #: submitted again this much later (submitConsumeRequestLater(..., 10)).
 CONSUME_LATER_MILLS = 10
 
@@ -316,9 +322,10 @@ CONSUME_LATER_MILLS = 10
 class OrderlyStep(NamedTuple):
     """What one turn of an orderly ConsumeRequest does next (see :class:`ConsumeMessageOrderlyService`).
 
-    ``action`` is ``"stop"`` (the request ends), ``"lock later"`` or ``"consume later"`` (the request ends and
-    a new one is submitted ``delay_ms`` later) or ``"consume"`` (run the listener on ``msgs``, then call
-    ``finish``).
+    ``action`` is ``"stop"`` (the request ends), ``"lock later"`` (the request ends; ``delay_ms`` later the
+    driver calls :meth:`ConsumeMessageOrderlyService.try_lock_later_and_reconsume`), ``"consume later"`` (the
+    request ends and a new one is submitted ``delay_ms`` later) or ``"consume"`` (run the listener on ``msgs``,
+    then call ``finish``).
     """
 
     action: str
@@ -328,6 +335,7 @@ class OrderlyStep(NamedTuple):
 
 ORDERLY_STOP = OrderlyStep("stop")
 ORDERLY_LOCK_LATER = OrderlyStep("lock later", (), TRY_LOCK_LATER_MILLS)
+ORDERLY_LOCK_LATER_IN_LOOP = OrderlyStep("lock later", (), TRY_LOCK_LATER_IN_LOOP_MILLS)
 ORDERLY_CONSUME_LATER = OrderlyStep("consume later", (), CONSUME_LATER_MILLS)
 
 
@@ -341,21 +349,30 @@ class ConsumeMessageOrderlyService:
     A driver that owns time runs a request as a loop: :meth:`start` (False: a request for this queue
     is already running), then :meth:`next_step` until it says ``stop``; a ``consume`` step is
     followed, once the listener is done, by :meth:`finish` (and :meth:`process_consume_result` for
-    the listener's status), a ``lock later`` step by a wait; :meth:`done` ends it.
+    the listener's status), a ``lock later`` step, after its delay, by :meth:`try_lock_later_and_reconsume`,
+    which says when to submit a new request; :meth:`done` ends it.
 
-    Simplified, and said so: a turn re-checks the lock before every batch and, when the lock is
-    missing or stale, locks at once and tries again 100 ms later (Java locks in the retry and waits
-    10 ms or 3 s by the answer); the batch size is the driver's (``consume_batch_size``); the listener's
+    Simplified, and said so: the batch size is the driver's (``consume_batch_size``); the listener's
     SUSPEND status is not exercised by the driver.
     """
 
     def __init__(
-        self, rebalance: RebalanceImpl, *, consume_batch_size: int, lock_max_live_time_ms: int = 30_000
+        self,
+        rebalance: RebalanceImpl,
+        *,
+        consume_batch_size: int,
+        lock_max_live_time_ms: int = 30_000,
+        max_reconsume_times: int = -1,
+        suspend_current_queue_time_millis: int = 1000,
     ) -> None:
         check_methods(rebalance, "rebalance", "lock", "consume_lock_released")
         self.rebalance = rebalance
         self.consume_batch_size = check_int(consume_batch_size, "consume_batch_size", 1)
         self.lock_max_live_time_ms = check_int(lock_max_live_time_ms, "lock_max_live_time_ms", 0)
+        self.max_reconsume_times = check_int(max_reconsume_times, "max_reconsume_times", -1)
+        self.suspend_current_queue_time_millis = check_int(
+            suspend_current_queue_time_millis, "suspend_current_queue_time_millis", 0
+        )
         self.broadcasting = rebalance.message_model is _BROADCASTING
         self.running: set[MessageQueue] = set()  # Java: messageQueueLock, one request per queue at a time
 
@@ -371,18 +388,24 @@ class ConsumeMessageOrderlyService:
         self.running.discard(mq)
 
     def next_step(
-        self, mq: MessageQueue, pq: ProcessQueue, now_ms: int, consuming_since_ms: int | None = None
+        self,
+        mq: MessageQueue,
+        pq: ProcessQueue,
+        now_ms: int,
+        consuming_since_ms: int | None = None,
+        after_batch: bool = False,
     ) -> OrderlyStep:
-        """One turn of ConsumeRequest#run: stop (dropped, or nothing to take), lock and try later, consume later
-        (the request has run since ``consuming_since_ms`` for more than MAX_TIME_CONSUME_CONTINUOUSLY), or
-        take a batch and hold the consume lock while the listener runs. A dropped queue stops the request, and
-        a round waiting for its consume lock (RebalanceImpl.consume_lock_released) gets it now."""
+        """One turn of ConsumeRequest#run: stop (dropped, or nothing to take), lock later (the queue is not
+        locked, or its lock is older than 30 s: 100 ms later before the request's first batch, 10 ms after a
+        batch), consume later (the request has run since ``consuming_since_ms`` for more than
+        MAX_TIME_CONSUME_CONTINUOUSLY), or take a batch and hold the consume lock while the listener runs. A
+        dropped queue stops the request, and a round waiting for its consume lock
+        (RebalanceImpl.consume_lock_released) gets it now."""
         if pq.dropped:
             self.rebalance.consume_lock_released(mq, pq, now_ms)
             return ORDERLY_STOP
         if not self.broadcasting and not (pq.locked and now_ms - pq.last_lock_timestamp <= self.lock_max_live_time_ms):
-            self.rebalance.lock(mq, now_ms)
-            return ORDERLY_LOCK_LATER
+            return ORDERLY_LOCK_LATER_IN_LOOP if after_batch else ORDERLY_LOCK_LATER
         if consuming_since_ms is not None and now_ms - consuming_since_ms > MAX_TIME_CONSUME_CONTINUOUSLY:
             return ORDERLY_CONSUME_LATER
         msgs = pq.take_messages(self.consume_batch_size, now_ms)
@@ -390,6 +413,16 @@ class ConsumeMessageOrderlyService:
             return ORDERLY_STOP
         pq.acquire_consume_lock()
         return OrderlyStep("consume", msgs)
+
+    def try_lock_later_and_reconsume(self, mq: MessageQueue, now_ms: int) -> int:
+        """The task a ``lock later`` step schedules: lock the queue on its broker (lockOneMQ, RebalanceImpl#lock)
+        and say when to submit a new request for it: 10 ms later if the lock was granted, 3 s if refused.
+
+        Mirrors: ConsumeMessageOrderlyService.java#tryLockLaterAndReconsume
+        """
+        if self.rebalance.lock(mq, now_ms):
+            return RECONSUME_AFTER_LOCK_MILLS
+        return RECONSUME_AFTER_LOCK_REFUSED_MILLS
 
     @staticmethod
     def finish(pq: ProcessQueue) -> None:
@@ -403,5 +436,14 @@ class ConsumeMessageOrderlyService:
         msgs: list[Message],
         status: ConsumeOrderlyStatus = ConsumeOrderlyStatus.SUCCESS,
     ) -> OrderlyConsumeOutcome:
-        """Settle the batch (auto-commit): :func:`process_consume_result_orderly` with this consumer's offset store."""
-        return process_consume_result_orderly(pq, mq, msgs, status, offset_store=self.rebalance.offset_store)
+        """Settle the batch (auto-commit): :func:`process_consume_result_orderly` with this consumer's offset store,
+        retry limit and suspend time."""
+        return process_consume_result_orderly(
+            pq,
+            mq,
+            msgs,
+            status,
+            offset_store=self.rebalance.offset_store,
+            max_reconsume_times=self.max_reconsume_times,
+            suspend_current_queue_time_millis=self.suspend_current_queue_time_millis,
+        )

@@ -229,10 +229,13 @@ class ConsumerNode:
             now_ms=now,
         )
         if self.orderly:
+            config = self.impl.config
             self.orderly_service = ConsumeMessageOrderlyService(
                 self.impl,
-                consume_batch_size=self.impl.config.consume_message_batch_max_size,
+                consume_batch_size=config.consume_message_batch_max_size,
                 lock_max_live_time_ms=sc.client_lock_expiry_ms,
+                max_reconsume_times=config.max_reconsume_times,
+                suspend_current_queue_time_millis=config.suspend_current_queue_time_millis,
             )
         if recorder.trace:  # each step of the queue-table update, as Java logs it
             self.impl.step_listener = lambda step: recorder.log(
@@ -520,6 +523,13 @@ class ConsumerNode:
         if self.alive:
             self.pool.submit(OrderlyConsumeRequest(self, mq, pq))
 
+    def try_lock_later_and_reconsume(self, mq, pq) -> None:
+        """ConsumeMessageOrderlyService#tryLockLaterAndReconsume's task: lock ``mq``, then submit a request for it
+        10 ms later (granted) or 3 s later (refused)."""
+        if self.alive:
+            delay = self.orderly_service.try_lock_later_and_reconsume(mq, int(self.clock.now))
+            self.clock.later(delay, self.submit_orderly, mq, pq)
+
     # --- Pop mode ------------------------------------------------------------
     def try_rebalance(self, now_ms) -> bool:
         """Pop mode's round, run by the RebalanceService in place of RebalanceImpl#doRebalance.
@@ -694,16 +704,18 @@ class OrderlyConsumeRequest:
         if not consumer.alive or not consumer.orderly_service.start(self.mq):
             return None
         self.began = now_ms
-        return self._turn(now_ms)
+        return self._turn(now_ms, after_batch=False)
 
-    def _turn(self, now_ms: int) -> int | None:
+    def _turn(self, now_ms: int, after_batch: bool) -> int | None:
         consumer, service = self.consumer, self.consumer.orderly_service
-        step = service.next_step(self.mq, self.pq, now_ms, self.began)
+        step = service.next_step(self.mq, self.pq, now_ms, self.began, after_batch)
         if step.action == "consume":
             self.msgs, self.started = step.msgs, now_ms
             return consumer.consume_duration(len(step.msgs))
         service.done(self.mq)
-        if step.action != "stop":  # lock later, consume later: a new request, submitted after the delay
+        if step.action == "lock later":
+            consumer.clock.later(step.delay_ms, consumer.try_lock_later_and_reconsume, self.mq, self.pq)
+        elif step.action == "consume later":  # a new request, submitted after the delay
             consumer.clock.later(step.delay_ms, consumer.submit_orderly, self.mq, self.pq)
         return None
 
@@ -717,7 +729,7 @@ class OrderlyConsumeRequest:
             service.done(self.mq)
             return None
         service.process_consume_result(self.mq, self.pq, self.msgs)
-        return self._turn(now_ms)
+        return self._turn(now_ms, after_batch=True)
 
 
 class ConsumePool:

@@ -240,13 +240,36 @@ def test_orderly_request_runs_once_per_queue(api):
     assert service.start(MQ)
 
 
-def test_orderly_turn_without_a_fresh_lock_locks_and_tries_100_ms_later(api):
+def test_orderly_turn_without_a_fresh_lock_tries_the_lock_later_then_reconsumes_by_the_answer(api):
+    """ConsumeRequest#run: a stale or missing lock means tryLockLaterAndReconsume, 100 ms later before the
+    request's first batch and 10 ms later after one; that task locks the queue, and a new request follows 10 ms
+    after a granted lock, 3 s after a refused one."""
     rebalance, service = _orderly(api)
     pq = _locked_pq(now_ms=0)
     step = service.next_step(MQ, pq, 30_001)  # the local lock is older than 30 s
-    assert (step.action, step.delay_ms) == ("lock later", 100) and rebalance.locks == [(MQ, 30_001)]
+    assert (step.action, step.delay_ms) == ("lock later", 100) and rebalance.locks == []
     pq.locked = False
-    assert service.next_step(MQ, pq, 1).action == "lock later"
+    assert service.next_step(MQ, pq, 1, consuming_since_ms=0, after_batch=True) == ("lock later", (), 10)
+    assert service.try_lock_later_and_reconsume(MQ, 30_101) == 10 and rebalance.locks == [(MQ, 30_101)]
+    rebalance.grant = False
+    assert service.try_lock_later_and_reconsume(MQ, 30_200) == 3_000
+
+
+def test_the_orderly_service_settles_with_the_consumers_retry_limit_and_suspend_time(api):
+    """processConsumeResult reads maxReconsumeTimes and suspendCurrentQueueTimeMillis from the consumer."""
+    from rmqlib.client import ConsumeMessageOrderlyService
+
+    service = ConsumeMessageOrderlyService(
+        _Rebalance(api), consume_batch_size=4, max_reconsume_times=2, suspend_current_queue_time_millis=2_500
+    )
+    pq = _locked_pq()
+    outcomes = []
+    for now in (10, 20, 30):  # two suspends use up the two retries; the third settles by sending the batch back
+        msgs = service.next_step(MQ, pq, now).msgs
+        service.finish(pq)
+        outcomes.append(service.process_consume_result(MQ, pq, msgs, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT))
+    assert [o.resubmit_delay_ms for o in outcomes] == [2_500, 2_500, None]
+    assert [len(o.sent_back) for o in outcomes] == [0, 0, 4] and outcomes[-1].commit_offset == 4
 
 
 def test_orderly_turn_consumes_a_batch_in_order_under_the_consume_lock(api):
