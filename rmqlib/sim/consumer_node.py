@@ -166,6 +166,8 @@ class ConsumerNode:
         self.impl: RebalanceImpl | None = None
         self.orderly_service: ConsumeMessageOrderlyService | None = None
         self.orderly = scenario.consume_mode == ORDERLY
+        # ConsumeMessageOrderlyService's messageQueueLock: requests waiting for a queue whose request runs
+        self.orderly_waiting: dict[MessageQueue, deque[OrderlyConsumeRequest]] = {}
         self.channel_names = {name: f"{self.cid}->{name}" for name in scenario.all_brokers}
         self.lost_connections: set[str] = set()  # brokers restarted since this client last reached them
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
@@ -687,7 +689,9 @@ class OrderlyConsumeRequest:
 
     Mirrors: ConsumeMessageOrderlyService.ConsumeRequest#run, whose steps the service decides: the request keeps
     its thread while it consumes the queue batch after batch, and lets it go when the queue is empty or dropped,
-    or, submitted again later, when the lock must be taken again or after 60 s of continuous consumption.
+    or, submitted again later, when the lock must be taken again or after 60 s of continuous consumption. A
+    request for a queue whose request runs (the queue's earlier ProcessQueue, say, still in a listener call)
+    waits on the queue's monitor, holding its thread, and runs when that request lets the queue go.
     """
 
     __slots__ = ("consumer", "mq", "pq", "began", "started", "msgs")
@@ -697,14 +701,37 @@ class OrderlyConsumeRequest:
         self.began = self.started = 0
         self.msgs: list = []
 
-    def start(self, now_ms: int) -> int | None:
-        """A pool thread takes the request: how long its first batch runs, or None (nothing to do now; for a
-        queue whose request already runs too: Java's second request would wait on the queue's monitor)."""
+    def start(self, now_ms: int) -> int | None | object:
+        """A pool thread takes the request: how long its first batch runs, None (nothing to do now), or
+        ``WAITING`` (another request holds the queue's monitor: the thread waits, see :meth:`resume`)."""
         consumer = self.consumer
-        if not consumer.alive or not consumer.orderly_service.start(self.mq):
+        if not consumer.alive:
             return None
+        if not consumer.orderly_service.start(self.mq):
+            consumer.orderly_waiting.setdefault(self.mq, deque()).append(self)
+            return WAITING
         self.began = now_ms
         return self._turn(now_ms, after_batch=False)
+
+    def resume(self) -> None:
+        """The queue's monitor is free: the waiting request runs on the thread it holds (or waits again, if a
+        request that came later took the monitor first)."""
+        consumer = self.consumer
+        now = int(consumer.clock.now)
+        duration = None
+        if consumer.alive:
+            duration = self.start(now)
+            if duration is WAITING:
+                return
+        consumer.pool.resume(self, duration)
+
+    def _release(self) -> None:
+        """Let the queue's monitor go; the first request waiting for it runs next (at this instant)."""
+        consumer = self.consumer
+        consumer.orderly_service.done(self.mq)
+        waiting = consumer.orderly_waiting.get(self.mq)
+        if waiting:
+            consumer.clock.later(0, waiting.popleft().resume)
 
     def _turn(self, now_ms: int, after_batch: bool) -> int | None:
         consumer, service = self.consumer, self.consumer.orderly_service
@@ -712,7 +739,7 @@ class OrderlyConsumeRequest:
         if step.action == "consume":
             self.msgs, self.started = step.msgs, now_ms
             return consumer.consume_duration(len(step.msgs))
-        service.done(self.mq)
+        self._release()
         if step.action == "lock later":
             consumer.clock.later(step.delay_ms, consumer.try_lock_later_and_reconsume, self.mq, self.pq)
         elif step.action == "consume later":  # a new request, submitted after the delay
@@ -726,10 +753,14 @@ class OrderlyConsumeRequest:
         service.finish(self.pq)
         consumer.recorder.record_batch(consumer.cid, consumer.died_at, self.mq, self.msgs, self.started, now_ms)
         if not consumer.alive:
-            service.done(self.mq)
+            self._release()
             return None
         service.process_consume_result(self.mq, self.pq, self.msgs)
         return self._turn(now_ms, after_batch=True)
+
+
+#: What a request's start() returns when it waits for something else to let it run, holding its thread.
+WAITING = object()
 
 
 class ConsumePool:
@@ -754,8 +785,18 @@ class ConsumePool:
 
     def _run(self, request) -> None:
         duration = request.start(int(self.clock.now))
-        if duration is not None:
+        if duration is WAITING:  # the thread is held until the request resumes
             self.busy += 1
+        elif duration is not None:
+            self.busy += 1
+            self.clock.later(duration, self._done, request)
+
+    def resume(self, request, duration: int | None) -> None:
+        """A request that held its thread while it waited runs now for ``duration``, or lets the thread go."""
+        if duration is None:
+            self.busy -= 1
+            self._next()
+        else:
             self.clock.later(duration, self._done, request)
 
     def _done(self, request) -> None:
@@ -765,6 +806,9 @@ class ConsumePool:
             self.busy += 1
             self.clock.later(more, self._done, request)
             return
+        self._next()
+
+    def _next(self) -> None:
         while self.waiting and self.busy < self.size:
             self._run(self.waiting.popleft())
 

@@ -125,6 +125,33 @@ def _one_consumer(queues: int, **overrides):
     )
 
 
+def test_a_queue_given_back_while_its_old_listener_call_runs_is_consumed_once_that_call_returns():
+    """ConsumeRequest#run waits on the queue's monitor. Here a 40 s listener call outlives its ProcessQueue: the
+    queue moves to a newcomer (20 s), is force-unlocked while the call runs (RebalancePushImpl's 20 s unlock
+    delay), and comes back when the newcomer leaves (45 s). The new ProcessQueue's request waits for the old call
+    to return (50 s) and then consumes; it must not be lost, or the queue stalls for good."""
+    scenario = Scenario(
+        brokers=("broker-a",),
+        topics={"T": 1},
+        consumers=(
+            ConsumerSpec("10.0.0.1@1", 0),
+            ConsumerSpec("10.0.0.0@0", 20_000, 45_000, LeaveKind.SHUTDOWN),  # sorts first: takes the queue
+        ),
+        consume_mode=ORDERLY,
+        consume_time_ms=40_000.0,
+        produce_rate_per_queue=0.05,
+        duration_ms=150_000,
+        drain_ms=600_000,
+    )
+    result = simulate(scenario, seed=0)
+    [queue] = [q for q in result.consumption if "topic=T," in q]
+    calls = sorted(result.consumption[queue], key=lambda b: b.start_ms)
+    back = [i.start_ms for i in result.ownership[queue] if i.holder == "10.0.0.1@1"][-1]
+    assert calls[0].start_ms < back < calls[0].end_ms  # the queue came back while the old call ran
+    assert calls[1].start_ms == calls[0].end_ms  # the waiting request ran as soon as that call returned
+    assert result.unconsumed() == {} and result.lost == []
+
+
 def test_orderly_listener_calls_share_the_consume_pool():
     """ConsumeMessageOrderlyService runs its requests on the consumer's 20 consume threads: 32 busy queues are
     never consumed more than 20 at a time."""
