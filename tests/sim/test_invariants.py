@@ -373,8 +373,9 @@ def test_in_any_group_every_message_on_a_queue_still_read_is_consumed(scenario, 
     if not scenario.topic_changes and not scenario.outages:
         assert result.lost == []
     if scenario.consume_mode is ConsumeMode.ORDERLY:
-        # only a restarted broker, whose lock table starts empty, can let two members consume one queue (or a
-        # listener call longer than the 20 s unlock delay, which these drawn consume times never come near)
+        # only a restarted broker, whose lock table starts empty, can let two members consume one queue here (a
+        # listener call still running, after its queue moved, 20 s past the queue's last lock renewal is force-
+        # unlocked too; that takes calls of a second or more, and these drawn consume times never come near)
         back = {o.broker: o.up_ms for o in scenario.outages if o.up_ms is not None}
         for queue, pairs in result.overlapping_calls().items():
             broker = queue.split("brokerName=")[1].split(",")[0]
