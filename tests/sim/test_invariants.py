@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rmqlib.client import UNLOCK_DELAY_TIME_MILLS
 from rmqlib.sim import (
     CRASH,
     HOST_LOSS,
@@ -123,6 +124,41 @@ def _one_consumer(queues: int, **overrides):
         consume_mode=ORDERLY,
         **overrides,
     )
+
+
+def test_an_orderly_call_still_running_20_s_after_its_queues_last_lock_renewal_loses_the_lock_to_the_next_owner():
+    """RebalancePushImpl#tryRemoveOrderMessageQueue: a dropped queue whose listener call still runs is unlocked
+    anyway once more than 20 s have passed since its last lock (lockAll skips dropped queues), so the next owner
+    can consume it while that call runs. With rounds every second, a 5 s call is enough when the queue moves
+    close to 20 s after its last renewal."""
+    sc = scenarios.scale_out(
+        consume_mode=ORDERLY,
+        consume_time_ms=5_000.0,
+        consume_time_dist="fixed",
+        produce_rate_per_queue=0.05,
+        rebalance_interval_ms=1_000,
+    )
+    result = simulate(sc, seed=3)
+    pairs = [(q, a, b) for q, found in result.overlapping_calls().items() for a, b in found]
+    assert pairs
+    for queue, old_call, new_call in pairs:
+        old = old_call.consumer
+        dropped = [i for i in result.ownership[queue] if i.holder == old and i.end_ms <= old_call.end_ms][-1].end_ms
+        [unlocked] = [
+            i.end_ms for i in result.lock_ownership[queue] if i.holder == old and i.start_ms < dropped < i.end_ms
+        ]
+        renewed = max(
+            e.time_ms
+            for e in result.events_of("lock")
+            if e.who == old and e.detail == "lockAll" and e.time_ms <= dropped
+        )
+        assert old_call.start_ms < dropped < unlocked < new_call.start_ms < old_call.end_ms, (queue, old_call, new_call)
+        # unlocked at the first round once more than 20 s had passed since the last renewal, not before
+        assert (
+            renewed + UNLOCK_DELAY_TIME_MILLS
+            < unlocked
+            <= renewed + UNLOCK_DELAY_TIME_MILLS + sc.rebalance_interval_ms + 1
+        )
 
 
 def test_a_queue_given_back_while_its_old_listener_call_runs_is_consumed_once_that_call_returns():
