@@ -34,3 +34,8 @@ def time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def broker_of(queue: str) -> str:
+    """The broker name in a run's queue key, ``MessageQueue [topic=T, brokerName=broker-a, queueId=0]``."""
+    return queue.split("brokerName=")[1].split(",")[0]

@@ -767,9 +767,10 @@ class ConsumePool:
     """The consumer's consumeExecutor: ``size`` threads taking requests first-come first-served.
 
     A request has ``start(now_ms)``, called when a thread takes it, which returns how
-    long the thread is busy (or None: nothing to do), and ``finish(now_ms)``, called
-    when that time is up, which returns None (the thread is free) or how much longer
-    the request keeps it (an orderly request consuming its next batch).
+    long the thread is busy (None: nothing to do; ``WAITING``: the thread is held until
+    the request calls :meth:`resume`), and ``finish(now_ms)``, called when that time is
+    up, which returns None (the thread is free) or how much longer the request keeps it
+    (an orderly request consuming its next batch).
     """
 
     def __init__(self, clock: Clock, size: int):

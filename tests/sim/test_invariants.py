@@ -6,6 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import broker_of
+
 from rmqlib.client import UNLOCK_DELAY_TIME_MILLS
 from rmqlib.sim import (
     CRASH,
@@ -414,5 +416,5 @@ def test_in_any_group_every_message_on_a_queue_still_read_is_consumed(scenario, 
         # unlocked too; that takes calls of a second or more, and these drawn consume times never come near)
         back = {o.broker: o.up_ms for o in scenario.outages if o.up_ms is not None}
         for queue, pairs in result.overlapping_calls().items():
-            broker = queue.split("brokerName=")[1].split(",")[0]
+            broker = broker_of(queue)
             assert broker in back and all(b.start_ms >= back[broker] for _, b in pairs), queue

@@ -5,6 +5,8 @@ from functools import cache
 
 import pytest
 
+from support import broker_of
+
 from rmqlib.sim import scenarios, simulate
 
 SEEDS = range(12)
@@ -13,10 +15,6 @@ SEEDS = range(12)
 @cache
 def run(seed, **overrides):
     return simulate(scenarios.orderly_broker_restart(**overrides), seed=seed)
-
-
-def broker_of(queue: str) -> str:
-    return queue.split("brokerName=")[1].split(",")[0]
 
 
 def lock_holder(result, queue, time_ms):
