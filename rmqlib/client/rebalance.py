@@ -243,6 +243,9 @@ class RebalanceImpl:
     and ``execute_pop_pull_request_immediately(request)``; without one they wait in ``pop_requests``).
     ``step_listener`` (optional) is called with a :class:`RebalanceStep` for each thing the
     queue-table update does to a queue (what Java logs), in order.
+    ``unlock_delay_time_mills`` is RebalancePushImpl's ``UNLOCK_DELAY_TIME_MILLS`` (the JVM's
+    ``-Drocketmq.client.unlockDelayTimeMills``, default 20 s): how long after a dropped orderly queue's last lock
+    a round unlocks it even while a listener call runs.
     ``allocation_cache`` (optional, not Java's: for a simulator that runs many clients in one process)
     stands in for the sort and allocate steps of a round: ``sorted_mqs(mq_set)``,
     ``sorted_cids(cid_all)`` and ``allocate(strategy, group, client_id, mq_all, cid_all)`` must return
@@ -268,6 +271,7 @@ class RebalanceImpl:
         message_queue_listener: MessageQueueListener | None = None,
         now_ms: int = 0,
         step_listener: Callable[[RebalanceStep], None] | None = None,
+        unlock_delay_time_mills: int = UNLOCK_DELAY_TIME_MILLS,
     ):
         check_str(consumer_group, "consumer_group")
         check_str(client_id, "client_id")
@@ -315,6 +319,7 @@ class RebalanceImpl:
         self.pop_requests: list[tuple[int, PopRequest]] = []  # (due ms, request) when there is no pop_service
         self.message_queue_listener = message_queue_listener
         self.step_listener = step_listener
+        self.unlock_delay_time_mills = check_int(unlock_delay_time_mills, "unlock_delay_time_mills", 0)
         self.paused = False
         self.start_timestamp = now_ms
         self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
@@ -787,10 +792,10 @@ class RebalanceImpl:
         other steps have happened by then, and it did not count this removal as a change)."""
         try:
             self._end_consume_lock_wait(mq)
-            force_unlock = pq.dropped and now_ms > pq.last_lock_timestamp + UNLOCK_DELAY_TIME_MILLS
+            force_unlock = pq.dropped and now_ms > pq.last_lock_timestamp + self.unlock_delay_time_mills
             if force_unlock or pq.try_consume_write_lock():
                 why = (
-                    f"forced, more than {UNLOCK_DELAY_TIME_MILLS} ms since its last lock"
+                    f"forced, more than {self.unlock_delay_time_mills} ms since its last lock"
                     if force_unlock
                     else "no listener call in progress"
                 )

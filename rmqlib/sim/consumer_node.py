@@ -229,6 +229,7 @@ class ConsumerNode:
             pop_service=self,
             allocation_cache=self.views,
             now_ms=now,
+            unlock_delay_time_mills=sc.unlock_delay_ms,
         )
         if self.orderly:
             config = self.impl.config

@@ -132,6 +132,7 @@ class Scenario:
     offset_persist_interval_ms: int = 5_000  # ClientConfig.persistConsumerOffsetInterval
     lock_renew_interval_ms: int = 20_000  # rocketmq.client.rebalance.lockInterval
     client_lock_expiry_ms: int = 30_000  # rocketmq.client.rebalance.lockMaxLiveTime
+    unlock_delay_ms: int = 20_000  # rocketmq.client.unlockDelayTimeMills (force-unlock a dropped orderly queue)
     pull_batch_size: int = 32  # DefaultMQPushConsumer.pullBatchSize
     consume_threads: int = 20  # DefaultMQPushConsumer.consumeThreadMin/Max
     suspend_timeout_ms: int = 15_000  # DefaultMQPushConsumerImpl.BROKER_SUSPEND_MAX_TIME_MILLIS
@@ -286,6 +287,7 @@ class Scenario:
             "offset_persist_interval_ms",
             "lock_renew_interval_ms",
             "client_lock_expiry_ms",
+            "unlock_delay_ms",
             "pull_batch_size",
             "consume_threads",
             "suspend_timeout_ms",

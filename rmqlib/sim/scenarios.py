@@ -103,6 +103,25 @@ def orderly_broker_restart(**overrides) -> Scenario:
     )
 
 
+def orderly_slow_listener(**overrides) -> Scenario:
+    """Two orderly consumers whose listener calls take 5 s on average (exponential; a queue gets a message every
+    20 s), then two more join at 60 s. While locks are refused the members run a round every second, and a round
+    gives up a moved queue whose listener call still runs once more than 20 s have passed since the queue's last
+    lock renewal (RebalancePushImpl's unlockDelayTimeMills): the new owner then consumes the same message while
+    the old call runs. Whether it happens depends on the seed (when the calls run and the locks were renewed)."""
+    return _build(
+        "orderly_slow_listener",
+        dict(
+            consumers=_group(2) + _group(2, start=3, join_ms=60_000),
+            consume_mode=ConsumeMode.ORDERLY,
+            consume_time_ms=5_000.0,
+            consume_time_dist="exponential",
+            produce_rate_per_queue=0.05,
+        ),
+        overrides,
+    )
+
+
 def pop_mode(**overrides) -> Scenario:
     """Pop consumers (RocketMQ 5): the broker picks queues, so six consumers share four queues."""
     return _build(
@@ -175,6 +194,7 @@ ALL = {
         many_topics,
         orderly_crash,
         orderly_broker_restart,
+        orderly_slow_listener,
         pop_mode,
         pop_crash,
         topic_grows,

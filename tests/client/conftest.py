@@ -68,10 +68,20 @@ def msg():
 
 @pytest.fixture
 def consumer(api, avg):
-    """Factory: a RebalanceImpl subscribed to TopicA whose route knows ``mqs``."""
+    """Factory: a RebalanceImpl subscribed to TopicA whose route knows ``mqs`` (``settings``: more of its keyword
+    arguments)."""
 
     def make(
-        cid="10.0.0.1@1", mqs=(), *, group="G", orderly=False, strategy=None, config=None, now_ms=0, subscribe=True
+        cid="10.0.0.1@1",
+        mqs=(),
+        *,
+        group="G",
+        orderly=False,
+        strategy=None,
+        config=None,
+        now_ms=0,
+        subscribe=True,
+        **settings,
     ):
         impl = RebalanceImpl(
             group,
@@ -81,6 +91,7 @@ def consumer(api, avg):
             config=config or PushConsumerConfig(),
             consume_orderly=orderly,
             now_ms=now_ms,
+            **settings,
         )
         if subscribe:
             impl.subscribe("TopicA", "*", now_ms)

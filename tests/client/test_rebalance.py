@@ -361,6 +361,28 @@ def test_orderly_queue_being_consumed_is_not_given_away_until_unlock_delay(consu
     assert not pq.locked and ("G", mqs[0]) not in api.locks
 
 
+def test_orderly_force_unlock_waits_for_the_consumers_own_unlock_delay(consumer, api, mqs):
+    """-Drocketmq.client.unlockDelayTimeMills: a consumer started with 45 s keeps a dropped queue whose listener
+    call runs for 45 s after its last lock, not 20 s."""
+    api.consumer_ids["G"] = ["c1"]
+    impl = consumer("c1", mqs[:1], orderly=True, unlock_delay_time_mills=45_000)
+    impl.do_rebalance(True, 0)
+    pq = impl.process_queue_table[mqs[0]]
+    pq.acquire_consume_lock()  # a listener call is running
+    api.consumer_ids["G"] = ["c0", "c1"]  # c0 now owns the only queue
+    impl.do_rebalance(True, UNLOCK_DELAY_TIME_MILLS + 1)
+    impl.do_rebalance(True, 45_000)  # not yet "> 45 s" since the last lock
+    assert mqs[0] in impl.process_queue_table and pq.locked
+    impl.do_rebalance(True, 45_001)
+    assert impl.process_queue_table == {} and not pq.locked and ("G", mqs[0]) not in api.locks
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_unlock_delay_must_be_a_non_negative_int(consumer, mqs, bad, error):
+    with pytest.raises(error, match="unlock_delay_time_mills"):
+        consumer("c1", mqs[:1], orderly=True, unlock_delay_time_mills=bad)
+
+
 @pytest.mark.parametrize("returns_at, given_up", [(1500, True), (1501, False)])
 def test_orderly_queue_is_given_up_when_its_listener_call_returns_within_the_rounds_wait(
     consumer, api, mqs, returns_at, given_up
