@@ -236,6 +236,7 @@ def process_consume_result_orderly(
     auto_commit: bool = True,
     max_reconsume_times: int = -1,
     suspend_current_queue_time_millis: int = 1000,
+    context_suspend_current_queue_time_millis: int = -1,
     send_back: SendBack | None = None,
 ) -> OrderlyConsumeOutcome:
     """Settle one orderly batch taken with ``pq.take_messages``.
@@ -250,6 +251,10 @@ def process_consume_result_orderly(
     retry/DLQ path) and, if every send succeeds and none has retries left, the
     batch is committed. The commit offset is stored with a plain (not
     increase-only) update unless the queue was dropped.
+
+    The suspension lasts ``context_suspend_current_queue_time_millis``, what the listener set on its
+    ``ConsumeOrderlyContext`` for this batch; its default, -1, means the consumer's
+    ``suspend_current_queue_time_millis`` (#submitConsumeRequestLater). Either way it is held to 10 ms..30 s.
     """
     if type(status) is not ConsumeOrderlyStatus:
         status = _coerce_status(status, ConsumeOrderlyStatus)
@@ -259,8 +264,11 @@ def process_consume_result_orderly(
     suspend_current_queue_time_millis = check_int(
         suspend_current_queue_time_millis, "suspend_current_queue_time_millis"
     )
+    suspend = check_int(context_suspend_current_queue_time_millis, "context_suspend_current_queue_time_millis")
+    if suspend == -1:
+        suspend = suspend_current_queue_time_millis
     max_times = INT_MAX if max_reconsume_times == -1 else max_reconsume_times
-    delay = min(max(suspend_current_queue_time_millis, MIN_SUSPEND_MILLIS), MAX_SUSPEND_MILLIS)
+    delay = min(max(suspend, MIN_SUSPEND_MILLIS), MAX_SUSPEND_MILLIS)
     out = OrderlyConsumeOutcome(continue_consume=True)
 
     def check_reconsume_times() -> bool:
@@ -435,9 +443,10 @@ class ConsumeMessageOrderlyService:
         pq: ProcessQueue,
         msgs: list[Message],
         status: ConsumeOrderlyStatus = ConsumeOrderlyStatus.SUCCESS,
+        context_suspend_current_queue_time_millis: int = -1,
     ) -> OrderlyConsumeOutcome:
         """Settle the batch (auto-commit): :func:`process_consume_result_orderly` with this consumer's offset store,
-        retry limit and suspend time."""
+        retry limit and suspend time (which the listener's context time, unless -1, overrides)."""
         return process_consume_result_orderly(
             pq,
             mq,
@@ -446,4 +455,5 @@ class ConsumeMessageOrderlyService:
             offset_store=self.rebalance.offset_store,
             max_reconsume_times=self.max_reconsume_times,
             suspend_current_queue_time_millis=self.suspend_current_queue_time_millis,
+            context_suspend_current_queue_time_millis=context_suspend_current_queue_time_millis,
         )

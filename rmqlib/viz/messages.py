@@ -358,7 +358,7 @@ ZH: dict[str, str] = {
     "Two orderly consumers whose listener calls take 5 s on average (one in 20 takes more than 15 s); two more join at 60 s. Does a new owner ever start a message that the old owner is still consuming?": "两个顺序消费者的监听器调用平均耗时 5 秒（每 20 次中有一次超过 15 秒）；60 秒时又加入两个。新持有者会不会开始消费原持有者仍在消费的消息？",
     "A call still running more than 20 s after its queue's last lock renewal loses the lock at the old owner's next round, and during a scale-out rounds come every second. Whether a call is running then is a matter of timing: seed 1 of seeds 0-5 shows it.": "一次调用如果在其队列上次续锁 20 秒之后仍在执行，就会在原持有者的下一轮失去锁，而扩容期间每秒就有一轮。那时是否恰好有调用在执行，取决于时机：随机种子 0-5 中的种子 1 出现了这种情况。",
     "mean listener call time": "监听器调用的平均耗时",
-    "A new owner starting a message the old one is still consuming, by listener call time": "新持有者开始消费原持有者仍在消费的消息，按监听器调用耗时",
+    "A new owner on a message the old one is still consuming, by listener call time": "新持有者消费原持有者仍在消费的消息，按监听器调用耗时",
     "A consumer's host vanishes from the network (no socket is closed). With the default timers, how long do its queues go without an owner?": "一个消费者的主机从网络上消失（没有任何连接被关闭）。在默认定时器下，它的队列会有多久无人持有？",
     "90 to 150 s": "90 到 150 秒",
     "Nobody is told: a broker drops the channel only when its 10 s scan finds it silent for more than 120 s, and the survivors notice at their next 20 s round.": "没有人收到通知：Broker 每 10 秒扫描一次，发现连接沉默超过 120 秒才会移除它，存活的消费者要到下一次 20 秒一轮的重平衡才会察觉。",

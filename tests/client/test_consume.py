@@ -2,6 +2,7 @@
 
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -133,6 +134,41 @@ def test_orderly_suspend_puts_batch_back_and_suspends_queue(api):
     assert not out.continue_consume and out.resubmit_delay_ms == 10  # clamped to >= 10
     assert pq.msg_tree.keys() == [0, 1, 2] and all(m.reconsume_times == 1 for m in taken)
     assert mem(store) == -1
+
+
+@pytest.mark.parametrize(
+    "consumer_ms, context_ms, delay_ms",
+    [(1000, -1, 1000), (2500, -1, 2500), (2500, 5000, 5000), (-1, -1, 10), (2500, 60_000, 30_000), (2500, 0, 10)],
+)
+def test_orderly_suspend_lasts_the_listeners_context_time_else_the_consumers(api, consumer_ms, context_ms, delay_ms):
+    """ConsumeMessageOrderlyService#submitConsumeRequestLater: the context's suspend time (-1 by default) stands for
+    the consumer's suspendCurrentQueueTimeMillis; the result is held to 10 ms..30 s."""
+    pq = ProcessQueue()
+    pq.put_message(batch(1))
+    out = process_consume_result_orderly(
+        pq,
+        MQ,
+        pq.take_messages(1),
+        OS.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+        offset_store=OffsetStore("G", api),
+        suspend_current_queue_time_millis=consumer_ms,
+        context_suspend_current_queue_time_millis=context_ms,
+    )
+    assert out.resubmit_delay_ms == delay_ms
+
+
+def test_orderly_context_suspend_time_must_be_an_int(api):
+    pq = ProcessQueue()
+    pq.put_message(batch(1))
+    with pytest.raises(TypeError, match="context_suspend_current_queue_time_millis"):
+        process_consume_result_orderly(
+            pq,
+            MQ,
+            pq.take_messages(1),
+            OS.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+            offset_store=OffsetStore("G", api),
+            context_suspend_current_queue_time_millis=1.5,
+        )
 
 
 def test_orderly_suspend_out_of_retries_sends_back_and_commits(api):
@@ -270,6 +306,10 @@ def test_the_orderly_service_settles_with_the_consumers_retry_limit_and_suspend_
         outcomes.append(service.process_consume_result(MQ, pq, msgs, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT))
     assert [o.resubmit_delay_ms for o in outcomes] == [2_500, 2_500, None]
     assert [len(o.sent_back) for o in outcomes] == [0, 0, 4] and outcomes[-1].commit_offset == 4
+    msgs = service.next_step(MQ, pq, 40).msgs  # the listener sets its context's suspend time for this batch
+    service.finish(pq)
+    outcome = service.process_consume_result(MQ, pq, msgs, OS.SUSPEND_CURRENT_QUEUE_A_MOMENT, 7_000)
+    assert outcome.resubmit_delay_ms == 7_000
 
 
 def test_orderly_turn_consumes_a_batch_in_order_under_the_consume_lock(api):

@@ -398,7 +398,7 @@ ENTRIES = [
     ),
     (
         "process_consume_result_orderly",
-        lambda pq, mq, msgs, status, offset_store, auto_commit, max_reconsume_times, suspend_current_queue_time_millis, send_back: (  # noqa: E501 (a lambda's parameters cannot wrap)
+        lambda pq, mq, msgs, status, offset_store, auto_commit, max_reconsume_times, suspend_current_queue_time_millis, context_suspend_current_queue_time_millis, send_back: (  # noqa: E501 (a lambda's parameters cannot wrap)
             process_consume_result_orderly(
                 pq,
                 mq,
@@ -408,6 +408,7 @@ ENTRIES = [
                 auto_commit=auto_commit,
                 max_reconsume_times=max_reconsume_times,
                 suspend_current_queue_time_millis=suspend_current_queue_time_millis,
+                context_suspend_current_queue_time_millis=context_suspend_current_queue_time_millis,
                 send_back=send_back,
             )
         ),
@@ -420,6 +421,7 @@ ENTRIES = [
             auto_commit=True,
             max_reconsume_times=3,
             suspend_current_queue_time_millis=1000,
+            context_suspend_current_queue_time_millis=-1,
             send_back=None,
         ),
     ),
