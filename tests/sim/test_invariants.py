@@ -363,6 +363,12 @@ def random_scenarios(draw):
         join = draw(st.integers(0, 60_000))
         leave = draw(st.sampled_from(list(LeaveKind)))
         consumers.append(ConsumerSpec(f"10.0.1.{j}@{200 + j}", join, join + draw(st.integers(501, 60_000)), leave))
+    # orderly listener calls of seconds, each queue busy about half the time: queues that move while a call runs
+    slow_calls = (
+        draw(st.sampled_from([(1_000.0, 0.5), (2_500.0, 0.2), (5_000.0, 0.1)]))
+        if (mode is ConsumeMode.ORDERLY and draw(st.booleans()))
+        else None
+    )
     routes_may_change = clustering and mode is not ConsumeMode.POP
     changes, outages = (), ()
     if routes_may_change and draw(st.booleans()):
@@ -380,8 +386,8 @@ def random_scenarios(draw):
         strategy=draw(st.sampled_from(["AVG", "AVG_BY_CIRCLE"] + ["CONSISTENT_HASH"] * (mode is not ConsumeMode.POP))),
         message_model=model,
         consume_mode=mode,
-        produce_rate_per_queue=draw(st.sampled_from([0.5, 2.0, 10.0, 40.0])),
-        consume_time_ms=draw(st.sampled_from([0.5, 2.0, 20.0])),
+        produce_rate_per_queue=slow_calls[1] if slow_calls else draw(st.sampled_from([0.5, 2.0, 10.0, 40.0])),
+        consume_time_ms=slow_calls[0] if slow_calls else draw(st.sampled_from([0.5, 2.0, 20.0])),
         consume_time_dist=draw(st.sampled_from(["fixed", "exponential"])),
         duration_ms=draw(st.integers(10_000, 80_000)) + (0 if clustering else 40_000),
         drain_ms=400_000,  # past every expiry (channel 120 s, broker lock 60 s, invisible time 60 s)
@@ -402,7 +408,8 @@ def random_scenarios(draw):
 def test_in_any_group_every_message_on_a_queue_still_read_is_consumed(scenario, seed):
     """At least once, whatever the group does: a message is left unconsumed only on a queue no route lists at the
     end (stranded by a shrink, or on a broker gone for good); no committed offset passes an unconsumed message; an
-    orderly queue is never consumed by two members at once, except after a broker restart."""
+    orderly queue is never consumed by two members at once, except after a broker restart or when a listener call
+    outlives its queue's lock (see :func:`_force_unlocked`)."""
     result = simulate(scenario, seed=seed)
     assert result.offset_violations == []
     end = scenario.end_ms
@@ -411,10 +418,45 @@ def test_in_any_group_every_message_on_a_queue_still_read_is_consumed(scenario, 
     if not scenario.topic_changes and not scenario.outages:
         assert result.lost == []
     if scenario.consume_mode is ConsumeMode.ORDERLY:
-        # only a restarted broker, whose lock table starts empty, can let two members consume one queue here (a
-        # listener call still running, after its queue moved, 20 s past the queue's last lock renewal is force-
-        # unlocked too; that takes calls of a second or more, and these drawn consume times never come near)
+        # two members consume one queue at once only on a restarted broker, whose lock table starts empty, after it
+        # is back, or when the old owner's listener call outlived the queue's lock
         back = {o.broker: o.up_ms for o in scenario.outages if o.up_ms is not None}
         for queue, pairs in result.overlapping_calls().items():
-            broker = broker_of(queue)
-            assert broker in back and all(b.start_ms >= back[broker] for _, b in pairs), queue
+            for a, b in pairs:
+                after_restart = broker_of(queue) in back and b.start_ms >= back[broker_of(queue)]
+                assert after_restart or _force_unlocked(result, queue, a, b), (queue, a, b)
+
+
+def _force_unlocked(result, queue, old, new) -> bool:
+    """RebalancePushImpl#tryRemoveOrderMessageQueue's force unlock explains the overlap of ``old`` and ``new`` (two
+    listener calls on ``queue``, ``old`` started first): ``old``'s consumer gave the queue up while the call ran,
+    kept its broker lock past the move, and let it go (more than unlockDelayTimeMills after its last lockAll
+    before the move, which skips dropped queues) while the call still ran and before ``new`` started."""
+    moved = [i.end_ms for i in result.ownership[queue] if i.holder == old.consumer and old.start_ms < i.end_ms]
+    if not moved or not moved[0] < old.end_ms:
+        return False
+    unlocked = [
+        i.end_ms for i in result.lock_ownership[queue] if i.holder == old.consumer and i.start_ms < moved[0] < i.end_ms
+    ]
+    renewals = [
+        e.time_ms
+        for e in result.events_of("lock")
+        if e.who == old.consumer and e.detail == "lockAll" and e.time_ms <= moved[0]
+    ]
+    return (
+        len(unlocked) == 1
+        and old.start_ms < unlocked[0] <= new.start_ms < old.end_ms
+        and bool(renewals)
+        and unlocked[0] > max(renewals) + result.scenario.unlock_delay_ms
+    )
+
+
+def test_the_force_unlock_explanation_fits_a_slow_call_and_not_a_restart():
+    """The property test's :func:`_force_unlocked` is no rubber stamp: it explains the slow listener's overlap
+    (chapter 09, seed 6) and none of a broker restart's."""
+    slow = simulate(scenarios.orderly_slow_listener(), seed=6)
+    [(queue, [(old, new)])] = slow.overlapping_calls().items()
+    assert _force_unlocked(slow, queue, old, new)
+    restart = simulate(scenarios.orderly_broker_restart(), seed=8)
+    pairs = [(queue, a, b) for queue, found in restart.overlapping_calls().items() for a, b in found]
+    assert pairs and not any(_force_unlocked(restart, queue, a, b) for queue, a, b in pairs)
