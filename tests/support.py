@@ -4,6 +4,7 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,3 +40,31 @@ def time_limit(seconds: float):
 def broker_of(queue: str) -> str:
     """The broker name in a run's queue key, ``MessageQueue [topic=T, brokerName=broker-a, queueId=0]``."""
     return queue.split("brokerName=")[1].split(",")[0]
+
+
+class GivenUp(NamedTuple):
+    """How an orderly consumer let a queue go during one of its listener calls (see :func:`given_up_during`)."""
+
+    moved: int  # its ownership of the queue ended (the round that dropped it)
+    unlocked: int  # its broker lock on the queue ended
+    renewed: int | None  # its last lockAll at or before ``moved`` (None: it never ran one)
+
+
+def given_up_during(result, queue: str, call) -> GivenUp | None:
+    """When ``call``'s consumer gave ``queue`` up while the call ran and its broker lock outlasted the move: the
+    moments that say whether RebalancePushImpl#tryRemoveOrderMessageQueue forced the unlock. None otherwise."""
+    held = [i for i in result.ownership[queue] if i.holder == call.consumer]
+    moved = [i.end_ms for i in held if i.start_ms <= call.start_ms < i.end_ms]
+    if not moved or moved[0] >= call.end_ms:
+        return None
+    unlocked = [
+        i.end_ms for i in result.lock_ownership[queue] if i.holder == call.consumer and i.start_ms < moved[0] < i.end_ms
+    ]
+    if not unlocked:
+        return None
+    renewals = [
+        e.time_ms
+        for e in result.events_of("lock")
+        if e.who == call.consumer and e.detail == "lockAll" and e.time_ms <= moved[0]
+    ]
+    return GivenUp(moved[0], unlocked[0], max(renewals) if renewals else None)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support import broker_of
+from support import broker_of, given_up_during
 
 from rmqlib.client import UNLOCK_DELAY_TIME_MILLS
 from rmqlib.sim import (
@@ -144,17 +144,8 @@ def test_an_orderly_call_still_running_20_s_after_its_queues_last_lock_renewal_l
     pairs = [(q, a, b) for q, found in result.overlapping_calls().items() for a, b in found]
     assert pairs
     for queue, old_call, new_call in pairs:
-        old = old_call.consumer
-        dropped = [i for i in result.ownership[queue] if i.holder == old and i.end_ms <= old_call.end_ms][-1].end_ms
-        [unlocked] = [
-            i.end_ms for i in result.lock_ownership[queue] if i.holder == old and i.start_ms < dropped < i.end_ms
-        ]
-        renewed = max(
-            e.time_ms
-            for e in result.events_of("lock")
-            if e.who == old and e.detail == "lockAll" and e.time_ms <= dropped
-        )
-        assert old_call.start_ms < dropped < unlocked < new_call.start_ms < old_call.end_ms, (queue, old_call, new_call)
+        moved, unlocked, renewed = given_up_during(result, queue, old_call)
+        assert old_call.start_ms < moved < unlocked < new_call.start_ms < old_call.end_ms, (queue, old_call, new_call)
         # unlocked at the first round once more than 20 s had passed since the last renewal, not before
         assert (
             renewed + UNLOCK_DELAY_TIME_MILLS
@@ -432,22 +423,12 @@ def _force_unlocked(result, queue, old, new) -> bool:
     listener calls on ``queue``, ``old`` started first): ``old``'s consumer gave the queue up while the call ran,
     kept its broker lock past the move, and let it go (more than unlockDelayTimeMills after its last lockAll
     before the move, which skips dropped queues) while the call still ran and before ``new`` started."""
-    moved = [i.end_ms for i in result.ownership[queue] if i.holder == old.consumer and old.start_ms < i.end_ms]
-    if not moved or not moved[0] < old.end_ms:
-        return False
-    unlocked = [
-        i.end_ms for i in result.lock_ownership[queue] if i.holder == old.consumer and i.start_ms < moved[0] < i.end_ms
-    ]
-    renewals = [
-        e.time_ms
-        for e in result.events_of("lock")
-        if e.who == old.consumer and e.detail == "lockAll" and e.time_ms <= moved[0]
-    ]
+    given_up = given_up_during(result, queue, old)
     return (
-        len(unlocked) == 1
-        and old.start_ms < unlocked[0] <= new.start_ms < old.end_ms
-        and bool(renewals)
-        and unlocked[0] > max(renewals) + result.scenario.unlock_delay_ms
+        given_up is not None
+        and given_up.renewed is not None
+        and old.start_ms < given_up.unlocked <= new.start_ms < old.end_ms
+        and given_up.unlocked > given_up.renewed + result.scenario.unlock_delay_ms
     )
 
 

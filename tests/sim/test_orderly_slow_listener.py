@@ -6,6 +6,8 @@ from functools import cache
 
 import pytest
 
+from support import given_up_during
+
 from rmqlib.sim import scenarios, simulate
 
 SEEDS = range(12)
@@ -27,24 +29,11 @@ def test_every_overlap_is_a_call_that_outlived_its_queues_lock_by_the_unlock_del
     more than 20 s after its last lockAll before the move (dropped queues are not renewed); only then did the new
     owner start, on the very message the old call was still consuming."""
     result = run(seed)
-    sc = result.scenario
     for queue, pairs in result.overlapping_calls().items():
         for old, new in pairs:
-            dropped = [i.end_ms for i in result.ownership[queue] if i.holder == old.consumer and i.end_ms <= old.end_ms]
-            assert dropped, (queue, old, new)
-            moved = dropped[-1]
-            [unlocked] = [
-                i.end_ms
-                for i in result.lock_ownership[queue]
-                if i.holder == old.consumer and i.start_ms < moved < i.end_ms
-            ]
-            renewed = max(
-                e.time_ms
-                for e in result.events_of("lock")
-                if e.who == old.consumer and e.detail == "lockAll" and e.time_ms <= moved
-            )
+            moved, unlocked, renewed = given_up_during(result, queue, old)
             assert old.start_ms < moved < unlocked < new.start_ms < old.end_ms, (queue, old, new)
-            assert unlocked > renewed + sc.unlock_delay_ms
+            assert unlocked > renewed + result.scenario.unlock_delay_ms
             assert set(old.offsets) & set(new.offsets), (queue, old, new)
 
 
