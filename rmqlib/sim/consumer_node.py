@@ -3,9 +3,9 @@
 A :class:`ConsumerNode` gets the clock, the wire (its pulls go out on it), the recorder, the routes (it polls the
 name server itself) and the brokers by name (the rebalance's broker calls, which take no simulated time, go
 straight to them through :class:`SimClientAPI`). The orderly consume service
-(:class:`~rmqlib.client.ConsumeMessageOrderlyService`) and the Pop rebalance
-(:meth:`~rmqlib.client.RebalanceImpl.update_message_queue_assignment`) are the client models; this module runs
-them in simulated time.
+(:class:`~rmqlib.client.ConsumeMessageOrderlyService`) and the Pop group's broker-side rebalance
+(:meth:`~rmqlib.client.RebalanceImpl.get_rebalance_result_from_broker`, QUERY_ASSIGNMENT to a broker of each
+subscribed topic) are the client models; this module runs them in simulated time.
 """
 
 from __future__ import annotations
@@ -132,6 +132,13 @@ class SimClientAPI:
     def send_heartbeat(self, client_id, consumers, now_ms):
         self.consumer.heartbeat(now_ms, consumers)
 
+    def query_assignment(self, topic, group, client_id, strategy_name, message_model):
+        """QUERY_ASSIGNMENT to a random broker of the topic's route as this client last saw it
+        (MQClientInstance#queryAssignment, through #findBrokerAddrByTopic); a broker that is down fails the call."""
+        consumer = self.consumer
+        broker = self._broker(consumer.rng.choice(consumer.route_brokers[topic]))
+        return broker.assignment.query_assignment(topic, group, client_id, message_model, strategy_name)
+
 
 class ConsumerNode:
     """One consumer process: its RebalanceImpl and the threads around it, as simpy processes."""
@@ -190,20 +197,19 @@ class ConsumerNode:
         return math.ceil(count * mean)
 
     def sync_ownership(self, now_ms) -> None:
-        """Tell the recorder which queues this consumer believes it owns now. In Pop mode, what its
-        assignments let it pop: every queue of a broker for a queueId -1 assignment, else the one queue."""
-        if not self.alive:
-            held = set()
-        elif self.scenario.consume_mode == POP:
-            held = {
+        """Tell the recorder which queues this consumer believes it owns now: the queues it pulls and, in Pop mode,
+        what its POP assignments let it pop (every queue of a broker for a queueId -1 assignment, else the one
+        queue)."""
+        held = set()
+        if self.alive:
+            held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
+            held.update(
                 mq
                 for assigned, ppq in self.impl.pop_process_queue_table.items()
                 if not ppq.dropped
                 for mq in self.routes.route(assigned.topic)
                 if mq.broker_name == assigned.broker_name and assigned.queue_id in (-1, mq.queue_id)
-            }
-        else:
-            held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
+            )
         self.recorder.own(self.cid, held, now_ms)
 
     # --- lifecycle ---------------------------------------------------------
@@ -213,7 +219,11 @@ class ConsumerNode:
         now = int(clock.now)
         self.alive = self.connected = True
         self.lost_connections.clear()  # a client that starts now opens every connection afresh
-        config = PushConsumerConfig(message_model=MessageModel(sc.message_model), pull_batch_size=sc.pull_batch_size)
+        config = PushConsumerConfig(
+            message_model=MessageModel(sc.message_model),
+            pull_batch_size=sc.pull_batch_size,
+            client_rebalance=sc.consume_mode != POP,  # a Pop group's consumers ask a broker for their queues
+        )
         self.service = RebalanceService(
             now, wait_interval=sc.rebalance_interval_ms, min_interval=sc.rebalance_min_interval_ms
         )
@@ -253,7 +263,7 @@ class ConsumerNode:
             self.impl.subscribe(topic, "*", now)
         for topic in list(self.impl.subscription_inner):
             self.take_route(topic, now)
-        self.service.register(self if sc.consume_mode == POP else self.impl)
+        self.service.register(self.impl)
         self.pool = ConsumePool(clock, sc.consume_threads)
         recorder.log(now, "join", self.cid)
         self.impl.send_heartbeat(now)
@@ -264,8 +274,6 @@ class ConsumerNode:
             clock.process(self.route_loop())
         if self.spec.leave_ms is not None:
             clock.process(self.leave())
-        if sc.consume_mode == POP:
-            return
         self.kick_pull()
         if sc.message_model != BROADCASTING:
             clock.process(self.persist_loop())
@@ -296,7 +304,7 @@ class ConsumerNode:
         impl = self.impl
         if sc.consume_mode == ORDERLY and sc.message_model != BROADCASTING:
             impl.unlock_all(True, now)
-        if sc.consume_mode != POP and sc.message_model != BROADCASTING:
+        if sc.message_model != BROADCASTING:
             impl.offset_store.persist_all(set(impl.process_queue_table))
         impl.destroy()
         self.connected = False
@@ -394,7 +402,7 @@ class ConsumerNode:
             self.clock.call(0, wait.end)
 
     def kick_pull(self):
-        if self.alive and self.scenario.consume_mode != POP:
+        if self.alive:
             self.drain_pulls()
 
     # --- the client's threads ----------------------------------------------
@@ -534,29 +542,10 @@ class ConsumerNode:
             self.clock.later(delay, self.submit_orderly, mq, pq)
 
     # --- Pop mode ------------------------------------------------------------
-    def try_rebalance(self, now_ms) -> bool:
-        """Pop mode's round, run by the RebalanceService in place of RebalanceImpl#doRebalance.
-
-        Per topic it does what RebalanceImpl#getRebalanceResultFromBroker does (QUERY_ASSIGNMENT to a
-        broker, then :meth:`~rmqlib.client.RebalanceImpl.update_message_queue_assignment`), with the
-        simplifications the simulator has always made: one broker, drawn at random, answers every topic
-        of the round; only the scenario's topics are asked (not the group's retry topic); a changed
-        assignment sends no heartbeat (messageQueueChanged); the round reports "balanced".
-        """
-        sc, impl = self.scenario, self.impl
-        broker = self.cluster[self.rng.choice(list(sc.brokers))]
-        for topic in sc.topics:
-            assigned = broker.assignment.query_assignment(
-                topic, sc.consumer_group, self.cid, "CLUSTERING", sc.strategy.name
-            )
-            if assigned is not None:
-                impl.update_message_queue_assignment(topic, assigned, False, now_ms)
-        return True
-
     def execute_pop_pull_request_later(self, request: PopRequest, delay_ms: int, now_ms: int) -> None:
-        """PullMessageService#executePopPullRequestLater for a new assignment. The simulator starts its pops
-        at once (the 500 ms dispatch delay is not modelled)."""
-        self.execute_pop_pull_request_immediately(request)
+        """PullMessageService#executePopPullRequestLater: a new assignment's PopRequest starts ``delay_ms`` later
+        (RebalanceImpl dispatches it 500 ms after the round)."""
+        self.clock.later(delay_ms, self.execute_pop_pull_request_immediately, request)
 
     def execute_pop_pull_request_immediately(self, request: PopRequest) -> None:
         self.clock.process(self.pop_loop(request))

@@ -18,7 +18,7 @@ Modelling choices:
   ``submitConsumeRequest`` splits it; a task's messages finish one after
   another, every ``consume_time_ms``. A task whose ProcessQueue was dropped
   before it started is skipped, as Java's ConsumeRequest checks ``isDropped`` first.
-* Broker calls made by the rebalance (consumer list, locks, offsets,
+* Broker calls made by the rebalance (consumer list, assignments, locks, offsets,
   heartbeats) take no simulated time; pulls and pops take ``rpc_latency_ms``
   each way.
 * Pop long polling: an empty pop is held by the broker's PopLongPollingService until a
