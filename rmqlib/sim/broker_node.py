@@ -145,6 +145,9 @@ class BrokerNode:
         now = int(self.clock.now)
         self.up, self.silent = True, False
         self._start_services()
+        # QueryAssignmentProcessor reads the broker's registry, the new one (its request modes, a config file in
+        # Java, stay)
+        self.assignment.consumer_manager = self.consumer_manager
         self.recorder.log(now, "broker up", self.name)
         self.register(now)
 

@@ -2,8 +2,10 @@
 
 import pytest
 
+from rmqlib.broker import ClientChannelInfo, SubscriptionData
 from rmqlib.namesrv import BROKER_CHANNEL_EXPIRED_MS, SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
 from rmqlib.sim import BrokerOutage, ConsumeMode, Scenario, TopicChange, scenarios, simulate
+from rmqlib.sim.engine import Simulation
 
 
 def _events(result, kind, who=None):
@@ -188,3 +190,26 @@ def test_a_pause_counts_only_while_the_route_lists_the_queue():
             assert gaps and all(not (outage.down_ms < a < outage.up_ms) for a, _ in gaps), (queue, gaps)
             assert gaps[0][0] == outage.up_ms  # back in the route, waiting for its next owner
             assert down.routed[queue] == [(0, outage.down_ms), (outage.up_ms, down.scenario.end_ms)]
+
+
+def test_a_restarted_broker_assigns_queues_from_its_new_registry():
+    """A restart empties the broker's consumer registry; QUERY_ASSIGNMENT (QueryAssignmentProcessor, which asks the
+    broker's ConsumerManager each time) must answer from that new registry, not from the one before the restart."""
+    broker = Simulation(scenarios.broker_outage(), seed=1).brokers["broker-b"]
+    cid = "10.0.0.1@1001"
+    broker.consumer_manager.register_consumer(
+        "GID_sim",
+        ClientChannelInfo(f"{cid}->broker-b", cid),
+        "CONSUME_PASSIVELY",
+        "CLUSTERING",
+        "CONSUME_FROM_LAST_OFFSET",
+        [SubscriptionData("TopicTest", "*", 0)],
+        False,
+        0,
+    )
+    assert broker.assignment.query_assignment("TopicTest", "GID_sim", cid, "CLUSTERING", "AVG")  # a member: queues
+    broker.go_down(silent=False)
+    broker.come_up()
+    assert broker.assignment.consumer_manager is broker.consumer_manager
+    # nobody has registered with the restarted broker yet: no group, so no valid answer
+    assert broker.assignment.query_assignment("TopicTest", "GID_sim", cid, "CLUSTERING", "AVG") is None
