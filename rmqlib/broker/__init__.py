@@ -9,7 +9,8 @@ Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s
 scan), ``message_store`` (commit log, consume queues, reput, getMessage,
 offsets), ``hold_service`` (long polling), ``pull_processor`` (PULL_MESSAGE),
 ``lock_manager`` (orderly locks), ``send_check`` (whether a send is taken), ``pop`` (Pop mode: pop, ack, revive),
-``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation).
+``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation), ``topic_route_info`` (the
+broker's copy of routes that allocation reads).
 """
 
 from rmqlib.broker.config import BrokerConfig
@@ -75,6 +76,7 @@ from rmqlib.broker.query_assignment import (
     MessageQueueAssignment,
     QueryAssignmentProcessor,
 )
+from rmqlib.broker.topic_route_info import TopicRouteInfoManager
 
 __all__ = [
     "AckHandle",
@@ -115,6 +117,7 @@ __all__ = [
     "QueryAssignmentProcessor",
     "REBALANCE_LOCK_MAX_LIVE_TIME",
     "RebalanceLockManager",
+    "TopicRouteInfoManager",
     "ResponseCode",
     "StoredMessage",
     "SubscriptionData",

@@ -25,16 +25,18 @@ from rmqlib.broker import (
     PullMessageProcessor,
     QueryAssignmentProcessor,
     RebalanceLockManager,
+    TopicRouteInfoManager,
 )
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.broker.send_check import _msg_check_trusted
+from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
 from rmqlib.client import retry_topic
 from rmqlib.client.producer import RETRY_RESPONSE_CODES, RETRY_TIMES_WHEN_SEND_FAILED
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
-from rmqlib.sim.scenario import Scenario
-from rmqlib.sim.wire import Wire
+from rmqlib.sim.scenario import POP, Scenario
+from rmqlib.sim.wire import BrokerUnavailable, Wire
 
 BODY_SIZE = 1024  # bytes of every simulated message
 _CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow property
@@ -95,8 +97,9 @@ class BrokerNode:
         self._start_services()
         self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()))
         self.revive = PopReviveService(self.pop)
-        self.assignment = QueryAssignmentProcessor(self.consumer_manager, routes.route, self.config)
-        self.pop_polling = PopLongPollingService()  # holds simpy events: each one resumes a waiting pop
+        self.assignment = QueryAssignmentProcessor(
+            self.consumer_manager, self.route_info.get_topic_subscribe_info, self.config
+        )
         if self.up:
             for topic, queues in sc.topics.items():
                 self.set_topic(topic, queues, queues)
@@ -116,6 +119,8 @@ class BrokerNode:
         )
         self.hold = self.processor.hold_service
         self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)
+        self.route_info = TopicRouteInfoManager(self.routes.route)
+        self.pop_polling = PopLongPollingService()  # holds simpy events: each one resumes a waiting pop
 
     def set_topic(self, topic: str, read: int, write: int) -> None:
         """Give ``topic`` these queue counts here (0 and 0: drop it from the config); the store only grows."""
@@ -140,14 +145,21 @@ class BrokerNode:
             self.recorder.log(now, "route removed", self.name, "channel closed")
         self.wire.fail_pending_pulls(self)
         self.recorder.close_locks(self.name, now)
+        if not silent:  # the connections close: every pop this broker holds fails at its client at once
+            for waiter in self.pop_polling.held:
+                if not waiter.triggered:
+                    waiter.succeed(BrokerUnavailable(f"pop to {self.name} failed: broker down"))
 
     def come_up(self) -> None:
         now = int(self.clock.now)
         self.up, self.silent = True, False
         self._start_services()
-        # QueryAssignmentProcessor reads the broker's registry, the new one (its request modes, a config file in
-        # Java, stay)
+        # QueryAssignmentProcessor reads the broker's registry and route copy, the new ones (its request modes, a
+        # config file in Java, stay)
         self.assignment.consumer_manager = self.consumer_manager
+        self.assignment.topic_route = self.route_info.get_topic_subscribe_info
+        if self.scenario.consume_mode == POP:
+            self.clock.process(self.route_info_loop())
         self.recorder.log(now, "broker up", self.name)
         self.register(now)
 
@@ -207,10 +219,24 @@ class BrokerNode:
             self.listener.run_due(int(clock.now))
             self.flush_notifications()
 
+    def route_info_loop(self):
+        """TopicRouteInfoManager's scheduled task, while this start of the broker lasts: 1 s after it, then every
+        loadBalancePollNameServerInterval. Only a Pop group asks a broker for assignments here, so only its runs
+        keep the copy fresh (it changes nothing else)."""
+        clock, route_info = self.clock, self.route_info
+        yield clock.timeout(FIRST_ROUTE_UPDATE_DELAY_MILLIS)
+        while self.up and self.route_info is route_info:
+            route_info.update_topic_route_info_from_name_server()
+            yield clock.timeout(LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL)
+
     def revive_loop(self):
+        """PopReviveService: every reviveInterval while the broker is up (its checkpoints are in the store, so a
+        restart keeps them)."""
         clock = self.clock
         while True:
             yield clock.timeout(self.scenario.pop_revive_interval_ms)
+            if not self.up:
+                continue
             revived = self.revive.revive(int(clock.now))
             if revived:
                 self.recorder.log(int(clock.now), "revive", self.name, f"{len(revived)} message(s)")

@@ -50,6 +50,7 @@ from rmqlib.sim.wire import BrokerUnavailable, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
 POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime; it times its own wait out
+POP_RPC_TIMEOUT_MS = POP_POLL_TIME_MILLIS + 10_000  # PullAPIWrapper#popAsync: the poll time plus 10 s
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
@@ -198,8 +199,8 @@ class ConsumerNode:
 
     def sync_ownership(self, now_ms) -> None:
         """Tell the recorder which queues this consumer believes it owns now: the queues it pulls and, in Pop mode,
-        what its POP assignments let it pop (every queue of a broker for a queueId -1 assignment, else the one
-        queue)."""
+        what its POP assignments let it pop (every queue of a broker in its own route view for a queueId -1
+        assignment, else the one queue)."""
         held = set()
         if self.alive:
             held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
@@ -207,7 +208,7 @@ class ConsumerNode:
                 mq
                 for assigned, ppq in self.impl.pop_process_queue_table.items()
                 if not ppq.dropped
-                for mq in self.routes.route(assigned.topic)
+                for mq in self.impl.topic_subscribe_info_table.get(assigned.topic, ())
                 if mq.broker_name == assigned.broker_name and assigned.queue_id in (-1, mq.queue_id)
             )
         self.recorder.own(self.cid, held, now_ms)
@@ -551,26 +552,37 @@ class ConsumerNode:
         self.clock.process(self.pop_loop(request))
 
     def pop_loop(self, request: PopRequest):
-        """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage)."""
+        """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage). A pop that fails
+        (its broker is down, or goes down while it holds the pop) is sent again pullTimeDelayMillsWhenException
+        later: at once when the connection was refused or closed, after the pop's RPC timeout (its 15 s poll time
+        plus 10 s, PullAPIWrapper#popAsync) when the broker vanished."""
         clock, recorder, sc = self.clock, self.recorder, self.scenario
         ppq, mq = request.pop_process_queue, request.message_queue
         broker_name, topic, queue_id = mq.broker_name, mq.topic, mq.queue_id
         broker = self.cluster[broker_name]
+        retry_ms = self.impl.config.pull_time_delay_mills_when_exception
         while self.alive and not ppq.dropped:
             ppq.last_pop_timestamp = int(clock.now)  # at every attempt, as popMessage sets it
             if ppq.get_wai_ack_msg_count() > POP_THRESHOLD_FOR_QUEUE:
                 yield clock.timeout(PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL)
                 continue
+            sent = int(clock.now)
             yield clock.timeout(sc.rpc_latency_ms)
             now = int(clock.now)
+            recorder.pulls += 1
+            if not broker.up:
+                yield from self._pop_failed(broker, sent, retry_ms)
+                continue
+            self.reach(broker, now)
             result = broker.pop.pop(
                 sc.consumer_group, topic, queue_id, sc.pop_batch_nums, sc.pop_invisible_time_ms, now
             )
-            recorder.pulls += 1
             if not result.messages:
                 waiter = clock.event()
                 broker.pop_polling.polling(waiter, POP_LONG_POLLING_MS)
                 yield waiter | clock.timeout(POP_LONG_POLLING_MS)
+                if isinstance(waiter.value if waiter.triggered else None, BrokerUnavailable) or not broker.up:
+                    yield from self._pop_failed(broker, sent, retry_ms)
                 continue
             yield clock.timeout(sc.rpc_latency_ms)
             if not self.alive:
@@ -579,6 +591,21 @@ class ConsumerNode:
             recorder.log(int(clock.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
             for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):
                 self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
+
+    def _pop_failed(self, broker, sent_ms: int, retry_ms: int):
+        """PopCallback#onException: the failure reaches the client (the answer's way back when the connection was
+        refused or closed, the RPC timeout when the broker vanished), and the pop goes out again ``retry_ms``
+        later (executePopPullRequestLater)."""
+        clock = self.clock
+        if broker.silent:
+            yield clock.timeout(max(0, sent_ms + POP_RPC_TIMEOUT_MS - int(clock.now)))
+            why = "no answer before the timeout"
+        else:
+            yield clock.timeout(self.scenario.rpc_latency_ms)
+            why = "connection closed"
+        self.recorder.counters["pops_failed"] += 1
+        self.recorder.log(int(clock.now), "pop failed", self.cid, f"{broker.name}: {why}")
+        yield clock.timeout(retry_ms)
 
 
 class _RebalanceWait:
@@ -670,7 +697,10 @@ class PopConsumeRequest:
         )
         if consumer.alive:
             for item in self.popped:
-                self.broker.pop.ack(item.handle, now_ms)
+                if self.broker.up:
+                    self.broker.pop.ack(item.handle, now_ms)
+                else:  # a failed ACK_MESSAGE is only logged: the message revives after its invisible time
+                    consumer.recorder.counters["acks_failed"] += 1
                 self.ppq.ack()
 
 

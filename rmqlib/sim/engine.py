@@ -128,6 +128,8 @@ class Simulation:
                 clock.process(broker.notify_flush_loop())
             if sc.consume_mode == POP:
                 clock.process(broker.revive_loop())
+                if broker.up:
+                    clock.process(broker.route_info_loop())
         for consumer in self.consumers.values():
             clock.process(consumer.start())
         if sc.changes_routes:

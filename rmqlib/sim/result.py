@@ -36,6 +36,7 @@ EVENT_KINDS = (
     "channel closed",
     "channel expired",
     "pop",
+    "pop failed",
     "revive",
     # routes that change
     "topic change",

@@ -347,9 +347,9 @@ class Scenario:
             "an int > 0",
         )
         _need(
-            not (self.changes_routes and self.consume_mode is ConsumeMode.POP),
+            not (self.topic_changes and self.consume_mode is ConsumeMode.POP),
             "consume_mode",
-            "route changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP",
+            "topic changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP (broker outages are)",
         )
         for change in self.topic_changes:
             _need(isinstance(change, TopicChange), "topic_changes", f"TopicChange items, got {change!r}")

@@ -148,6 +148,26 @@ def pop_crash(**overrides) -> Scenario:
     )
 
 
+def pop_broker_outage(**overrides) -> Scenario:
+    """Pop consumers over two brokers; broker-b stops at 70 s (its connections close) and is back at 130 s. Pops
+    to it fail and go out again 1 s later until the group's assignments leave it out (each broker refreshes its
+    copy of the routes every 30 s); acks of messages popped from it just before it stopped fail, so those come back
+    after their invisible time (60 s), once it is up, and are consumed again."""
+    return _build(
+        "pop_broker_outage",
+        dict(
+            brokers=("broker-a", "broker-b"),
+            topics={"TopicTest": 4},
+            consumers=_group(6),
+            consume_mode=ConsumeMode.POP,
+            consume_time_ms=200.0,
+            produce_rate_per_queue=2.0,
+            outages=(BrokerOutage("broker-b", 70_000, 130_000),),
+        ),
+        overrides,
+    )
+
+
 def topic_grows(**overrides) -> Scenario:
     """Four consumers; at 60 s an operator raises broker-a's queues of TopicTest from 4 to 8. Each client
     learns the new route at its next route poll (every 30 s), and the new queues wait for the next rebalance."""
@@ -197,6 +217,7 @@ ALL = {
         orderly_slow_listener,
         pop_mode,
         pop_crash,
+        pop_broker_outage,
         topic_grows,
         broker_joins,
         broker_outage,

@@ -173,6 +173,7 @@ ZH: dict[str, str] = {
     "pull answered": "拉取返回",
     "pull woken": "唤醒挂起的拉取",
     "pop": "Pop 拉取",
+    "pop failed": "Pop 失败",
     "revive": "重新可见（revive）",
     "balanced": "已均衡",
     "unbalanced": "未均衡",

@@ -77,6 +77,7 @@ _OTHER_KINDS = (
     "pull answered",
     "pull woken",
     "pop",
+    "pop failed",
     "revive",
 )
 

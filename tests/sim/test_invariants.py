@@ -339,7 +339,7 @@ def test_broadcasting_gives_every_consumer_every_message_once():
 @st.composite
 def random_scenarios(draw):
     """A small group over one to three brokers: members that come and go (every way of leaving), any consume mode,
-    route changes and broker outages (not with Pop, which the simulator does not combine with them). Broadcasting
+    topic changes (not with Pop, which the simulator does not combine with them) and broker outages. Broadcasting
     gets neither (a broadcasting consumer starts a queue at its last offset, so what a queue held before its first
     pull is skipped by design), and its producers start once the members that stay have joined."""
     brokers = tuple(f"broker-{c}" for c in "abc"[: draw(st.integers(1, 3))])
@@ -361,14 +361,13 @@ def random_scenarios(draw):
         if (mode is ConsumeMode.ORDERLY and draw(st.booleans()))
         else None
     )
-    routes_may_change = clustering and mode is not ConsumeMode.POP
     changes, outages = (), ()
-    if routes_may_change and draw(st.booleans()):
+    if clustering and mode is not ConsumeMode.POP and draw(st.booleans()):
         read = draw(st.integers(0, 8))
         write = draw(st.integers(1, 8)) if read else 0
         at, broker = draw(st.integers(1_000, 60_000)), draw(st.sampled_from(brokers))
         changes = (TopicChange(at, broker, read, write, draw(st.sampled_from(sorted(topics)))),)
-    if routes_may_change and len(brokers) > 1 and draw(st.booleans()):
+    if clustering and len(brokers) > 1 and draw(st.booleans()):
         down = draw(st.integers(5_000, 60_000))
         outages = (BrokerOutage(brokers[-1], down, down + draw(st.integers(1_000, 60_000)), draw(st.booleans())),)
     return Scenario(

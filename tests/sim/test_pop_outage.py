@@ -1,0 +1,62 @@
+"""A Pop group across a broker outage (scenarios.pop_broker_outage): pops to the broker fail and go out again
+pullTimeDelayMillsWhenException later, the brokers keep assigning it until their copies of the routes are refreshed,
+acks that fail bring their messages back after the invisible time, and nothing is lost."""
+
+from functools import cache
+
+from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS
+from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
+from rmqlib.client import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
+from rmqlib.sim import BrokerOutage, scenarios, simulate
+
+
+@cache
+def run(seed: int = 1, silent: bool = False):
+    sc = scenarios.pop_broker_outage()
+    if silent:
+        sc = sc.replace(outages=(BrokerOutage("broker-b", 70_000, 130_000, silent=True),))
+    return simulate(sc, seed=seed)
+
+
+def test_pops_to_a_stopped_broker_go_out_again_a_second_later_until_no_assignment_names_it():
+    """Each failed pop waits pullTimeDelayMillsWhenException (1 s). The brokers answer QUERY_ASSIGNMENT from their
+    own copy of the routes, refreshed 1 s after they start and then every 30 s: stopped at 62 s, just after the
+    61 s refresh, broker-b stays in the assignments until the 91 s one, and leaves a member's at its next round."""
+    sc = scenarios.pop_broker_outage(outages=(BrokerOutage("broker-b", 62_000, 130_000),))
+    result = simulate(sc, seed=1)
+    failed = [e.time_ms for e in result.events_of("pop failed")]
+    refresh = FIRST_ROUTE_UPDATE_DELAY_MILLIS + 3 * LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL  # 91 s
+    assert refresh < max(failed) <= refresh + sc.rebalance_interval_ms + PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION + 100
+    by_member: dict[str, list[int]] = {}
+    for e in result.events_of("pop failed"):
+        by_member.setdefault(e.who, []).append(e.time_ms)
+    for times in by_member.values():  # one assignment per broker: a member's pops fail one after another
+        assert all(b - a >= PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION for a, b in zip(times, times[1:]))
+    assert result.counters["pops_failed"] == len(failed)
+
+
+def test_pops_to_a_vanished_broker_fail_only_at_their_rpc_timeout():
+    """A silent broker answers nothing: a pop fails at its RPC timeout, the 15 s poll time plus 10 s."""
+    result = run(silent=True)
+    [outage] = result.scenario.outages
+    members = len(result.scenario.consumers)
+    attempt_ms = POP_POLL_TIME_MILLIS + 10_000 + PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
+    per_member = (outage.up_ms - outage.down_ms) // attempt_ms
+    assert 0 < result.counters["pops_failed"] <= members * (per_member + 1)
+
+
+def test_failed_acks_bring_their_messages_back_after_the_invisible_time_and_nothing_is_lost():
+    result = run()
+    sc, [outage] = result.scenario, result.scenario.outages
+    failed = result.counters["acks_failed"]
+    assert failed > 0 and result.duplicates == failed  # each is revived once and consumed again
+    revives = [e for e in result.events_of("revive") if e.who == "broker-b"]
+    assert revives and all(e.time_ms >= outage.up_ms for e in revives)
+    assert min(e.time_ms for e in revives) >= outage.down_ms + sc.pop_invisible_time_ms
+    assert result.lost == [] and result.unconsumed() == {}
+
+
+def test_without_the_outage_no_pop_or_ack_fails():
+    result = simulate(scenarios.pop_broker_outage(outages=()), seed=1)
+    assert "pops_failed" not in result.counters and "acks_failed" not in result.counters
+    assert result.duplicates == 0 and result.lost == []
