@@ -120,6 +120,7 @@ CLASS_FILES = {
         "PullRequestHoldService": [_B + "longpolling/PullRequestHoldService.java"],
         "QueryAssignmentProcessor": [_B + "processor/QueryAssignmentProcessor.java"],
         "RebalanceLockManager": [_B + "client/rebalance/RebalanceLockManager.java"],
+        "TopicRouteInfoManager": [_B + "topic/TopicRouteInfoManager.java"],
         # store
         "CommitLog": [_S + "CommitLog.java"],
         "DefaultMessageStore": [_S + "DefaultMessageStore.java"],

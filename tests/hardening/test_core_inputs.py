@@ -41,6 +41,7 @@ from rmqlib.broker import (
     QueryAssignmentProcessor,
     RebalanceLockManager,
     SubscriptionData,
+    TopicRouteInfoManager,
     send_back,
 )
 from rmqlib.broker import hold_service as broker_hold
@@ -893,6 +894,12 @@ ENTRIES = [
     ("PopReviveService.run_due", lambda now_ms: PopReviveService(pop_processor()).run_due(now_ms), dict(now_ms=10**6)),
     ("PopProcessQueue", PopProcessQueue, dict(now_ms=0)),
     ("PopProcessQueue.inc_found_msg", lambda count: PopProcessQueue().inc_found_msg(count), dict(count=3)),
+    ("TopicRouteInfoManager", TopicRouteInfoManager, dict(fetch_subscribe_info=lambda topic: MQS)),
+    (
+        "TopicRouteInfoManager.get_topic_subscribe_info",
+        lambda topic: TopicRouteInfoManager(lambda name: MQS).get_topic_subscribe_info(topic),
+        dict(topic="T"),
+    ),
     (
         "QueryAssignmentProcessor",
         QueryAssignmentProcessor,
