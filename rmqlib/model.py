@@ -68,11 +68,12 @@ class MessageQueue:
     Mirrors: common/.../message/MessageQueue.java
     """
 
-    __slots__ = ("_topic", "_broker_name", "_queue_id", "_hash", "_names_key")
-    # the slots' types (set once in __init__, through object.__setattr__: the instance is immutable)
-    _topic: str
-    _broker_name: str
-    _queue_id: int
+    __slots__ = ("topic", "broker_name", "queue_id", "_hash", "_names_key")
+    # the slots' types (set once in __init__, through object.__setattr__: the instance is immutable); the three
+    # fields are read straight from their slots, the cheapest attribute Python has
+    topic: str
+    broker_name: str
+    queue_id: int
     _hash: int
     _names_key: tuple[bytes, bytes]  # utf16_key(topic), utf16_key(broker_name)
 
@@ -85,29 +86,20 @@ class MessageQueue:
             raise ArgumentTypeError(f"queue_id must be int, got {type(queue_id).__name__}")
         if not INT_MIN <= queue_id <= INT_MAX:
             raise ValueError(f"queue_id must fit a Java int, got {queue_id}")
-        object.__setattr__(self, "_topic", topic)
-        object.__setattr__(self, "_broker_name", broker_name)
-        object.__setattr__(self, "_queue_id", queue_id)
+        object.__setattr__(self, "topic", topic)
+        object.__setattr__(self, "broker_name", broker_name)
+        object.__setattr__(self, "queue_id", queue_id)
         object.__setattr__(self, "_hash", hash((topic, broker_name, queue_id)))
         object.__setattr__(self, "_names_key", (utf16_key(topic), utf16_key(broker_name)))
-
-    @property
-    def topic(self) -> str:
-        return self._topic
-
-    @property
-    def broker_name(self) -> str:
-        return self._broker_name
-
-    @property
-    def queue_id(self) -> int:
-        return self._queue_id
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("MessageQueue is immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("MessageQueue is immutable")
+
     def __reduce__(self) -> tuple[type[MessageQueue], tuple[str, str, int]]:
-        return (MessageQueue, (self._topic, self._broker_name, self._queue_id))
+        return (MessageQueue, (self.topic, self.broker_name, self.queue_id))
 
     def __hash__(self) -> int:
         return self._hash
@@ -115,11 +107,7 @@ class MessageQueue:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MessageQueue):
             return NotImplemented
-        return (
-            self._queue_id == other._queue_id
-            and self._topic == other._topic
-            and self._broker_name == other._broker_name
-        )
+        return self.queue_id == other.queue_id and self.topic == other.topic and self.broker_name == other.broker_name
 
     def compare_to(self, other: MessageQueue) -> int:
         """Java ``compareTo``, including the 32-bit overflow of ``queueId - other.queueId``."""
@@ -128,7 +116,7 @@ class MessageQueue:
         a, b = self._names_key, other._names_key
         if a != b:
             return -1 if a < b else 1
-        return _int32(self._queue_id - other._queue_id)
+        return _int32(self.queue_id - other.queue_id)
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, MessageQueue):
@@ -136,13 +124,13 @@ class MessageQueue:
         a, b = self._names_key, other._names_key
         if a != b:
             return a < b
-        return _int32(self._queue_id - other._queue_id) < 0
+        return _int32(self.queue_id - other.queue_id) < 0
 
     def __str__(self) -> str:
-        return f"MessageQueue [topic={self._topic}, brokerName={self._broker_name}, queueId={self._queue_id}]"
+        return f"MessageQueue [topic={self.topic}, brokerName={self.broker_name}, queueId={self.queue_id}]"
 
     def __repr__(self) -> str:
-        return f"MessageQueue({self._topic!r}, {self._broker_name!r}, {self._queue_id})"
+        return f"MessageQueue({self.topic!r}, {self.broker_name!r}, {self.queue_id})"
 
 
 def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
@@ -152,7 +140,7 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
     asks only ``a < b``, which here is Java's ``compareTo(a, b) < 0``.
     """
     mqs = list(check_items(mqs, "mqs (mq_all)", MessageQueue))
-    ids = [mq._queue_id for mq in mqs]
+    ids = [mq.queue_id for mq in mqs]
     if ids and max(ids) - min(ids) <= INT_MAX:
         # No two ids overflow a 32-bit subtraction, so compareTo is the plain order of (names, queue id): sorting
         # by that key gives the very list TimSort gives with compareTo (both are stable), without a Python call
@@ -162,4 +150,4 @@ def java_sorted_mqs(mqs: Iterable[MessageQueue]) -> list[MessageQueue]:
 
 
 def _sort_key(mq: MessageQueue) -> tuple[tuple[bytes, bytes], int]:
-    return mq._names_key, mq._queue_id
+    return mq._names_key, mq.queue_id

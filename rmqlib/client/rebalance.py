@@ -148,7 +148,7 @@ _API_METHODS = (
 
 
 _ONLY_MQ = {MessageQueue}
-_TOPIC_OF = attrgetter("_topic")  # MessageQueue.topic without a Python-level property call
+_TOPIC_OF = attrgetter("topic")
 
 
 def _check_mq(mq: object) -> None:

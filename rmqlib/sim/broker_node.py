@@ -180,7 +180,7 @@ class BrokerNode:
 
     def flush_pull_answers(self) -> None:
         """Send the answers of woken held pulls back to their consumers."""
-        log, answer = self.recorder.log, self.wire.answer_pull
+        log, answer = self.recorder.event_log.append, self.wire.answer_pull  # a broker's times are int ms
         for response in self.processor.drain():
             request = response.request
             detail = f"{request.topic}@{request.queue_id} {_CODE_NAMES[response.code]}"

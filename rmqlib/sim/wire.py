@@ -97,7 +97,7 @@ class Wire:
         response = broker.processor._process_request_trusted(header, now, True)
         if response is None:
             self.recorder.held += 1
-            self.recorder.log(
+            self.recorder.event_log.append(
                 now, "pull held", broker.name, f"{header.topic}@{header.queue_id} from {header.client_id}"
             )
         else:
