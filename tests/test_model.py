@@ -18,8 +18,12 @@ def test_equal_queues_hash_alike_and_are_immutable():
     a, b = MessageQueue("T", "b", 1), MessageQueue("T", "b", 1)
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert a != MessageQueue("T", "b", 2)
-    with pytest.raises(AttributeError):
-        a.queue_id = 5
+    for name in ("topic", "broker_name", "queue_id"):
+        with pytest.raises(AttributeError, match="immutable"):
+            setattr(a, name, getattr(b, name))
+        with pytest.raises(AttributeError, match="immutable"):
+            delattr(a, name)
+    assert (a.topic, a.broker_name, a.queue_id) == ("T", "b", 1)
     assert pickle.loads(pickle.dumps(a)) == a
 
 
