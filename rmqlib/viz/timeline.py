@@ -41,6 +41,9 @@ TIMELINE_EVENTS: dict[str, str] = {
     "route removed": "x-thin-open",
     "broker down": "triangle-down",
     "broker up": "triangle-up-open",
+    # Pop across a broker outage (chapter 11)
+    "pop failed": "x-thin-open",
+    "revive": "star-open",
 }
 
 PAUSE_COLOR = "rgba(251,13,13,0.18)"
@@ -77,8 +80,6 @@ _OTHER_KINDS = (
     "pull answered",
     "pull woken",
     "pop",
-    "pop failed",
-    "revive",
 )
 
 
@@ -145,8 +146,11 @@ def _interval_traces(
     return traces
 
 
-def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
+def _event_traces(result, kinds: Iterable[str], row: str, own_rows: Sequence[str] = ()) -> list[go.Scatter]:
+    """A marker trace per event kind that occurred: on the row named by the event's ``who`` when it is one of
+    ``own_rows`` (a consumer's row), else on ``row``."""
     traces = []
+    own = set(own_rows)
     for kind in kinds:
         events = result.events_of(kind)
         if not events:
@@ -154,7 +158,7 @@ def _event_traces(result, kinds: Iterable[str], row: str) -> list[go.Scatter]:
         traces.append(
             go.Scatter(
                 x=[_s(e.time_ms) for e in events],
-                y=[row] * len(events),
+                y=[e.who if e.who in own else row for e in events],
                 mode="markers",
                 name=kind_label(kind),
                 legendgroup=f"event {kind}",  # one group per kind: a shared group would stack in a column
@@ -377,39 +381,49 @@ def _per_second(series: Sequence[int], buckets: int, bucket_ms: int) -> list[flo
     return [round(sum(series[i : i + buckets]) / seconds, 3) for i in range(0, len(series), buckets)]
 
 
-def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.Figure:
+def load_figure(result, title: str | None = None, window_ms: int = 5_000, events: Sequence[str] = ()) -> go.Figure:
     """Messages consumed per second by each consumer, one row each, averaged over ``window_ms``.
 
     A heatmap rather than lines: consumers with the same load would hide each other, and an idle
     consumer is an empty row. Averaging over a few seconds removes the aliasing of bursts against
-    one-second buckets.
+    one-second buckets. The run's events of the kinds in ``events`` are markers over it: on their consumer's row,
+    or (a broker's, say) on an events row on top.
     """
     _result(result)
     title = _title(title)
     if isinstance(window_ms, bool) or not isinstance(window_ms, int) or window_ms <= 0:
         raise ValueError(f"window_ms must be a positive int, got {window_ms!r}")
+    events = _event_kinds(events)
     order = _consumer_order(result)
     bucket = result.load_bucket_ms
     per = max(1, window_ms // bucket)
-    rows = [_per_second(result.load.get(cid, []), per, bucket) for cid in order]
-    width = max((len(r) for r in rows), default=0)
-    rows = [r + [0.0] * (width - len(r)) for r in rows]
+    loads = [_per_second(result.load.get(cid, []), per, bucket) for cid in order]
+    width = max((len(r) for r in loads), default=0)
+    loads = [r + [0.0] * (width - len(r)) for r in loads]
     idle = result.idle_consumers()
+    row = text("events")
+    marks = _event_traces(result, events, row, order)
+    rows = order
+    if any(row in trace.y for trace in marks):  # the events row on top, an empty row of the heatmap (plotly.js
+        rows, loads = [row] + order, [[None] * width] + loads  # cannot draw one on a category it does not have)
     fig = go.Figure(
         go.Heatmap(
-            z=rows,
+            z=loads,
             x=[_s(i * per * bucket) for i in range(width)],
-            y=order,
+            y=rows,
             xgap=1,
             ygap=2,
             colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]],
             zmin=0,
             colorbar=dict(title=text("msg/s"), thickness=12),
             hovertemplate=text("%{y}<br>from %{x} s: %{z} msg/s<extra></extra>"),
+            hoverongaps=False,
             name=text("load"),
             showscale=True,
         )
     )
+    for trace in marks:
+        fig.add_trace(trace)
     totals = result.consumed_by()
     if title is None:
         title = text(
@@ -421,10 +435,17 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000) -> go.
         )
     fig.update_layout(
         title=title,
-        height=max(260, 120 + 34 * len(order)),
+        height=max(260, 120 + 34 * len(rows)),
         xaxis=dict(title=text("simulated time (s)")),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=order[::-1], title=None),
-        meta={"view": "load", "totals": totals, "bucket_ms": bucket, "window_ms": per * bucket, "idle": idle},
+        yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
+        meta={
+            "view": "load",
+            "totals": totals,
+            "bucket_ms": bucket,
+            "window_ms": per * bucket,
+            "idle": idle,
+            "events": {k: len(result.events_of(k)) for k in events},
+        },
     )
     return house_style(fig)
 

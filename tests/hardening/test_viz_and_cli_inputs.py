@@ -368,7 +368,11 @@ VIZ_SPECS = {
     ),
     "ownership_timeline_figure": (viz.ownership_timeline_figure, dict(result=None), dict(result=junk)),
     "lock_timeline_figure": (viz.lock_timeline_figure, dict(result=None), dict(result=junk)),
-    "load_figure": (viz.load_figure, dict(result=None), dict(result=junk)),
+    "load_figure": (
+        viz.load_figure,
+        dict(result=None),
+        dict(result=junk, events=st.lists(st.sampled_from(["pop failed", "join"]))),
+    ),
     "latency_figure": (viz.latency_figure, dict(results=None), dict(results=junk)),
     "sweep_figure": (
         viz.sweep_figure,

@@ -129,6 +129,31 @@ def test_load_figure_rows_are_the_per_second_counts_averaged_over_the_window(cra
         load_figure(crash, window_ms=0)
 
 
+def test_load_figure_marks_each_event_on_its_consumers_row_and_a_brokers_on_an_events_row_on_top():
+    outage = simulate(scenarios.pop_broker_outage(), seed=1)
+    fig = load_figure(outage, events=("pop failed", "broker down", "broker up", "revive"))
+    plain = load_figure(outage)
+    heat, *marks = fig.data
+    by_name = {t.name: t for t in marks}
+    assert set(by_name) == {"pop failed", "broker down", "broker up", "revive"}
+    failed, fails = outage.events_of("pop failed"), by_name["pop failed"]
+    assert sorted(zip(fails.x, fails.y)) == sorted((e.time_ms / 1000, e.who) for e in failed)
+    assert len({e.who for e in failed}) > 1  # the markers lie on several consumers' rows
+    on_top = [t for t in marks if t is not fails]
+    assert {y for t in on_top for y in t.y} == {"events"}
+    assert sorted(x for t in on_top for x in t.x) == sorted(
+        e.time_ms / 1000 for e in outage.events if e.kind in ("broker down", "broker up", "revive")
+    )
+    assert fig.layout.meta["events"]["pop failed"] == len(failed) > 0
+    # the events row is the heatmap's top row, empty (plotly.js draws nothing on a category its heatmap lacks);
+    # below it, the load as drawn without events
+    assert list(fig.layout.yaxis.categoryarray) == list(heat.y)[::-1] and heat.y[0] == "events"
+    assert list(heat.z[0]) == [None] * len(heat.x)
+    assert list(heat.y[1:]) == list(plain.data[0].y) and list(heat.z[1:]) == list(plain.data[0].z)
+    # without events, only the load: no markers and no events row
+    assert len(plain.data) == 1 and "events" not in plain.layout.yaxis.categoryarray
+
+
 def test_latency_figure_reports_the_runs_percentiles(crash, orderly):
     fig = latency_figure({"crash": crash, "orderly": orderly})
     meta = fig.layout.meta["percentiles"]
