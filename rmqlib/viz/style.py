@@ -186,7 +186,8 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, 
 
     Where the headline ends, in order of preference (each leaving it 12 characters or more, and
     within the width): at the last ``": "``, unless a ``"; "`` comes before it (then at that ``"; "``:
-    a ``"; name: value"`` clause stays whole); else before the last ``" ("``; else at a word break.
+    a ``"; name: value"`` clause stays whole); else before the last ``" ("``; else at a word break. A detail
+    shorter than 12 columns takes words from the end of the headline until it has 12.
     """
     check_str(text, "text", empty=True)
     width_px = _width(width_px)
@@ -209,6 +210,14 @@ def fit_title(text: str, width_px: int = PLOT_WIDTH_PX) -> tuple[str, str, str, 
     else:
         cut = len(_wrap(text, head_limit)[0].rstrip("\u200b"))
         joiner = " " if text[cut : cut + 1] == " " or not _WIDE.search(text) else ""
+    if not _WIDE.search(text):
+        # a word or two under the headline read as a stray: words of the headline go down until the detail has
+        # 12 columns, as the headline keeps at least 12
+        while _cols(text[cut + len(joiner) :]) < 12:
+            earlier = text.rfind(" ", 0, cut)
+            if earlier == -1 or _cols(text[:earlier]) < 12:
+                break
+            cut, joiner = earlier, " "
     lines = _wrap(text[cut + len(joiner) :], int(width_px / CHAR_PX[DETAIL_SIZE]))
     return text[:cut], joiner, "<br>".join(lines), len(lines)
 

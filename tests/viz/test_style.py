@@ -1,6 +1,8 @@
 """The house style: titles fitted to the plot, legends in rows under it, applying it twice changes nothing."""
 
 import plotly.graph_objects as go
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rmqlib.viz.style import (
     PLOT_WIDTH_PX,
@@ -30,6 +32,24 @@ def test_a_long_title_keeps_a_headline_and_loses_no_word():
     assert fig.layout.title.text == head and note.text == detail
     assert plain_title(fig.layout) == text
     assert len(house_style(fig).layout.annotations) == 1 and plain_title(fig.layout) == text  # idempotent
+
+
+def test_the_detail_is_never_a_stray_word_or_two():
+    # one word past the headline's width, at a word break and after a colon: words of the headline go with it
+    text = "messages consumed per second by each of the six consumers of the group, in 5 s averages"
+    assert fit_title(text)[1:] == (" ", "5 s averages", 1)
+    text = "six consumers share four queues and two of them are idle all the time in this run: averages"
+    assert fit_title(text)[1:3] == (" ", "run: averages")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text("abcdefghij", min_size=1, max_size=12), min_size=2, max_size=30))
+def test_a_title_of_words_leaves_a_short_detail_only_when_its_headline_has_no_word_to_give(words):
+    text = " ".join(words)
+    head, joiner, detail, _ = fit_title(text)
+    assert head + joiner + detail.replace("<br>", " ") == text
+    if detail and len(detail.replace("<br>", " ")) < 12:
+        assert head.rfind(" ") < 12
 
 
 def test_legend_rows_grow_with_the_entries():
