@@ -80,6 +80,7 @@ class BrokerNode:
         self.cluster: Mapping[str, BrokerNode] = {}  # every broker by name, set by connect()
         self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
         self.silent = False  # down without closing its connections (BrokerOutage.silent)
+        self.starts = 0  # how many times it came back up: a request sent before a restart dies with the connection
         self.config = BrokerConfig(
             broker_name=name,
             long_polling_enable=sc.long_polling,
@@ -153,6 +154,7 @@ class BrokerNode:
     def come_up(self) -> None:
         now = int(self.clock.now)
         self.up, self.silent = True, False
+        self.starts += 1
         self._start_services()
         # QueryAssignmentProcessor reads the broker's registry and route copy, the new ones (its request modes, a
         # config file in Java, stay)

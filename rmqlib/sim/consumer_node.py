@@ -592,6 +592,21 @@ class ConsumerNode:
             for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):
                 self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
 
+    def ack_async(self, broker, handle) -> None:
+        """DefaultMQPushConsumerImpl#ackAsync: ACK_MESSAGE reaches ``broker`` one network delay later. An ack that
+        fails (the connection refused now, or closed before the ack arrives) is only logged: the message revives
+        after its invisible time."""
+        if broker.up:
+            self.clock.later(self.scenario.rpc_latency_ms, self._ack_at_broker, broker, handle, broker.starts)
+        else:
+            self.recorder.counters["acks_failed"] += 1
+
+    def _ack_at_broker(self, broker, handle, starts: int) -> None:
+        if broker.up and broker.starts == starts:
+            broker.pop.ack(handle, int(self.clock.now))
+        else:
+            self.recorder.counters["acks_failed"] += 1
+
     def _pop_failed(self, broker, sent_ms: int, retry_ms: int):
         """PopCallback#onException: the failure reaches the client (the answer's way back when the connection was
         refused or closed, the RPC timeout when the broker vanished), and the pop goes out again ``retry_ms``
@@ -697,10 +712,7 @@ class PopConsumeRequest:
         )
         if consumer.alive:
             for item in self.popped:
-                if self.broker.up:
-                    self.broker.pop.ack(item.handle, now_ms)
-                else:  # a failed ACK_MESSAGE is only logged: the message revives after its invisible time
-                    consumer.recorder.counters["acks_failed"] += 1
+                consumer.ack_async(self.broker, item.handle)
                 self.ppq.ack()
 
 

@@ -8,6 +8,7 @@ from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS
 from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
 from rmqlib.client import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rmqlib.sim import BrokerOutage, scenarios, simulate
+from rmqlib.sim.engine import Simulation
 
 
 @cache
@@ -60,3 +61,24 @@ def test_without_the_outage_no_pop_or_ack_fails():
     result = simulate(scenarios.pop_broker_outage(outages=()), seed=1)
     assert "pops_failed" not in result.counters and "acks_failed" not in result.counters
     assert result.duplicates == 0 and result.lost == []
+
+
+def test_an_ack_reaches_the_broker_one_network_delay_after_the_listener_returns():
+    """DefaultMQPushConsumerImpl#ackAsync sends ACK_MESSAGE; the broker applies it when it arrives: the quickest
+    ack comes a delay for the pop's answer, the listener call and a delay for the ack after the pop."""
+    sc = scenarios.pop_broker_outage(outages=(), rpc_latency_ms=5, consume_time_ms=200.0, duration_ms=40_000)
+    sim = Simulation(sc, seed=1)
+    sim.run()
+    gaps = [at - handle.pop_time for broker in sim.brokers.values() for at, handle, _ in broker.pop.ack_log]
+    assert len(gaps) > 100 and min(gaps) == 5 + 200 + 5
+
+
+def test_an_ack_in_flight_when_its_broker_restarts_fails():
+    """The restart closed the connection the ack was sent on: it is only logged, never applied."""
+    sim = Simulation(scenarios.pop_broker_outage(), seed=1)
+    consumer, broker = next(iter(sim.consumers.values())), sim.brokers["broker-b"]
+    consumer.ack_async(broker, handle=None)  # in flight for one network delay
+    broker.go_down(silent=False)
+    broker.come_up()
+    sim.clock.run(until=sim.scenario.rpc_latency_ms + 1)
+    assert sim.recorder.counters["acks_failed"] == 1 and broker.pop.ack_log == []
