@@ -571,18 +571,20 @@ class ConsumerNode:
             now = int(clock.now)
             recorder.pulls += 1
             if not broker.up:
-                yield from self._pop_failed(broker, sent, retry_ms)
+                yield from self._pop_failed(broker, sent, retry_ms, vanished=broker.silent)
                 continue
             self.reach(broker, now)
             result = broker.pop.pop(
                 sc.consumer_group, topic, queue_id, sc.pop_batch_nums, sc.pop_invisible_time_ms, now
             )
             if not result.messages:
-                waiter = clock.event()
+                waiter, starts = clock.event(), broker.starts
                 broker.pop_polling.polling(waiter, POP_LONG_POLLING_MS)
                 yield waiter | clock.timeout(POP_LONG_POLLING_MS)
-                if isinstance(waiter.value if waiter.triggered else None, BrokerUnavailable) or not broker.up:
-                    yield from self._pop_failed(broker, sent, retry_ms)
+                if isinstance(waiter.value if waiter.triggered else None, BrokerUnavailable):  # connections closed
+                    yield from self._pop_failed(broker, sent, retry_ms, vanished=False)
+                elif not broker.up or broker.starts != starts:  # it vanished holding the pop (and may be back)
+                    yield from self._pop_failed(broker, sent, retry_ms, vanished=True)
                 continue
             yield clock.timeout(sc.rpc_latency_ms)
             if not self.alive:
@@ -607,12 +609,12 @@ class ConsumerNode:
         else:
             self.recorder.counters["acks_failed"] += 1
 
-    def _pop_failed(self, broker, sent_ms: int, retry_ms: int):
+    def _pop_failed(self, broker, sent_ms: int, retry_ms: int, vanished: bool):
         """PopCallback#onException: the failure reaches the client (the answer's way back when the connection was
-        refused or closed, the RPC timeout when the broker vanished), and the pop goes out again ``retry_ms``
-        later (executePopPullRequestLater)."""
+        refused or closed, the RPC timeout when the broker vanished: no answer ever comes on that connection, even
+        once the broker is back), and the pop goes out again ``retry_ms`` later (executePopPullRequestLater)."""
         clock = self.clock
-        if broker.silent:
+        if vanished:
             yield clock.timeout(max(0, sent_ms + POP_RPC_TIMEOUT_MS - int(clock.now)))
             why = "no answer before the timeout"
         else:

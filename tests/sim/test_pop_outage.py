@@ -8,6 +8,7 @@ from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS
 from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
 from rmqlib.client import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rmqlib.sim import BrokerOutage, scenarios, simulate
+from rmqlib.sim.consumer_node import POP_LONG_POLLING_MS, POP_RPC_TIMEOUT_MS
 from rmqlib.sim.engine import Simulation
 
 
@@ -44,6 +45,20 @@ def test_pops_to_a_vanished_broker_fail_only_at_their_rpc_timeout():
     attempt_ms = POP_POLL_TIME_MILLIS + 10_000 + PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
     per_member = (outage.up_ms - outage.down_ms) // attempt_ms
     assert 0 < result.counters["pops_failed"] <= members * (per_member + 1)
+
+
+def test_a_pop_held_by_a_broker_that_vanishes_and_comes_back_fails_at_its_rpc_timeout():
+    """No answer ever comes on the connection a held pop was sent on, even though the broker is back within the
+    15 s it would have held the pop: the pop fails 25 s after it was sent. (A pop sent while the broker is away
+    fails 25 s after too, so only a held one can fail before 25 s after the broker vanished.)"""
+    outage = BrokerOutage("broker-b", 70_000, 75_000, silent=True)
+    result = simulate(scenarios.pop_broker_outage(outages=(outage,)), seed=1)
+    failed = result.events_of("pop failed")
+    assert failed and {e.detail for e in failed} == {"broker-b: no answer before the timeout"}
+    held_since = outage.down_ms - POP_LONG_POLLING_MS - result.scenario.rpc_latency_ms  # the oldest held pop's send
+    assert min(e.time_ms for e in failed) < outage.down_ms + POP_RPC_TIMEOUT_MS
+    assert all(held_since + POP_RPC_TIMEOUT_MS <= e.time_ms for e in failed)
+    assert result.lost == [] and result.unconsumed() == {}
 
 
 def test_failed_acks_bring_their_messages_back_after_the_invisible_time_and_nothing_is_lost():
