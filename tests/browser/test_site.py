@@ -114,6 +114,11 @@ def test_no_page_loads_a_script_or_style_from_another_host(built_site):
     assert (built_site / "_static" / "plotly.min.js").stat().st_size > 1_000_000
 
 
+SCROLLING_BLOCKS_JS = """() => [...document.querySelectorAll("div.body pre")]
+    .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => pre.innerText.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), ""))"""
+
+
 def test_every_chapter_renders_its_plotly_figures_offline(built_site, site_url, local_page, artifacts):
     page = local_page.page
     total = 0
@@ -126,6 +131,9 @@ def test_every_chapter_renders_its_plotly_figures_offline(built_site, site_url, 
         total += counts[0]
         # every live panel has a kernel-free stand-in: no "needs a running kernel" note on the site
         assert page.locator(".rmqlib-widget-note").count() == 0, f"{rel} shows a widget that needs a kernel"
+        # code and printed output fit the text column: no block to scroll sideways to read
+        wide = page.evaluate(SCROLLING_BLOCKS_JS)
+        assert not wide, f"{rel}: these blocks scroll sideways (their longest lines): {wide}"
         page.screenshot(path=str(artifacts / f"site-{rel.replace('/', '-')[:-5]}.png"), full_page=True)
     assert total >= 5, f"only {total} plotly figures on the whole site"
     assert not local_page.blocked, f"pages tried to reach other hosts: {local_page.blocked}"
