@@ -291,7 +291,7 @@ class ConsumerNode:
         recorder.close_ownership(self.cid, now)
         if how == CRASH or how == HOST_LOSS:
             self.connected = False
-            recorder.log(now, "leave", self.cid, how)
+            recorder.log(now, "leave", self.cid, how.value)  # the log holds plain strings
             if how == CRASH:  # the kernel closes the sockets: every broker sees a channel close
                 for broker in self.cluster.values():
                     closed = broker.up and broker.consumer_manager.do_channel_close_event(

@@ -145,6 +145,8 @@ def test_a_leave_event_names_its_kind_as_plain_text():
     )
     (leave,) = result.events_of("leave")
     assert leave.detail == "crash" and f"{leave.detail}" == "crash" and str(leave.detail) == "crash"
+    assert "detail='crash'" in repr(leave)  # a plain str, not the LeaveKind member, as a printed event shows
+    assert {type(e.detail) for e in result.events} == {str}
 
 
 def test_ready_made_scenarios_take_overrides():
