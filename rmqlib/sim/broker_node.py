@@ -225,9 +225,9 @@ class BrokerNode:
         """TopicRouteInfoManager's scheduled task, while this start of the broker lasts: 1 s after it, then every
         loadBalancePollNameServerInterval. Only a Pop group asks a broker for assignments here, so only its runs
         keep the copy fresh (it changes nothing else)."""
-        clock, route_info = self.clock, self.route_info
+        clock, route_info, starts = self.clock, self.route_info, self.starts
         yield clock.timeout(FIRST_ROUTE_UPDATE_DELAY_MILLIS)
-        while self.up and self.route_info is route_info:
+        while self.up and self.starts == starts:
             route_info.update_topic_route_info_from_name_server()
             yield clock.timeout(LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL)
 
