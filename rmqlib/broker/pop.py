@@ -24,6 +24,7 @@ once, as with ``pollTime`` 0); no orderly Pop; one retry-topic version (V1
 from __future__ import annotations
 
 import random
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 from rmqlib.broker.config import BrokerConfig
@@ -42,6 +43,7 @@ from rmqlib.checks import (
     check_bool,
     check_instance,
     check_int,
+    check_mapping,
     check_str,
     check_str_or_none,
 )
@@ -213,9 +215,19 @@ class PopMessageProcessor:
     """
 
     def __init__(
-        self, store: MessageStore, broker_config: BrokerConfig | None = None, rng: random.Random | None = None
+        self,
+        store: MessageStore,
+        broker_config: BrokerConfig | None = None,
+        rng: random.Random | None = None,
+        topic_config: MutableMapping[str, tuple[int, int]] | None = None,
     ):
+        """``topic_config``: what the broker's TopicConfigManager holds, topic -> (read queues, write queues), read
+        live at every pop, ack and change of invisible time (a broker whose read count shrinks stops serving the
+        queues past it; one that drops the topic answers TOPIC_NOT_EXIST); a revived message's retry topic is added
+        to it. None: the store's queue counts serve as the config."""
         check_instance(store, "store", MessageStore)
+        if topic_config is not None:
+            check_mapping(topic_config, "topic_config")
         if broker_config is not None:
             check_instance(broker_config, "broker_config", BrokerConfig)
         self.store = store
@@ -225,6 +237,7 @@ class PopMessageProcessor:
         if not isinstance(rng, random.Random):
             raise ValueError(f"rng must be a random.Random, got {rng!r}")
         self.rng = rng
+        self.topic_config = topic_config
         self.ck_message_number = 0
         self.checkpoints: dict[tuple, PopCheckPoint] = {}  # the revive log, acks applied
         self.ack_log: list[tuple[float, AckHandle, bool]] = []  # (time, handle, matched a live ck)
@@ -271,9 +284,10 @@ class PopMessageProcessor:
             check_str_or_none(sub_expression, "sub_expression")
         if max_msg_nums > POP_MAX_MSG_NUMS:
             return PopResult(ResponseCode.INVALID_PARAMETER, now_ms, remark="pop message's num is greater than 32")
-        if not self.store.has_topic(topic):
+        read_queue_nums = self._read_queue_nums(topic)
+        if read_queue_nums is None:
             return PopResult(ResponseCode.TOPIC_NOT_EXIST, now_ms, remark=f"topic[{topic}] not exist")
-        if queue_id >= self.store.read_queue_nums(topic):
+        if queue_id >= read_queue_nums:
             return PopResult(ResponseCode.INVALID_PARAMETER, now_ms, remark=f"queueId[{queue_id}] is illegal")
         try:
             message_filter = SubscriptionData(topic, sub_expression)
@@ -302,10 +316,18 @@ class PopMessageProcessor:
         status = GetMessageStatus.FOUND if out else GetMessageStatus.NO_MESSAGE_IN_QUEUE
         return PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value)
 
+    def _read_queue_nums(self, topic: str) -> int | None:
+        """The topic's read queue count in the broker's topic config, or None if the broker has no such topic
+        (TopicConfigManager#selectTopicConfig, then getReadQueueNums)."""
+        if self.topic_config is None:
+            return self.store.topic_queue_nums.get(topic)
+        nums = self.topic_config.get(topic)
+        return None if nums is None else nums[0]
+
     def _pop_from_topic(self, read_topic, is_retry, random_q, rest, *args) -> int:
-        if not self.store.has_topic(read_topic):
+        n = self._read_queue_nums(read_topic)
+        if n is None:
             return rest
-        n = self.store.read_queue_nums(read_topic)
         for i in range(n):
             rest = self._pop_from_queue(read_topic, is_retry, (random_q + i) % n, rest, *args)
         return rest
@@ -432,9 +454,10 @@ class PopMessageProcessor:
     def _validate_handle(self, handle: AckHandle, upper_inclusive: bool) -> ResponseCode | None:
         if not isinstance(handle, AckHandle):
             raise ArgumentTypeError(f"handle must be an AckHandle, got {handle!r}")
-        if not self.store.has_topic(handle.topic):
+        read_queue_nums = self._read_queue_nums(handle.topic)
+        if read_queue_nums is None:
             return ResponseCode.TOPIC_NOT_EXIST
-        if handle.queue_id < 0 or handle.queue_id >= self.store.read_queue_nums(handle.topic):
+        if handle.queue_id < 0 or handle.queue_id >= read_queue_nums:
             return ResponseCode.MESSAGE_ILLEGAL
         lo = self.store.get_min_offset(handle.topic, handle.queue_id)
         hi = self.store.get_max_offset(handle.topic, handle.queue_id)
@@ -573,8 +596,7 @@ class PopReviveService:
                     retry_topic = ck.topic
                 else:
                     retry_topic = build_pop_retry_topic(ck.topic, ck.cid, config.enable_retry_topic_v2)
-                if not self.store.has_topic(retry_topic):
-                    self.store.create_topic(retry_topic, RETRY_QUEUE_NUM)
+                self._add_retry_topic_if_not_exist(retry_topic)
                 props = dict(msg.properties)
                 if msg.reconsume_times == 0 or PROPERTY_FIRST_POP_TIME not in props:
                     props[PROPERTY_FIRST_POP_TIME] = str(ck.pop_time)
@@ -593,6 +615,14 @@ class PopReviveService:
                 out.append(new)
             del self.processor.checkpoints[ck.key()]
         return out
+
+    def _add_retry_topic_if_not_exist(self, retry_topic: str) -> None:
+        """Mirrors: PopReviveService.java#addRetryTopicIfNotExist (a topic config of RETRY_QUEUE_NUM queues)."""
+        topic_config = self.processor.topic_config
+        if topic_config is not None and retry_topic not in topic_config:
+            topic_config[retry_topic] = (RETRY_QUEUE_NUM, RETRY_QUEUE_NUM)
+        if not self.store.has_topic(retry_topic):
+            self.store.create_topic(retry_topic, RETRY_QUEUE_NUM)
 
     def run_due(self, now_ms) -> list[StoredMessage]:
         """Revive every ``reviveInterval`` (1000 ms); ``|now_ms| <= 2**53``."""

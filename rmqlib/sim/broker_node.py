@@ -96,7 +96,7 @@ class BrokerNode:
         self.topic_config: dict[str, tuple[int, int]] = {}
         self.topic_config_changes = 0  # set_topic calls so far: the producers' burst plan checks its queues again
         self._start_services()
-        self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()))
+        self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()), self.topic_config)
         self.revive = PopReviveService(self.pop)
         self.assignment = QueryAssignmentProcessor(
             self.consumer_manager, self.route_info.get_topic_subscribe_info, self.config
@@ -164,6 +164,13 @@ class BrokerNode:
             self.clock.process(self.route_info_loop())
         self.recorder.log(now, "broker up", self.name)
         self.register(now)
+
+    def start_serving(self) -> None:
+        """A broker that only a topic change brings in starts with its first topic (its route copy's task too)."""
+        self.up = True
+        self.recorder.log(int(self.clock.now), "broker up", self.name, "new")
+        if self.scenario.consume_mode == POP:
+            self.clock.process(self.route_info_loop())
 
     def registration_loop(self):
         """Re-register every registerNameServerPeriod while up (keeps the name server's entry fresh)."""

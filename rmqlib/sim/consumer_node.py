@@ -51,6 +51,11 @@ from rmqlib.sim.wire import BrokerUnavailable, Wire
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
 POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime; it times its own wait out
 POP_RPC_TIMEOUT_MS = POP_POLL_TIME_MILLIS + 10_000  # PullAPIWrapper#popAsync: the poll time plus 10 s
+# MQClientAPIImpl#processPopResponse: a pop answer with any other code is thrown as an MQBrokerException
+_POP_ANSWERS = frozenset(
+    (ResponseCode.SUCCESS, ResponseCode.POLLING_FULL, ResponseCode.POLLING_TIMEOUT, ResponseCode.PULL_NOT_FOUND)
+)
+_SUCCESS = ResponseCode.SUCCESS
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
@@ -180,6 +185,8 @@ class ConsumerNode:
         self.lost_connections: set[str] = set()  # brokers restarted since this client last reached them
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
         self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
+        # MQClientInstance#brokerAddrTable: every broker of a route taken (cleanOfflineBroker is not modelled)
+        self.broker_addrs: set[str] = set()
         jitter = scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (rng.randrange(jitter + 1) if jitter else 0)
 
@@ -199,18 +206,23 @@ class ConsumerNode:
 
     def sync_ownership(self, now_ms) -> None:
         """Tell the recorder which queues this consumer believes it owns now: the queues it pulls and, in Pop mode,
-        what its POP assignments let it pop (every queue of a broker in its own route view for a queueId -1
-        assignment, else the one queue)."""
+        what its POP assignments let it pop, for a broker in its own route view: for a queueId -1 assignment every
+        queue the broker reads now (its topic config, which a topic change moves ahead of any route), else the one
+        queue."""
         held = set()
         if self.alive:
             held = {mq for mq, pq in self.impl.process_queue_table.items() if not pq.dropped}
-            held.update(
-                mq
-                for assigned, ppq in self.impl.pop_process_queue_table.items()
-                if not ppq.dropped
-                for mq in self.impl.topic_subscribe_info_table.get(assigned.topic, ())
-                if mq.broker_name == assigned.broker_name and assigned.queue_id in (-1, mq.queue_id)
-            )
+            routes = self.impl.topic_subscribe_info_table
+            for assigned, ppq in self.impl.pop_process_queue_table.items():
+                topic, broker_name, queue_id = assigned.topic, assigned.broker_name, assigned.queue_id
+                routed = [mq for mq in routes.get(topic, ()) if mq.broker_name == broker_name]
+                if ppq.dropped or not routed:
+                    continue
+                if queue_id >= 0:
+                    held.update(mq for mq in routed if mq.queue_id == queue_id)
+                else:  # the broker pops whichever queues it reads now (PopMessageProcessor#popMsgFromTopic)
+                    read = self.cluster[broker_name].topic_config.get(topic, (0, 0))[0]
+                    held.update(MessageQueue(topic, broker_name, q) for q in range(read))
         self.recorder.own(self.cid, held, now_ms)
 
     # --- lifecycle ---------------------------------------------------------
@@ -370,6 +382,7 @@ class ConsumerNode:
             return False
         self.topic_routes[topic] = route
         self.route_brokers[topic] = [bd.broker_name for bd in route.broker_datas]
+        self.broker_addrs.update(self.route_brokers[topic])
         queues = self.views.subscribe_queues(topic, route, self.routes.ordered)
         self.impl.update_topic_subscribe_info(topic, queues)
         if topic in self.scenario.topics and self.scenario.changes_routes:
@@ -566,6 +579,14 @@ class ConsumerNode:
             if ppq.get_wai_ack_msg_count() > POP_THRESHOLD_FOR_QUEUE:
                 yield clock.timeout(PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL)
                 continue
+            if broker_name not in self.broker_addrs:  # PullAPIWrapper#popAsync: no address, so the route first
+                if self.take_route(topic, int(clock.now)):
+                    self.sync_ownership(int(clock.now))  # its broker is in this client's route view now
+                if broker_name not in self.broker_addrs:  # popAsync throws; popMessage retries later
+                    recorder.counters["pops_failed"] += 1
+                    recorder.log(int(clock.now), "pop failed", self.cid, f"{broker_name}: not in any route")
+                    yield clock.timeout(retry_ms)
+                    continue
             sent = int(clock.now)
             yield clock.timeout(sc.rpc_latency_ms)
             now = int(clock.now)
@@ -577,6 +598,9 @@ class ConsumerNode:
             result = broker.pop.pop(
                 sc.consumer_group, topic, queue_id, sc.pop_batch_nums, sc.pop_invisible_time_ms, now
             )
+            if result.code not in _POP_ANSWERS:  # the broker refuses the pop (processPopResponse throws)
+                yield from self._pop_failed(broker, sent, retry_ms, vanished=False, why=result.code.name)
+                continue
             if not result.messages:
                 waiter, starts = clock.event(), broker.starts
                 broker.pop_polling.polling(waiter, POP_LONG_POLLING_MS)
@@ -604,22 +628,22 @@ class ConsumerNode:
             self.recorder.counters["acks_failed"] += 1
 
     def _ack_at_broker(self, broker, handle, starts: int) -> None:
-        if broker.up and broker.starts == starts:
-            broker.pop.ack(handle, int(self.clock.now))
-        else:
+        """The ack reaches ``broker``; one it refuses (the message's queue is past the topic's read queues now,
+        say) fails as a lost connection does."""
+        if not (broker.up and broker.starts == starts and broker.pop.ack(handle, int(self.clock.now)) is _SUCCESS):
             self.recorder.counters["acks_failed"] += 1
 
-    def _pop_failed(self, broker, sent_ms: int, retry_ms: int, vanished: bool):
+    def _pop_failed(self, broker, sent_ms: int, retry_ms: int, vanished: bool, why: str = "connection closed"):
         """PopCallback#onException: the failure reaches the client (the answer's way back when the connection was
-        refused or closed, the RPC timeout when the broker vanished: no answer ever comes on that connection, even
-        once the broker is back), and the pop goes out again ``retry_ms`` later (executePopPullRequestLater)."""
+        refused or closed or the broker answered with an error, ``why``; the RPC timeout when the broker vanished:
+        no answer ever comes on that connection, even once the broker is back), and the pop goes out again
+        ``retry_ms`` later (executePopPullRequestLater)."""
         clock = self.clock
         if vanished:
             yield clock.timeout(max(0, sent_ms + POP_RPC_TIMEOUT_MS - int(clock.now)))
             why = "no answer before the timeout"
         else:
             yield clock.timeout(self.scenario.rpc_latency_ms)
-            why = "connection closed"
         self.recorder.counters["pops_failed"] += 1
         self.recorder.log(int(clock.now), "pop failed", self.cid, f"{broker.name}: {why}")
         yield clock.timeout(retry_ms)

@@ -96,12 +96,14 @@ class Simulation:
                     f"{topic}: {step.read_queue_nums} read / {step.write_queue_nums} write queues",
                 )
                 if not broker.up and broker.name not in sc.brokers and not self._outage_covers(broker.name, now):
-                    broker.up = True  # a new broker starts serving with its first topic
-                    recorder.log(now, "broker up", broker.name, "new")
+                    broker.start_serving()
                 if step.read_queue_nums == step.write_queue_nums == 0:  # mqadmin deleteTopic, for this broker
                     self.routes.delete_topic(topic, broker.name)
                 if broker.up:
                     broker.register(now)
+                if sc.consume_mode == POP:  # a Pop assignment reaches whatever queues the broker reads now
+                    for consumer in self.consumers.values():
+                        consumer.sync_ownership(now)
             elif isinstance(step, BrokerOutage):
                 if kind == 1:
                     self.brokers[step.broker].go_down(step.silent)

@@ -77,7 +77,8 @@ class TopicChange:
     ``0..write-1``, consumers share read queues ``0..read-1``. ``topic`` defaults to the scenario's first.
     Until the producers' next route poll, the broker refuses their sends to a queue past both new counts (the
     send fails) and, after ``0, 0``, to the topic (the send is retried on another broker): see
-    :mod:`rmqlib.broker.send_check`.
+    :mod:`rmqlib.broker.send_check`. A Pop group's pops and acks are checked against the broker's new counts at
+    once (its assignments name brokers, not queues); a new broker waits for the routes, as with pull.
     """
 
     at_ms: int
@@ -345,11 +346,6 @@ class Scenario:
             _is_int(self.register_name_server_period_ms) and self.register_name_server_period_ms > 0,
             "register_name_server_period_ms",
             "an int > 0",
-        )
-        _need(
-            not (self.topic_changes and self.consume_mode is ConsumeMode.POP),
-            "consume_mode",
-            "topic changes are modelled for PULL consumers (CONCURRENT or ORDERLY), not POP (broker outages are)",
         )
         for change in self.topic_changes:
             _need(isinstance(change, TopicChange), "topic_changes", f"TopicChange items, got {change!r}")

@@ -159,6 +159,52 @@ def test_pop_empty_answers_polling_timeout_and_bad_topic_queue_codes():
     assert pop.pop("G", "T", 2, 32, 60_000, 0).code is ResponseCode.INVALID_PARAMETER
 
 
+def test_a_topic_config_decides_which_queues_a_broker_pops_and_acks():
+    """With the broker's topic config, a pop reads its read queues as they are now: after the count shrinks from 4
+    to 2, queue-id -1 scans queues 0 and 1 only, queue 2 is an illegal queue id and an ack of a message popped
+    from queue 3 is refused (MESSAGE_ILLEGAL); after the topic is dropped, pops and acks find no topic."""
+    config = BrokerConfig(pop_from_retry_probability=0)
+    store = MessageStore(config)
+    store.create_topic("T", 4)
+    for i in range(8):
+        store.put_message("T", i % 4, now_ms=0)
+    store.reput(0)
+    topic_config = {"T": (4, 4)}
+    pop = PopMessageProcessor(store, config, random.Random(0), topic_config)
+    [popped] = pop.pop("G", "T", 3, 1, 60_000, 1).messages
+    topic_config["T"] = (2, 2)
+    got = pop.pop("G", "T", -1, 32, 60_000, 2).messages
+    assert sorted(m.message.queue_id for m in got) == [0, 0, 1, 1]
+    assert pop.pop("G", "T", 2, 32, 60_000, 3).code is ResponseCode.INVALID_PARAMETER
+    assert pop.ack(popped.handle, 4) is ResponseCode.MESSAGE_ILLEGAL
+    assert pop.change_invisible_time(popped.handle, 10_000, 4)[0] is ResponseCode.MESSAGE_ILLEGAL
+    assert pop.ack(got[0].handle, 5) is ResponseCode.SUCCESS
+    del topic_config["T"]
+    assert pop.pop("G", "T", -1, 32, 60_000, 6).code is ResponseCode.TOPIC_NOT_EXIST
+    assert pop.ack(got[1].handle, 7) is ResponseCode.TOPIC_NOT_EXIST
+    assert store.topic_queue_nums["T"] == 4  # the store keeps the queues and their messages
+
+
+def test_revive_adds_the_retry_topic_to_the_topic_config():
+    """PopReviveService#addRetryTopicIfNotExist: the revived copy's retry topic enters the broker's topic config
+    (one queue), so the next pops read it."""
+    config = BrokerConfig(pop_from_retry_probability=0)
+    store = MessageStore(config)
+    store.create_topic("T", 1)
+    store.put_message("T", 0, now_ms=0)
+    store.reput(0)
+    topic_config = {"T": (1, 1)}
+    pop = PopMessageProcessor(store, config, random.Random(0), topic_config)
+    first = pop.pop("G", "T", -1, 32, 10_000, 0).messages[0]
+    [copy] = PopReviveService(pop).revive(12_001)
+    assert topic_config == {"T": (1, 1), RETRY: (1, 1)} and copy.topic == RETRY
+    store.reput(12_002)
+    again = pop.pop("G", "T", -1, 32, 10_000, 12_003).messages
+    assert [m.message.uniq_key for m in again] == [first.message.uniq_key]
+    with pytest.raises(ValueError, match="topic_config"):
+        PopMessageProcessor(store, config, random.Random(0), [("T", (1, 1))])
+
+
 def test_queue_id_minus_one_scans_all_queues_from_a_random_start():
     store, pop, _ = setup(8, queues=4, prob=0, seed=1)
     rng = random.Random(1)

@@ -4,7 +4,7 @@ import pytest
 
 from rmqlib.broker import ClientChannelInfo, SubscriptionData
 from rmqlib.namesrv import BROKER_CHANNEL_EXPIRED_MS, SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS
-from rmqlib.sim import BrokerOutage, ConsumeMode, Scenario, TopicChange, scenarios, simulate
+from rmqlib.sim import BrokerOutage, Scenario, TopicChange, scenarios, simulate
 from rmqlib.sim.engine import Simulation
 
 
@@ -170,7 +170,6 @@ def test_route_change_runs_are_deterministic():
         (dict(outages=(BrokerOutage("broker-x", 10_000),)), "outages"),
         (dict(outages=(BrokerOutage("broker-a", 10_000, 50_000), BrokerOutage("broker-a", 40_000))), "outages"),
         (dict(topic_changes=(TopicChange(10_000, "broker-a", -1, 4),)), "topic_changes"),
-        (dict(topic_changes=(TopicChange(10_000, "broker-a", 8, 8),), consume_mode=ConsumeMode.POP), "consume_mode"),
     ],
 )
 def test_bad_route_changes_are_refused_naming_the_field(changes, field):
