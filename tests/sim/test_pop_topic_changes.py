@@ -92,3 +92,20 @@ def test_a_pop_to_a_broker_missing_from_the_clients_routes_takes_the_route_first
         for queue in queues:  # and the member can reach broker-c's queues from then on
             assert min(i.start_ms for i in result.ownership[queue] if i.holder == member) == at
     assert len(result.lost) == 0 and result.produced > 0
+
+
+def test_a_pop_to_a_broker_in_no_route_fails_without_a_request_and_goes_out_again_a_second_later():
+    """broker-c joins at 60 s and drops the topic at 62 s, after the brokers' 61 s route refresh: their copies name
+    it until 91 s, so members are assigned a broker that no route has. popAsync finds no address even after taking
+    the route, throws before anything is sent, and the pop goes out again pullTimeDelayMillsWhenException later."""
+    changes = (TopicChange(60_000, "broker-c", 4, 4), TopicChange(62_000, "broker-c", 0, 0))
+    sc = scenarios.broker_joins(topic_changes=changes, poll_name_server_interval_ms=100_000, **POP)
+    result = simulate(sc, seed=0)
+    unrouted = [e for e in result.events_of("pop failed") if e.detail == "broker-c: not in any route"]
+    assert unrouted and all(62_000 < e.time_ms for e in unrouted)
+    by_member: dict[str, list[int]] = {}
+    for e in unrouted:
+        by_member.setdefault(e.who, []).append(e.time_ms)
+    assert set(by_member) == {spec.client_id for spec in sc.consumers}
+    assert {b - a for t in by_member.values() for a, b in zip(t, t[1:])} == {PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION}
+    assert len(result.lost) == 0
