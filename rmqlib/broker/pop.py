@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from rmqlib.broker.config import BrokerConfig
 from rmqlib.broker.message_store import GetMessageStatus, MessageStore, StoredMessage
 from rmqlib.broker.protocol import (
+    POP_RETRY_SEPARATOR_V1,
+    POP_RETRY_SEPARATOR_V2,
     RETRY_GROUP_TOPIC_PREFIX,
     SUB_ALL,
     ResponseCode,
@@ -200,6 +202,16 @@ class PopResult:
     revive_qid: int = 0
     rest_num: int = 0
     remark: str = ""
+
+
+def _normal_topic(topic: str, cid: str) -> str:
+    """The topic a checkpoint's messages were popped for: ``topic`` itself, or the one a pop retry topic of group
+    ``cid`` names. Mirrors: common/.../KeyBuilder.java#parseNormalTopic(String, String)"""
+    if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        return topic
+    prefix = RETRY_GROUP_TOPIC_PREFIX + cid
+    separator = POP_RETRY_SEPARATOR_V2 if topic.startswith(prefix + POP_RETRY_SEPARATOR_V2) else POP_RETRY_SEPARATOR_V1
+    return topic[len(prefix + separator) :]
 
 
 class PopMessageProcessor:
@@ -559,6 +571,8 @@ class PopReviveService:
     ``%RETRY%<group>_<topic>`` (created with 1 queue if missing) with
     ``reconsume_times + 1``, the same ``uniq_key`` and 1ST_POP_TIME set;
     it becomes poppable after the store's next :meth:`~MessageStore.reput`.
+    A due checkpoint whose topic the broker's config no longer has is passed
+    over for good (``skipped``), its unacked messages never revived.
 
     Mirrors: broker/.../processor/PopReviveService.java#mergeAndRevive,
     #reviveMsgFromCk, #reviveRetry
@@ -576,6 +590,7 @@ class PopReviveService:
             check_schedule_time(start_ms, "start_ms") + pop_message_processor.broker_config.revive_interval
         )
         self.revived: list[tuple[float, PopCheckPoint, StoredMessage]] = []
+        self.skipped: list[tuple[float, PopCheckPoint]] = []  # due checkpoints of a topic the broker no longer has
 
     def revive(self, now_ms) -> list[StoredMessage]:
         check_time(now_ms)
@@ -586,6 +601,11 @@ class PopReviveService:
         )
         out = []
         for ck in due:
+            if self.processor._read_queue_nums(_normal_topic(ck.topic, ck.cid)) is None:
+                # mergeAndRevive: the topic is gone from the broker's config, so the checkpoint is passed over
+                self.skipped.append((now_ms, ck))
+                del self.processor.checkpoints[ck.key()]
+                continue
             for j in range(ck.num):
                 if ck.is_acked(j):
                     continue

@@ -205,6 +205,32 @@ def test_revive_adds_the_retry_topic_to_the_topic_config():
         PopMessageProcessor(store, config, random.Random(0), [("T", (1, 1))])
 
 
+def test_revive_passes_over_the_checkpoints_of_a_topic_the_broker_dropped():
+    """PopReviveService#mergeAndRevive skips a due checkpoint whose topic (for a pop retry topic, the topic it
+    retries) is gone from the broker's config: its unacked messages are never revived."""
+    config = BrokerConfig(pop_from_retry_probability=0)
+    store = MessageStore(config)
+    store.create_topic("T", 1)
+    store.create_topic("U", 1)
+    for topic in ("T", "U"):
+        store.put_message(topic, 0, now_ms=0)
+    store.reput(0)
+    topic_config = {"T": (1, 1), "U": (1, 1)}
+    pop = PopMessageProcessor(store, config, random.Random(0), topic_config)
+    revive = PopReviveService(pop)
+    pop.pop("G", "T", -1, 32, 10_000, 0)
+    [kept] = pop.pop("G", "U", -1, 32, 10_000, 0).messages
+    del topic_config["T"]
+    [copy] = revive.revive(12_001)
+    assert copy.uniq_key == kept.message.uniq_key and pop.checkpoints == {}
+    assert [ck.topic for _, ck in revive.skipped] == ["T"]
+    store.reput(12_002)  # the copy of U's message, popped from U's retry topic, then U dropped too
+    [again] = pop.pop("G", "U", -1, 32, 10_000, 12_003).messages
+    assert again.handle.topic == build_pop_retry_topic("U", "G")
+    del topic_config["U"]
+    assert revive.revive(30_000) == [] and [ck.topic for _, ck in revive.skipped][1:] == [again.handle.topic]
+
+
 def test_queue_id_minus_one_scans_all_queues_from_a_random_start():
     store, pop, _ = setup(8, queues=4, prob=0, seed=1)
     rng = random.Random(1)
