@@ -185,7 +185,7 @@ class ConsumerNode:
         self.lost_connections: set[str] = set()  # brokers restarted since this client last reached them
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
         self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
-        # MQClientInstance#brokerAddrTable: every broker of a route taken (cleanOfflineBroker is not modelled)
+        # MQClientInstance#brokerAddrTable: the brokers of the routes taken, until cleanOfflineBroker finds them in none
         self.broker_addrs: set[str] = set()
         jitter = scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (rng.randrange(jitter + 1) if jitter else 0)
@@ -447,14 +447,15 @@ class ConsumerNode:
         self._rebalance_wait_next()
 
     def heartbeat_loop(self):
-        """MQClientInstance#startScheduledTask: heartbeat every broker 1 s after start, then every
-        heartbeatBrokerInterval."""
+        """MQClientInstance#startScheduledTask: 1 s after start, then every heartbeatBrokerInterval, forget the
+        brokers no route has any more (cleanOfflineBroker), then heartbeat every broker."""
         clock = self.clock
         delay = FIRST_HEARTBEAT_MS
         while self.alive:
             yield clock.timeout(delay)
             delay = self.scenario.heartbeat_interval_ms
             if self.alive:
+                self.broker_addrs.intersection_update(name for names in self.route_brokers.values() for name in names)
                 self.heartbeat(int(clock.now))
 
     def persist_loop(self):

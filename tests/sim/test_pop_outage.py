@@ -97,3 +97,28 @@ def test_an_ack_in_flight_when_its_broker_restarts_fails():
     broker.come_up()
     sim.clock.run(until=sim.scenario.rpc_latency_ms + 1)
     assert sim.recorder.counters["acks_failed"] == 1 and broker.pop.ack_log == []
+
+
+def test_once_a_member_forgets_the_stopped_broker_its_pops_fail_without_a_request():
+    """MQClientInstance's heartbeat task first drops the addresses of brokers no route has (cleanOfflineBroker).
+    After a member's route poll has dropped broker-b and its next heartbeat tick has run, a pop to broker-b finds no
+    address, takes the topic's route (which still lacks broker-b) and fails before anything is sent: one second
+    apart, where a pop refused by the closed connection fails a second plus two network delays apart."""
+    result = run()
+    sc = result.scenario
+    unrouted, refused = {}, {}
+    for e in result.events_of("pop failed"):
+        (unrouted if e.detail == "broker-b: not in any route" else refused).setdefault(e.who, []).append(e.time_ms)
+    assert unrouted and set(unrouted) <= set(refused)
+    for member, times in unrouted.items():
+        dropped = min(
+            e.time_ms
+            for e in result.events_of("route")
+            if e.who == member and e.time_ms > 70_000 and "broker-b" not in e.detail
+        )
+        forgot = min(e.time_ms for e in result.events_of("heartbeat") if e.who == member and e.time_ms >= dropped)
+        assert forgot <= times[0] and max(refused[member]) < times[0]
+        assert {b - a for a, b in zip(times, times[1:])} == {PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION}
+        assert {b - a for a, b in zip(refused[member], refused[member][1:])} == {
+            PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION + 2 * sc.rpc_latency_ms
+        }
