@@ -27,7 +27,8 @@ notebook is translated (:func:`localize_paths`), so a catalog may quote the Engl
 A heading or line-leading label the English repeats across notebooks (``## The book checks
 itself``, ``*Predict, then check*``) must have one rendering everywhere, and so must a whole cell the
 English repeats (an exercise set's opening): :func:`label_conflicts` and :func:`cell_conflicts` list
-those that do not, and ``check`` reports them.
+those that do not, and ``check`` reports them. So does it a line break inside a Chinese paragraph, which
+markdown would show as a space between two Chinese words (:func:`join_broken_lines` says which).
 
 Cell ids are positions (``c000``, ``c001`` ... see tools/build_notebooks.py), so inserting a cell in
 the English shifts the ids after it: ``build`` first moves every entry whose English text is
@@ -376,6 +377,42 @@ def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, 
     return out
 
 
+# a character after which a line break shows as a stray space: CJK ideographs, CJK and full-width punctuation
+_CJK_END = re.compile(r"[\u2014\u2018-\u201d\u2026\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]$")
+_CJK_START = re.compile(r"[*_]*[\u2014\u2018-\u201d\u2026\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+_CJK_PUNCTUATION = re.compile(r"[\u2014\u2018-\u201d\u2026\u3000-\u303f\uff00-\uffef]")
+_BLOCK_START = re.compile(r"\s*([-*+]\s|\d+\.\s|#|>|\||```|<)")
+
+
+def join_broken_lines(text: str) -> str:
+    """``text`` with every line break inside a paragraph that follows a Chinese character or punctuation mark,
+    or comes before a Chinese punctuation mark, taken out. Markdown shows such a break as a space, which Chinese
+    does not put between words; a space is kept only between a Chinese character and a Latin word, digit or code
+    span, as the edition writes them. Code fences, tables and the start of a list item, heading or quote are left
+    as they are."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        joinable = (
+            out
+            and not fenced
+            and line.strip()
+            and out[-1].strip()
+            and not _BLOCK_START.match(line)
+            and not out[-1].lstrip().startswith(("|", "#"))
+            and (_CJK_END.search(out[-1]) or _CJK_PUNCTUATION.match(line.lstrip()))
+        )
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not joinable:
+            out.append(line)
+            continue
+        rest = line.lstrip()
+        space = "" if _CJK_START.match(rest) or _CJK_PUNCTUATION.search(out[-1][-1]) else " "
+        out[-1] += space + rest
+    return "\n".join(out)
+
+
 def _cell_shape(text: str) -> str:
     """A markdown cell with what varies from notebook to notebook taken out: the title line (``# ...``), book
     paths in backticks, numbers and line breaks. Two cells of the same shape say the same thing."""
@@ -514,6 +551,15 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
             out += [
                 f"{where}: the translation's headings are not the English cell's"
                 for where in renderings["headings differ from the English"]
+            ]
+    for notebook in english_notebooks(root):
+        path = catalog_path(notebook, lang, root)
+        if path.exists():
+            out += [
+                f"{notebook.relative_to(root).as_posix()} {entry.id}: a line break inside a Chinese sentence shows as "
+                "a space (join_broken_lines)"
+                for entry in load_catalog(path, lang).entries
+                if join_broken_lines(entry.text) != entry.text
             ]
     for english, translations in cell_conflicts(lang, root).items():
         out.append(

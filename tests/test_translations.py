@@ -116,6 +116,37 @@ def test_inserting_a_cell_moves_translations_to_their_new_ids(tmp_path):
     assert {e.id for e in tr.load_catalog(tr.catalog_path(path, root=tmp_path)).entries} == {"c000", "c003"}
 
 
+@pytest.mark.parametrize(
+    "text, joined",
+    [
+        ("甲，\n乙。", "甲，乙。"),  # between Chinese words markdown's space is a stray one
+        ("两个 Broker；\nbroker-b 在", "两个 Broker；broker-b 在"),
+        ("在大半分钟里\n*没有*持有者", "在大半分钟里*没有*持有者"),
+        ("一个队列\n[`RebalanceImpl`] 就", "一个队列 [`RebalanceImpl`] 就"),  # Chinese, then Latin: a space
+        ("对 `removeUnnecessaryMessageQueue`\n（见下文）", "对 `removeUnnecessaryMessageQueue`（见下文）"),
+        ("- 甲，\n  以及乙；\n- 丙", "- 甲，以及乙；\n- 丙"),  # a list item's own lines, not the next item
+        ("段落。\n\n“下一段”", "段落。\n\n“下一段”"),  # a paragraph break stays
+        ("```\n中文\n代码\n```", "```\n中文\n代码\n```"),
+        ("## 标题\n正文", "## 标题\n正文"),
+        ("小结：\n1. 一项", "小结：\n1. 一项"),
+        ("An English line\n中文", "An English line\n中文"),
+    ],
+)
+def test_join_broken_lines_takes_out_the_line_breaks_that_show_as_stray_spaces(text, joined):
+    assert tr.join_broken_lines(text) == joined
+    assert tr.join_broken_lines(joined) == joined
+
+
+def test_a_line_break_inside_a_chinese_sentence_is_a_problem(tmp_path):
+    path = _book(tmp_path, _cells())
+    _translate_all(path, tmp_path)
+    catalog = tr.load_catalog(tr.catalog_path(path, root=tmp_path))
+    catalog.entries[0].text += "\n\n这一句话，\n被拆成两行。"
+    tr.dump_catalog(catalog, tr.catalog_path(path, root=tmp_path))
+    tr.build(root=tmp_path, notebooks=[path])
+    assert [line for line in tr.problems(root=tmp_path) if "c000: a line break inside a Chinese sentence" in line]
+
+
 def test_a_catalog_of_the_wrong_shape_is_refused_naming_the_file(tmp_path):
     path = tmp_path / "bad.yml"
     path.write_text("source: x\ncells:\n- {id: c000, en: abc}\n", encoding="utf-8")
