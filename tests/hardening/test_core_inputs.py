@@ -858,7 +858,11 @@ ENTRIES = [
     ("retry_timeline", send_back.retry_timeline, dict(consumer_group="G", max_reconsume_times=16, delay_level=0)),
     ("delay_level_millis", send_back.delay_level_millis, dict(level=3)),
     ("dlq_topic", send_back.dlq_topic, dict(consumer_group="G")),
-    ("PopMessageProcessor", PopMessageProcessor, dict(store=store(), broker_config=None, rng=random.Random(1))),
+    (
+        "PopMessageProcessor",
+        PopMessageProcessor,
+        dict(store=store(), broker_config=None, rng=random.Random(1), topic_config={"T": (4, 4)}),
+    ),
     (
         "PopMessageProcessor.pop",
         lambda group, topic, queue_id, max_msg_nums, invisible_time, now_ms, init_mode, sub_expression: (
