@@ -126,9 +126,10 @@ class QueryAssignmentProcessor:
         return mode, share
 
     def query_assignment(
-        self, topic: str, group: str, client_id: str, message_model, strategy_name: str
+        self, topic: str, group: str, client_id: str, strategy_name: str, message_model
     ) -> set[MessageQueueAssignment] | None:
-        """The client's assignments with the mode to use, or None ("skip this round").
+        """The client's assignments with the mode to use, or None ("skip this round"). The arguments come in the
+        order of the request's body (QueryAssignmentRequestBody), as the client sends them.
 
         Mirrors: QueryAssignmentProcessor.java#queryAssignment
         """

@@ -143,7 +143,7 @@ class SimClientAPI:
         (MQClientInstance#queryAssignment, through #findBrokerAddrByTopic); a broker that is down fails the call."""
         consumer = self.consumer
         broker = self._broker(consumer.rng.choice(consumer.route_brokers[topic]))
-        return broker.assignment.query_assignment(topic, group, client_id, message_model, strategy_name)
+        return broker.assignment.query_assignment(topic, group, client_id, strategy_name, message_model)
 
 
 class ConsumerNode:

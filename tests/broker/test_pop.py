@@ -104,14 +104,24 @@ def _qap(clients, mode=None, share=-1, route=None):
 
 def test_query_assignment_pull_mode_is_avg_over_sorted_cids():
     qap = _qap(["10.0.0.2@x", "10.0.0.1@x"])
-    got = qap.query_assignment("T", "G", "10.0.0.1@x", "CLUSTERING", "AVG")
+    got = qap.query_assignment("T", "G", "10.0.0.1@x", "AVG", "CLUSTERING")
     assert {a.message_queue.queue_id for a in got} == {0, 1}
     assert {a.mode for a in got} == {MessageRequestMode.PULL}
 
 
+def test_query_assignment_takes_the_request_bodys_order_as_the_client_sends_it():
+    """QueryAssignmentRequestBody: topic, group, client id, strategy name, message model (the client API's order);
+    doLoadBalance takes the model before the strategy. Swapped, the model is refused by name."""
+    qap = _qap(["10.0.0.1@x"])
+    assert qap.query_assignment("T", "G", "10.0.0.1@x", "AVG", "CLUSTERING")
+    with pytest.raises(ValueError, match="message_model"):
+        qap.query_assignment("T", "G", "10.0.0.1@x", "CLUSTERING", "AVG")
+    assert qap.do_load_balance("T", "G", "10.0.0.1@x", "CLUSTERING", "AVG")
+
+
 def test_query_assignment_pop_mode_default_share_gives_whole_topic():
     qap = _qap(["a", "b"], mode="POP", share=-1)
-    got = qap.query_assignment("T", "G", "a", "CLUSTERING", "AVG_BY_CIRCLE")
+    got = qap.query_assignment("T", "G", "a", "AVG_BY_CIRCLE", "CLUSTERING")
     assert {a.message_queue for a in got} == {MessageQueue("T", "b", -1)}
     assert {a.mode for a in got} == {MessageRequestMode.POP}
 

@@ -935,8 +935,8 @@ ENTRIES = [
     ),
     (
         "QueryAssignmentProcessor.query_assignment",
-        lambda topic, group, client_id, message_model, strategy_name: query_assignment().query_assignment(
-            topic, group, client_id, message_model, strategy_name
+        lambda topic, group, client_id, strategy_name, message_model: query_assignment().query_assignment(
+            topic, group, client_id, strategy_name, message_model
         ),
         dict(topic="T", group="G", client_id="c1", message_model="CLUSTERING", strategy_name="AVG_BY_CIRCLE"),
     ),

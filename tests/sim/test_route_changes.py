@@ -206,9 +206,9 @@ def test_a_restarted_broker_assigns_queues_from_its_new_registry():
         False,
         0,
     )
-    assert broker.assignment.query_assignment("TopicTest", "GID_sim", cid, "CLUSTERING", "AVG")  # a member: queues
+    assert broker.assignment.query_assignment("TopicTest", "GID_sim", cid, "AVG", "CLUSTERING")  # a member: queues
     broker.go_down(silent=False)
     broker.come_up()
     assert broker.assignment.consumer_manager is broker.consumer_manager
     # nobody has registered with the restarted broker yet: no group, so no valid answer
-    assert broker.assignment.query_assignment("TopicTest", "GID_sim", cid, "CLUSTERING", "AVG") is None
+    assert broker.assignment.query_assignment("TopicTest", "GID_sim", cid, "AVG", "CLUSTERING") is None
