@@ -27,8 +27,8 @@ notebook is translated (:func:`localize_paths`), so a catalog may quote the Engl
 A heading or line-leading label the English repeats across notebooks (``## The book checks
 itself``, ``*Predict, then check*``) must have one rendering everywhere, and so must a whole cell the
 English repeats (an exercise set's opening): :func:`label_conflicts` and :func:`cell_conflicts` list
-those that do not, and ``check`` reports them. So does it a line break inside a Chinese paragraph, which
-markdown would show as a space between two Chinese words (:func:`join_broken_lines` says which).
+those that do not, and ``check`` reports them. It also reports a line break inside a Chinese paragraph, which
+markdown would show as a space between two Chinese words (:func:`join_broken_lines`).
 
 Cell ids are positions (``c000``, ``c001`` ... see tools/build_notebooks.py), so inserting a cell in
 the English shifts the ids after it: ``build`` first moves every entry whose English text is
@@ -377,10 +377,12 @@ def label_conflicts(lang: str = "zh", root: Path = ROOT) -> dict[str, dict[str, 
     return out
 
 
-# a character after which a line break shows as a stray space: CJK ideographs, CJK and full-width punctuation
-_CJK_END = re.compile(r"[\u2014\u2018-\u201d\u2026\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]$")
-_CJK_START = re.compile(r"[*_]*[\u2014\u2018-\u201d\u2026\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-_CJK_PUNCTUATION = re.compile(r"[\u2014\u2018-\u201d\u2026\u3000-\u303f\uff00-\uffef]")
+# characters a line break next to shows as a stray space: Chinese punctuation (with the dash, quotes and ellipsis
+# Chinese text uses), and Chinese characters
+_PUNCTUATION = "\u2014\u2018-\u201d\u2026\u3000-\u303f\uff00-\uffef"
+_CJK_END = re.compile(f"[{_PUNCTUATION}\u4e00-\u9fff]$")
+_CJK_START = re.compile(f"[*_]*[{_PUNCTUATION}\u4e00-\u9fff]")  # emphasis marks do not count
+_CJK_PUNCTUATION = re.compile(f"[{_PUNCTUATION}]")
 _BLOCK_START = re.compile(r"\s*([-*+]\s|\d+\.\s|#|>|\||```|<)")
 
 
@@ -532,6 +534,11 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
             f"{rel} {cid}: the catalog translates a cell the English no longer has"
             for cid in orphans(notebook, lang, root)
         ]
+        out += [
+            f"{rel} {entry.id}: a line break inside a Chinese sentence shows as a space (join_broken_lines)"
+            for entry in load_catalog(path, lang).entries
+            if join_broken_lines(entry.text) != entry.text
+        ]
         target = translated_path(notebook, lang)
         if not any(str(t).startswith(rel) for t in todo(notebook, lang, root)):
             expected = translate(
@@ -551,15 +558,6 @@ def problems(lang: str = "zh", root: Path = ROOT) -> list[str]:
             out += [
                 f"{where}: the translation's headings are not the English cell's"
                 for where in renderings["headings differ from the English"]
-            ]
-    for notebook in english_notebooks(root):
-        path = catalog_path(notebook, lang, root)
-        if path.exists():
-            out += [
-                f"{notebook.relative_to(root).as_posix()} {entry.id}: a line break inside a Chinese sentence shows as "
-                "a space (join_broken_lines)"
-                for entry in load_catalog(path, lang).entries
-                if join_broken_lines(entry.text) != entry.text
             ]
     for english, translations in cell_conflicts(lang, root).items():
         out.append(
