@@ -72,7 +72,9 @@ class Simulation:
         if scenario.consume_mode == POP:
             for broker in self.brokers.values():
                 for topic in scenario.topics:
-                    broker.assignment.set_message_request_mode(topic, scenario.consumer_group, "POP", -1)
+                    broker.assignment.set_message_request_mode(
+                        topic, scenario.consumer_group, "POP", scenario.pop_share_queue_num
+                    )
 
     # --- the scenario's script ------------------------------------------------------
     def route_changes(self):

@@ -149,6 +149,9 @@ class Scenario:
     channel_expired_ms: int = 120_000  # BrokerConfig.channelExpiredTimeout
     channel_scan_ms: int = 10_000  # ClientHousekeepingService: scan every 10 s
     pop_revive_interval_ms: int = 1_000  # BrokerConfig.reviveInterval
+    # BrokerConfig.defaultPopShareQueueNum: -1 (or 0, or at least the group's size - 1) gives every member every
+    # queue of each broker (queueId -1, the broker picks); n gives each its own share and the next n members'
+    pop_share_queue_num: int = -1
 
     # The network
     rpc_latency_ms: int = 1  # one-way delay of every request and response
@@ -313,6 +316,11 @@ class Scenario:
         _need(_is_int(self.start_jitter_ms) and self.start_jitter_ms >= 0, "start_jitter_ms", "an int >= 0")
         _need(self.consume_time_dist in ("fixed", "exponential"), "consume_time_dist", "'fixed' or 'exponential'")
         _need(self.pop_batch_nums <= 32, "pop_batch_nums", "at most 32 (DefaultMQPushConsumer.popBatchNums)")
+        _need(
+            _is_int(self.pop_share_queue_num) and -1 <= self.pop_share_queue_num <= MAX_CONSUMERS,
+            "pop_share_queue_num",
+            f"an int in -1..{MAX_CONSUMERS}",
+        )
         for name in ("real_time_notify", "long_polling"):
             value = getattr(self, name)
             _need(value is True or value is False, name, f"True or False, got {value!r}")

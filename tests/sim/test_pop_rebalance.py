@@ -6,6 +6,7 @@ from functools import cache
 
 from rmqlib.client import DISPATCH_PULL_REQUEST_DELAY_MILLS
 from rmqlib.sim import ConsumerSpec, scenarios, simulate
+from rmqlib.sim.engine import Simulation
 
 RETRY = "topic=%RETRY%GID_sim,"
 
@@ -64,3 +65,27 @@ def test_a_new_assignment_starts_popping_500_ms_after_its_round():
     first_round = min(e.time_ms for e in result.events_of("rebalance"))
     first_pop = min(e.time_ms for e in result.events_of("pop"))
     assert first_pop - first_round == DISPATCH_PULL_REQUEST_DELAY_MILLS + 2 * sc.rpc_latency_ms
+
+
+def test_pop_share_queue_num_gives_each_member_the_queues_allocate4pop_names():
+    """With ``pop_share_queue_num`` n > 0 the brokers answer QUERY_ASSIGNMENT with queues, not brokers
+    (QueryAssignmentProcessor#allocate4Pop): each member pops its own share and the next n members' shares. At the
+    end of the run every member holds exactly what the broker's model names for it; by default, every queue."""
+    sc = scenarios.pop_mode(pop_share_queue_num=1, duration_ms=60_000, drain_ms=30_000)
+    sim = Simulation(sc, seed=1)
+    result = sim.run()
+    held: dict[str, set[str]] = {}
+    for queue, spans in result.ownership.items():
+        for span in spans:
+            if "topic=TopicTest," in queue and span.end_ms == sc.end_ms:
+                held.setdefault(span.holder, set()).add(queue)
+    assignment = sim.brokers["broker-a"].assignment
+    for spec in sc.consumers:
+        named = assignment.do_load_balance("TopicTest", sc.consumer_group, spec.client_id, "CLUSTERING", "AVG")
+        assert held[spec.client_id] == {str(mq) for mq in named} and all(mq.queue_id >= 0 for mq in named)
+    topic_queues = {q for q in result.queues if "topic=TopicTest," in q}
+    assert set().union(*held.values()) == topic_queues and max(map(len, held.values())) < len(topic_queues)
+    everything = run("pop_mode", duration_ms=60_000, drain_ms=30_000)
+    queues = {q for q in everything.ownership if "topic=TopicTest," in q}
+    assert all({i.holder for i in everything.ownership[q]} == {s.client_id for s in sc.consumers} for q in queues)
+    assert len(result.lost) == 0
