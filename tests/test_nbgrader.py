@@ -37,13 +37,19 @@ ASSIGNMENTS = {ASSIGNMENT: (SOURCES, SOURCES), ZH_ASSIGNMENT: (ZH_SOURCES, ZH_GR
 
 
 def _nbgrader(course: Path, *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args, "--force", "--log-level=WARN"],
-        cwd=course,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    """Run nbgrader in the course. A kernel can fail to start because another test's kernel took the TCP port
+    jupyter_client had just picked for it (ZMQError: Address already in use, a race between processes); such a
+    run is repeated once (``--force`` makes it idempotent), any other failure fails the test."""
+    for _attempt in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "nbgrader", *args, "--force", "--log-level=WARN"],
+            cwd=course,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if done.returncode == 0 or "Address already in use" not in done.stdout + done.stderr:
+            break
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
 
 
