@@ -584,8 +584,7 @@ class ConsumerNode:
                 if self.take_route(topic, int(clock.now)):
                     self.sync_ownership(int(clock.now))  # its broker is in this client's route view now
                 if broker_name not in self.broker_addrs:  # popAsync throws; popMessage retries later
-                    recorder.counters["pops_failed"] += 1
-                    recorder.log(int(clock.now), "pop failed", self.cid, f"{broker_name}: not in any route")
+                    self._log_pop_failure(broker_name, "not in any route")
                     yield clock.timeout(retry_ms)
                     continue
             sent = int(clock.now)
@@ -645,9 +644,12 @@ class ConsumerNode:
             why = "no answer before the timeout"
         else:
             yield clock.timeout(self.scenario.rpc_latency_ms)
-        self.recorder.counters["pops_failed"] += 1
-        self.recorder.log(int(clock.now), "pop failed", self.cid, f"{broker.name}: {why}")
+        self._log_pop_failure(broker.name, why)
         yield clock.timeout(retry_ms)
+
+    def _log_pop_failure(self, broker_name: str, why: str) -> None:
+        self.recorder.counters["pops_failed"] += 1
+        self.recorder.log(int(self.clock.now), "pop failed", self.cid, f"{broker_name}: {why}")
 
 
 class _RebalanceWait:
