@@ -5,10 +5,10 @@ Pure Python, no threads, no wall clock: every time-dependent call takes
 simulator (or a notebook cell) decides when they run. Notifications and
 answers to woken requests are records in outboxes, not network sends.
 
-Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s
-scan), ``message_store`` (commit log, consume queues, reput, getMessage,
-offsets), ``hold_service`` (long polling), ``pull_processor`` (PULL_MESSAGE),
-``lock_manager`` (orderly locks), ``send_check`` (whether a send is taken), ``pop`` (Pop mode: pop, ack, revive),
+Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s scan), ``message_store`` (commit
+log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling), ``pull_processor``
+(PULL_MESSAGE), ``lock_manager`` (orderly locks), ``replica_locks`` (lock requests across a broker's replicas,
+``lockInStrictMode``), ``send_check`` (whether a send is taken), ``pop`` (Pop mode: pop, ack, revive),
 ``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation), ``topic_route_info`` (the
 broker's copy of routes that allocation reads).
 """
@@ -76,12 +76,15 @@ from rmqlib.broker.query_assignment import (
     MessageQueueAssignment,
     QueryAssignmentProcessor,
 )
+from rmqlib.broker.replica_locks import AdminBrokerProcessor, BrokerMemberGroup
 from rmqlib.broker.topic_route_info import TopicRouteInfoManager
 
 __all__ = [
     "AckHandle",
+    "AdminBrokerProcessor",
     "BROKER_SUSPEND_MAX_TIME_MILLIS",
     "BrokerConfig",
+    "BrokerMemberGroup",
     "ClientChannelInfo",
     "ClientHousekeepingService",
     "ConsumeFromWhere",

@@ -7,6 +7,7 @@ concern, no routing, no latency. Failures can be injected per method.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from rmqlib.checks import ArgumentTypeError, check_int, check_items, check_str
 from rmqlib.client.api import BrokerError, ConsumerData, OffsetNotFoundError
@@ -37,7 +38,9 @@ class InMemoryClientBrokerAPI:
     call fails). ``locks[(group, mq)] = (client_id, last_update_ms)`` with the
     broker's grant rule (absent, same client, or expired). ``offsets[(group, mq)]``:
     durable consumer offsets. ``max_offsets[mq]``: queue max offsets (default 0).
-    ``fail``: names of methods that raise BrokerError.
+    ``fail``: names of methods that raise BrokerError. ``lock_servers[broker_name]``: an object whose
+    ``lock_batch_mq(group, client_id, mqs, now_ms)`` and ``unlock_batch_mq(group, client_id, mqs, now_ms)`` answer
+    that broker name's lock requests instead of the shared table (e.g. :class:`rmqlib.broker.BrokerMemberGroup`).
     """
 
     def __init__(self) -> None:
@@ -50,6 +53,7 @@ class InMemoryClientBrokerAPI:
         self.unlock_calls: list[tuple[str, str, frozenset[MessageQueue]]] = []
         self.lock_calls: list[tuple[str, str, frozenset[MessageQueue]]] = []
         self.fail: set[str] = set()
+        self.lock_servers: dict[str, Any] = {}
 
     @staticmethod
     def _check_call(broker_name: str, group: str, client_id: str, now_ms: int) -> None:
@@ -77,6 +81,9 @@ class InMemoryClientBrokerAPI:
         checked = _mqs(mqs)
         self._maybe_fail("lock_batch_mq")
         self.lock_calls.append((broker_name, client_id, checked))
+        server = self.lock_servers.get(broker_name)
+        if server is not None:
+            return set(server.lock_batch_mq(group, client_id, checked, now_ms))
         granted = set()
         for mq in checked:
             held = self.locks.get((group, mq))
@@ -92,6 +99,10 @@ class InMemoryClientBrokerAPI:
         checked = _mqs(mqs)
         self._maybe_fail("unlock_batch_mq")
         self.unlock_calls.append((broker_name, client_id, checked))
+        server = self.lock_servers.get(broker_name)
+        if server is not None:
+            server.unlock_batch_mq(group, client_id, checked, now_ms)
+            return
         for mq in checked:
             held = self.locks.get((group, mq))
             if held is not None and held[0] == client_id:

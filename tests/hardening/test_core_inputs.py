@@ -25,7 +25,9 @@ from support import TooSlow, time_limit
 from rmqlib import hashring, model, protocol, strategies
 from rmqlib.broker import (
     AckHandle,
+    AdminBrokerProcessor,
     BrokerConfig,
+    BrokerMemberGroup,
     ClientChannelInfo,
     ClientHousekeepingService,
     ConsumerGroupInfo,
@@ -961,6 +963,72 @@ ENTRIES = [
         "MessageStore.check_in_mem_by_consume_offset",
         lambda topic, queue_id, consume_offset: store().check_in_mem_by_consume_offset(topic, queue_id, consume_offset),
         dict(topic="T", queue_id=0, consume_offset=0),
+    ),
+    (
+        "BrokerMemberGroup",
+        BrokerMemberGroup,
+        dict(
+            broker_name="broker-a",
+            replicas=3,
+            lock_in_strict_mode=True,
+            total_replicas=3,
+            enable_slave_acting_master=True,
+            lock_max_live_time=60000,
+        ),
+    ),
+    (
+        "AdminBrokerProcessor",
+        lambda member_group, broker_id, lock_in_strict_mode, total_replicas: AdminBrokerProcessor(
+            member_group, broker_id, lock_in_strict_mode=lock_in_strict_mode, total_replicas=total_replicas
+        ),
+        dict(member_group=BrokerMemberGroup("broker-a"), broker_id=0, lock_in_strict_mode=True, total_replicas=2),
+    ),
+    (
+        "AdminBrokerProcessor.lock_batch_mq",
+        lambda group, client_id, mqs, now_ms, only_this_broker: (
+            BrokerMemberGroup("broker-a", 3, lock_in_strict_mode=True, enable_slave_acting_master=True)
+            .replicas[0]
+            .lock_batch_mq(group, client_id, mqs, now_ms, only_this_broker)
+        ),
+        dict(group="G", client_id="c1", mqs=MQS, now_ms=0, only_this_broker=False),
+    ),
+    (
+        "AdminBrokerProcessor.unlock_batch_mq",
+        lambda group, client_id, mqs, only_this_broker: (
+            BrokerMemberGroup("broker-a", lock_in_strict_mode=True)
+            .replicas[0]
+            .unlock_batch_mq(group, client_id, mqs, only_this_broker)
+        ),
+        dict(group="G", client_id="c1", mqs=MQS, only_this_broker=False),
+    ),
+    (
+        "BrokerMemberGroup.stop",
+        lambda broker_id: BrokerMemberGroup("broker-a", 3).stop(broker_id),
+        dict(broker_id=1),
+    ),
+    (
+        "BrokerMemberGroup.start",
+        lambda broker_id: BrokerMemberGroup("broker-a", 3).start(broker_id),
+        dict(broker_id=2),
+    ),
+    (
+        "BrokerMemberGroup.lock_batch_mq",
+        lambda group, client_id, mqs, now_ms: BrokerMemberGroup("broker-a", 2, lock_in_strict_mode=True).lock_batch_mq(
+            group, client_id, mqs, now_ms
+        ),
+        dict(group="G", client_id="c1", mqs=MQS, now_ms=0),
+    ),
+    (
+        "BrokerMemberGroup.unlock_batch_mq",
+        lambda group, client_id, mqs, now_ms: BrokerMemberGroup("broker-a").unlock_batch_mq(
+            group, client_id, mqs, now_ms
+        ),
+        dict(group="G", client_id="c1", mqs=MQS, now_ms=0),
+    ),
+    (
+        "BrokerMemberGroup.lock_owner",
+        lambda broker_id, group, mq, now_ms: BrokerMemberGroup("broker-a", 2).lock_owner(broker_id, group, mq, now_ms),
+        dict(broker_id=1, group="G", mq=MQ, now_ms=0),
     ),
     (
         "RebalanceLockManager.lock_owner",
