@@ -99,6 +99,7 @@ CLASS_FILES = {
         "AckMessageProcessor": [_B + "processor/AckMessageProcessor.java"],
         "AdminBrokerProcessor": [_B + "processor/AdminBrokerProcessor.java"],
         "BrokerController": [_B + "BrokerController.java"],
+        "BrokerPreOnlineService": [_B + "BrokerPreOnlineService.java"],
         "ChangeInvisibleTimeProcessor": [_B + "processor/ChangeInvisibleTimeProcessor.java"],
         "ClientChannelInfo": [_B + "client/ClientChannelInfo.java"],
         "ClientHousekeepingService": [_B + "client/ClientHousekeepingService.java"],
@@ -141,6 +142,7 @@ CLASS_FILES = {
         "VirtualNode": [_COMMON + "consistenthash/VirtualNode.java"],
         # remoting
         "BrokerData": [_REMOTING + "protocol/route/BrokerData.java"],
+        "BrokerMemberGroup": [_REMOTING + "protocol/body/BrokerMemberGroup.java"],
         "ConsumeType": [_REMOTING + "protocol/heartbeat/ConsumeType.java"],
         "ConsumerData": [_REMOTING + "protocol/heartbeat/ConsumerData.java"],
         "FilterAPI": [_REMOTING + "protocol/filter/FilterAPI.java"],

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from rmqlib.broker.lock_manager import REBALANCE_LOCK_MAX_LIVE_TIME, RebalanceLockManager, _check_id, _check_mqs
 from rmqlib.broker.protocol import check_time
-from rmqlib.checks import check_bool, check_int
+from rmqlib.checks import ArgumentTypeError, check_bool, check_int
 from rmqlib.model import MessageQueue
 
 MASTER_ID = 0  # MixAll.MASTER_ID
@@ -49,7 +49,7 @@ class AdminBrokerProcessor:
         lock_max_live_time: int = REBALANCE_LOCK_MAX_LIVE_TIME,
     ):
         if not isinstance(member_group, BrokerMemberGroup):
-            raise TypeError(f"member_group must be a BrokerMemberGroup, got {member_group!r:.80}")
+            raise ArgumentTypeError(f"member_group must be a BrokerMemberGroup, got {member_group!r:.80}")
         self.member_group = member_group
         self.broker_id = check_int(broker_id, "broker_id", 0)
         self.lock_in_strict_mode = check_bool(lock_in_strict_mode, "lock_in_strict_mode")
