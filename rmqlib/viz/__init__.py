@@ -96,6 +96,10 @@ from rmqlib.viz.handover import (  # noqa: E402
 
 __all__ += ["handover_figure", "handover_panel", "handover_view", "moved_queues", "queue_handover_figure"]
 
+from rmqlib.viz.replicas import REPLICA_SETUPS, replica_locks_figure  # noqa: E402
+
+__all__ += ["REPLICA_SETUPS", "replica_locks_figure"]
+
 # A sequence diagram drawn from a traced run's own log.
 from rmqlib.viz.sequence import sequence_figure  # noqa: E402
 

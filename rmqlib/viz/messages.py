@@ -209,6 +209,21 @@ ZH: dict[str, str] = {
     "When a message that keeps failing is delivered again, and where it ends": "一条总是消费失败的消息何时被再次投递，最后去了哪里",
     "time since the first delivery (s, log scale; the first delivery drawn at 0.5 s)": "距首次投递的时间（秒，对数坐标；首次投递画在 0.5 秒处）",
     "retries": "重试",
+    # ------------------------------------------------------------------ replicas.py (chapter 09)
+    "broker-a's master": "broker-a 的 Master",
+    "master away": "Master 不在",
+    "master away {start} .. {end} ms": "Master 不在：{start} .. {end} ms",
+    "{cid} may consume q": "{cid} 可以消费该队列",
+    "2 replicas": "2 个副本",
+    "2 + strict": "2 个副本 + 严格模式",
+    "3 + strict": "3 个副本 + 严格模式",
+    "time (s)": "时间（秒）",
+    "broker-a's master fails at 25 s: who may consume q, by replica setting": (
+        "broker-a 的 Master 在第 25 秒宕机：各副本设置下谁可以消费该队列"
+    ),
+    "broker-a's master restarts (away 25 to {back:.0f} s): who may consume q, by replica setting": (
+        "broker-a 的 Master 重启（第 25 到 {back:.0f} 秒不在）：各副本设置下谁可以消费该队列"
+    ),
     # ------------------------------------------------------------------ sequence.py
     "membership": "成员变化",
     "pulling": "拉取",

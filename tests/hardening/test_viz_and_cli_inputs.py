@@ -398,6 +398,20 @@ VIZ_SPECS = {
     ),
     "house_style": (style.house_style, dict(fig=go.Figure()), dict(fig=st.just(go.Figure()), width_px=counts)),
     "queue_handover_figure": (viz.queue_handover_figure, dict(result=None), dict(result=junk)),
+    "replica_locks_figure": (
+        viz.replica_locks_figure,
+        {},
+        dict(
+            master_back_ms=st.one_of(counts, st.sampled_from([25_001, 28_000, 120_000, 120_001])),
+            setups=st.one_of(
+                st.dictionaries(names, st.tuples(counts, st.booleans()), max_size=9),
+                st.dictionaries(names, junk, max_size=2),
+            ),
+            enable_slave_acting_master=st.booleans(),
+            end_ms=st.one_of(counts, st.sampled_from([48_999, 49_000, 3_600_000, 3_600_001])),
+            title=st.text(max_size=5),
+        ),
+    ),
 }
 
 # arguments that take a SimResult or a HandoverReplay: junk only for those, the real thing for the rest

@@ -88,6 +88,8 @@ def figures() -> dict:
         "sequence_figure": viz.sequence_figure(crash, 60_000, 62_000, max_events=60),
         "sequence_figure short": viz.sequence_figure(crash, 60_000, 70_000, max_events=5),
         "queue_handover_figure": viz.queue_handover_figure(crash),
+        "replica_locks_figure": viz.replica_locks_figure(),
+        "replica_locks_figure failover": viz.replica_locks_figure(None),
         "allocation_frames_figure": viz.allocation_frames_figure(queues=4, consumer_counts=(1, 2, 5)),
         "ring_frames_figure": viz.ring_frames_figure(vnode_counts=(0, 2)),
         "machine_room_frames_figure": viz.machine_room_frames_figure(),
