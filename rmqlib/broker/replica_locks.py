@@ -13,7 +13,8 @@ grants nothing. With acting master on, the route shows the live replica with the
 master is gone (the acting master).
 
 Simplified, and said so: the member group follows the live replicas at once (Java syncs it every second,
-``syncBrokerMemberGroupPeriod``), and a stopped replica's answer is a failure, not a 1 s timeout.
+``syncBrokerMemberGroupPeriod``), a stopped replica's answer is a failure, not a 1 s timeout, and a client reaches
+the master the route shows now (a real client reads its route every 30 s, ``pollNameServerInterval``).
 
 Mirrors: broker/.../processor/AdminBrokerProcessor.java#lockBatchMQ and #unlockBatchMQ,
 remoting/.../protocol/body/BrokerMemberGroup.java, BrokerController.java#syncBrokerMemberGroup,

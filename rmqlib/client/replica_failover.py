@@ -12,6 +12,10 @@ Two orderly consumers (real :class:`RebalanceImpl` models) and one queue, q, of 
 After each step, :class:`ReplicaLockStep` records who may consume q (an orderly consume request runs only while its
 ``ProcessQueue`` is locked and its lock is at most 30 s old) and what each replica's lock table says. A consumer's
 trust in its lock can lapse between two steps; the replay then adds a step at that instant.
+
+Simplified, and said so: both clients see every change of the route at once. A real client reads its route every
+30 s (``pollNameServerInterval``) and until then sends its lock requests to the old address, where they fail; which
+consumer reaches the new master first can then differ from the replay.
 """
 
 from __future__ import annotations

@@ -96,9 +96,16 @@ from rmqlib.viz.handover import (  # noqa: E402
 
 __all__ += ["handover_figure", "handover_panel", "handover_view", "moved_queues", "queue_handover_figure"]
 
-from rmqlib.viz.replicas import REPLICA_SETUPS, replica_locks_figure  # noqa: E402
+# Chapter 09: an orderly queue while its broker's master is away, by replica setting.
+from rmqlib.viz.replicas import (  # noqa: E402
+    MASTER_AWAY,
+    REPLICA_SETUPS,
+    replica_locks_figure,
+    replica_locks_panel,
+    replica_locks_view,
+)
 
-__all__ += ["REPLICA_SETUPS", "replica_locks_figure"]
+__all__ += ["MASTER_AWAY", "REPLICA_SETUPS", "replica_locks_figure", "replica_locks_panel", "replica_locks_view"]
 
 # A sequence diagram drawn from a traced run's own log.
 from rmqlib.viz.sequence import sequence_figure  # noqa: E402
@@ -119,6 +126,7 @@ from rmqlib.viz.static import (  # noqa: E402
     is_static,
     machine_room_frames_figure,
     process_queue_frames_figure,
+    replica_locks_frames_figure,
     ring_frames_figure,
     show_panel,
     use_static_renderer,
@@ -131,6 +139,7 @@ __all__ += [
     "is_static",
     "machine_room_frames_figure",
     "process_queue_frames_figure",
+    "replica_locks_frames_figure",
     "ring_frames_figure",
     "show_panel",
     "use_static_renderer",

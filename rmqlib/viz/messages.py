@@ -212,6 +212,12 @@ ZH: dict[str, str] = {
     # ------------------------------------------------------------------ replicas.py (chapter 09)
     "broker-a's master": "broker-a 的 Master",
     "master away": "Master 不在",
+    "for good": "不再回来",
+    "acting master": "Slave 代理 Master",
+    "3 s": "3 秒",
+    "10 s": "10 秒",
+    "30 s": "30 秒",
+    "60 s": "60 秒",
     "master away {start} .. {end} ms": "Master 不在：{start} .. {end} ms",
     "{cid} may consume q": "{cid} 可以消费该队列",
     "2 replicas": "2 个副本",

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_str
 from rmqlib.client.replica_failover import MASTER_STOPS_MS, NEWCOMER, OWNER, ReplicaLockStep, replay_master_outage
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.i18n import text
+from rmqlib.viz.panels import Panel, labelled
 from rmqlib.viz.style import house_style
 from rmqlib.viz.timeline import _s
 
@@ -132,3 +134,29 @@ def replica_locks_figure(
         },
     )
     return house_style(fig)
+
+
+#: How long the master is away from 25 s, as the panel offers it: label -> master_back_ms (None: for good).
+MASTER_AWAY = {"3 s": 28_000, "10 s": 35_000, "30 s": 55_000, "60 s": 85_000, "for good": None}
+
+
+def replica_locks_view(master_away: str = "3 s", acting_master: bool = True) -> go.Figure:
+    """The panel's pure function: :func:`replica_locks_figure` with the master away as long as ``master_away`` (a
+    key of :data:`MASTER_AWAY`), acting master on or off."""
+    if not isinstance(master_away, str) or master_away not in MASTER_AWAY:
+        raise ValueError(f"master_away must be one of {list(MASTER_AWAY)}, got {master_away!r:.40}")
+    acting_master = check_bool(acting_master, "acting_master")
+    return replica_locks_figure(MASTER_AWAY[master_away], enable_slave_acting_master=acting_master)
+
+
+def replica_locks_panel(master_away: str = "3 s", acting_master: bool = True) -> Panel:
+    """A "master away" dropdown and an "acting master" checkbox over :func:`replica_locks_view`."""
+    replica_locks_view(master_away, acting_master)  # refuses bad arguments by name
+    controls = {
+        "master_away": labelled(
+            widgets.Dropdown(options=[(text(label), label) for label in MASTER_AWAY], value=master_away),
+            "master away",
+        ),
+        "acting_master": labelled(widgets.Checkbox(value=acting_master), "acting master"),
+    }
+    return Panel(replica_locks_view, controls, largest=replica_locks_view("for good"))

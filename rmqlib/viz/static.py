@@ -54,6 +54,7 @@ from rmqlib.viz.handover import handover_steps
 from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.panels import blank_trace
 from rmqlib.viz.process_queue import process_queue_view
+from rmqlib.viz.replicas import MASTER_AWAY, replica_locks_view
 
 STATIC_ENV = "RMQLIB_STATIC"
 STATIC_RENDERER = "rmqlib_static"
@@ -322,6 +323,13 @@ def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
             f"most {MAX_STEPS} (fewer queues or consumers)"
         )
     return frames_figure(handover_steps(replay), "step", 0)
+
+
+def replica_locks_frames_figure() -> go.Figure:
+    """Figure 9.5's settings (:func:`rmqlib.viz.replicas.replica_locks_view`, acting master on) with a plotly
+    "master away" slider."""
+    steps = [(text(label), replica_locks_view(label)) for label in MASTER_AWAY]
+    return frames_figure(steps, text("master away"), text("3 s"))
 
 
 # --------------------------------------------------------------------------- notebook helper

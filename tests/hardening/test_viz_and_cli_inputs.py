@@ -412,6 +412,18 @@ VIZ_SPECS = {
             title=st.text(max_size=5),
         ),
     ),
+    "replica_locks_view": (
+        viz.replica_locks_view,
+        {},
+        dict(
+            master_away=st.one_of(st.sampled_from(["3 s", "for good", "4 s", ""]), names), acting_master=st.booleans()
+        ),
+    ),
+    "replica_locks_panel": (
+        viz.replica_locks_panel,
+        {},
+        dict(master_away=st.one_of(st.sampled_from(["10 s", "60 s", "x"]), names), acting_master=st.booleans()),
+    ),
 }
 
 # arguments that take a SimResult or a HandoverReplay: junk only for those, the real thing for the rest

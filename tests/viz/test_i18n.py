@@ -50,8 +50,8 @@ def chinese():
 
 # --------------------------------------------------------------------------- what a reader sees
 
-# Broker, Master (and Slave): RocketMQ's Chinese documentation keeps these words as they are
-_ALLOWED_WORDS = {"Broker", "Master", "Pop", "Java", "ms", "vnodes", "p50", "p99", "crash", "orderly_crash"}
+# Broker, Master and Slave: RocketMQ's Chinese documentation keeps these words as they are
+_ALLOWED_WORDS = {"Broker", "Master", "Slave", "Pop", "Java", "ms", "vnodes", "p50", "p99", "crash", "orderly_crash"}
 
 
 def _english_words(text: str) -> list[str]:

@@ -3,7 +3,14 @@
 import pytest
 
 from rmqlib.client.replica_failover import NEWCOMER, OWNER, ReplicaLockStep
-from rmqlib.viz import REPLICA_SETUPS, replica_locks_figure
+from rmqlib.viz import (
+    MASTER_AWAY,
+    REPLICA_SETUPS,
+    replica_locks_figure,
+    replica_locks_frames_figure,
+    replica_locks_panel,
+    replica_locks_view,
+)
 from rmqlib.viz.replicas import consuming_intervals
 
 
@@ -33,3 +40,28 @@ def test_intervals_close_where_a_consumer_stops_and_stay_open_to_the_end():
 def test_bad_setups_are_refused_by_name(setups):
     with pytest.raises(ValueError, match="setups"):
         replica_locks_figure(setups=setups)
+
+
+def test_the_panel_redraws_when_the_master_stays_away_longer():
+    panel = replica_locks_panel()
+    assert panel.error is None
+    assert panel.figure.layout.meta["master_back_ms"] == 28_000
+    panel.controls["master_away"].value = "10 s"
+    meta = panel.figure.layout.meta
+    # away 10 s: 10.0.0.2 locks q on the slave acting as master at 29 s, 10.0.0.1 renews on the returned master
+    assert meta["master_back_ms"] == 35_000
+    assert meta["consuming"]["2 replicas"] == {OWNER: [[0, 120_000]], NEWCOMER: [[29_000, 49_000]]}
+    panel.controls["acting_master"].value = False
+    assert panel.figure.layout.meta["consuming"]["3 + strict"] == {OWNER: [], NEWCOMER: []}
+
+
+def test_the_static_slider_figure_has_a_step_per_choice():
+    fig = replica_locks_frames_figure()
+    assert [f.name for f in fig.frames] == list(MASTER_AWAY)
+    assert fig.layout.meta["master_back_ms"] == 28_000
+
+
+@pytest.mark.parametrize("kwargs, name", [(dict(master_away="4 s"), "master_away"), (dict(acting_master=1), "acting")])
+def test_the_view_refuses_bad_arguments_by_name(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        replica_locks_view(**kwargs)

@@ -99,6 +99,7 @@ def figures() -> dict:
         for k in range(len(rep.frames)):
             out[f"{name} {k}"] = viz.handover_figure(rep, k)
     out["handover_frames_figure"] = viz.handover_frames_figure()
+    out["replica_locks_frames_figure"] = viz.replica_locks_frames_figure()
     out.update(_designs())
     return out
 
@@ -132,6 +133,7 @@ def panels() -> dict:
         "machine_room_panel": viz.machine_room_panel(max_brokers=2, max_consumers=2),
         "process_queue_panel": viz.process_queue_panel(messages=4, max_messages=6),
         "handover_panel": viz.handover_panel(),
+        "replica_locks_panel": viz.replica_locks_panel(acting_master=False),
         "designs_panel": __import__("rmqlib.viz.designs").viz.designs.designs_panel(
             4, 16, max_consumers=8, max_queues=32
         ),
