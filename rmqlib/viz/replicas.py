@@ -14,11 +14,12 @@ import plotly.graph_objects as go
 
 from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_str
 from rmqlib.client.replica_failover import MASTER_STOPS_MS, NEWCOMER, OWNER, ReplicaLockStep, replay_master_outage
+from rmqlib.sim.result import Interval
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.i18n import text
 from rmqlib.viz.panels import Panel, labelled
 from rmqlib.viz.style import house_style
-from rmqlib.viz.timeline import _s
+from rmqlib.viz.timeline import _interval_traces, _s
 
 #: The settings chapter 09 compares: label -> (replicas, lockInStrictMode).
 REPLICA_SETUPS = {"2 replicas": (2, False), "2 + strict": (2, True), "3 + strict": (3, True)}
@@ -71,16 +72,17 @@ def replica_locks_figure(
         )
         for label, (replicas, strict) in setups.items()
     }
-    colors = consumer_colors([OWNER, NEWCOMER])
     master_row = text("broker-a's master")
     rows = [master_row]
-    bars: dict[str, list[tuple[str, int, int]]] = {OWNER: [], NEWCOMER: []}
+    consumers = [OWNER, NEWCOMER]
+    colors = consumer_colors(consumers)
+    bars: dict[str, list[Interval]] = {}  # row -> the spans its consumer may consume q
     consuming = {label: consuming_intervals(steps, end_ms) for label, steps in replays.items()}
     for label, by_consumer in consuming.items():
         for cid, spans in by_consumer.items():
             row = f"{text(label)} · {cid}"
             rows.append(row)
-            bars[cid] += [(row, start, stop) for start, stop in spans]
+            bars[row] = [Interval(row, cid, start, stop) for start, stop in spans]
     away_end = end_ms if master_back_ms is None else master_back_ms
     fig = go.Figure(
         go.Bar(
@@ -94,19 +96,9 @@ def replica_locks_figure(
             + "<extra></extra>",
         )
     )
-    for cid, spans in bars.items():
-        fig.add_trace(
-            go.Bar(
-                orientation="h",
-                name=text("{cid} may consume q", cid=cid),
-                y=[row for row, _, _ in spans],
-                base=[_s(start) for _, start, _ in spans],
-                x=[_s(stop - start) for _, start, stop in spans],
-                marker=dict(color=colors[cid], line=dict(width=0)),
-                customdata=[[start, stop] for _, start, stop in spans],
-                hovertemplate=f"{cid}<br>%{{customdata[0]}} .. %{{customdata[1]}} ms<extra></extra>",
-            )
-        )
+    for trace in _interval_traces(bars, {row: row for row in rows}, colors, consumers):
+        trace.name = text("{cid} may consume q", cid=trace.name)
+        fig.add_trace(trace)
     if title is None:
         title = (
             text("broker-a's master fails at 25 s: who may consume q, by replica setting")
