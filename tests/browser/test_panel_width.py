@@ -62,6 +62,13 @@ def widget_failures(page, console_errors: list[str]) -> list[str]:
 
 def check_panels(page, artifacts, notebook: str, shot: str) -> None:
     """Wait for the panels to fill their outputs, screenshot them, and check size, height and titles."""
+    # Run All leaves the notebook scrolled to its end, and JupyterLab's windowing may leave cells out of view
+    # unrendered: bring the first panel's controls into view before waiting for its plot
+    controls = page.locator(
+        f"{VISIBLE} .jp-OutputArea-output .widget-slider, {VISIBLE} .jp-OutputArea-output .widget-dropdown"
+    )
+    controls.first.wait_for(state="attached", timeout=60_000)
+    controls.first.evaluate("c => c.scrollIntoView({block: 'center'})")
     try:
         page.wait_for_function(FILLED_JS, timeout=60_000)
     except Exception:
