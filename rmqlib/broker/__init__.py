@@ -13,7 +13,7 @@ log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling
 broker's copy of routes that allocation reads).
 """
 
-from rmqlib.broker.config import BrokerConfig
+from rmqlib.broker.config import BrokerConfig, BrokerRole
 from rmqlib.broker.consumer_manager import (
     ClientChannelInfo,
     ClientHousekeepingService,
@@ -84,6 +84,7 @@ __all__ = [
     "AdminBrokerProcessor",
     "BROKER_SUSPEND_MAX_TIME_MILLIS",
     "BrokerConfig",
+    "BrokerRole",
     "BrokerMemberGroup",
     "ClientChannelInfo",
     "ClientHousekeepingService",

@@ -7,9 +7,22 @@ broker models take one of these objects so a notebook can flip a single switch
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-from rmqlib.checks import check_bool, check_int, check_str
+from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_str
+
+
+class BrokerRole(str, enum.Enum):
+    """A broker's place in its replica set (the store's ``brokerRole``).
+
+    Mirrors: store/.../config/BrokerRole.java
+    """
+
+    ASYNC_MASTER = "ASYNC_MASTER"
+    SYNC_MASTER = "SYNC_MASTER"
+    SLAVE = "SLAVE"
+
 
 # ---- BrokerConfig defaults (common/.../BrokerConfig.java) -------------------
 LONG_POLLING_ENABLE = True  # BrokerConfig.longPollingEnable
@@ -26,6 +39,7 @@ INIT_POP_OFFSET_BY_CHECK_MSG_IN_MEM = True  # BrokerConfig.initPopOffsetByCheckM
 SERVER_LOAD_BALANCER_ENABLE = True  # BrokerConfig.serverLoadBalancerEnable
 DEFAULT_MESSAGE_REQUEST_MODE = "PULL"  # BrokerConfig.defaultMessageRequestMode
 DEFAULT_POP_SHARE_QUEUE_NUM = -1  # BrokerConfig.defaultPopShareQueueNum
+SLAVE_READ_ENABLE = False  # BrokerConfig.slaveReadEnable
 
 # ---- hard-coded service periods ---------------------------------------------
 LONG_POLLING_CHECK_INTERVAL_MS = 5000  # PullRequestHoldService#run: waitForRunning(5 * 1000)
@@ -39,6 +53,7 @@ CQ_STORE_UNIT_SIZE = 20  # ConsumeQueue.CQ_STORE_UNIT_SIZE (bytes per consume-qu
 MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY = 32  # MessageStoreConfig.maxTransferCountOnMessageInMemory
 MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY = 256 * 1024  # MessageStoreConfig.maxTransferBytesOnMessageInMemory
 MAX_PULL_MSG_SIZE = 128 * 1024 * 1024  # DefaultMessageStore.MAX_PULL_MSG_SIZE
+BROKER_ROLE = BrokerRole.ASYNC_MASTER  # MessageStoreConfig.brokerRole
 
 
 @dataclass
@@ -63,6 +78,8 @@ class BrokerConfig:
     default_message_request_mode: str = DEFAULT_MESSAGE_REQUEST_MODE
     default_pop_share_queue_num: int = DEFAULT_POP_SHARE_QUEUE_NUM
     broker_name: str = "broker-a"
+    slave_read_enable: bool = SLAVE_READ_ENABLE
+    broker_role: BrokerRole = BROKER_ROLE  # MessageStoreConfig.brokerRole, kept here: the pull path reads both
 
     def __post_init__(self) -> None:
         for name in (
@@ -72,6 +89,7 @@ class BrokerConfig:
             "enable_retry_topic_v2",
             "init_pop_offset_by_check_msg_in_mem",
             "server_load_balancer_enable",
+            "slave_read_enable",
         ):
             check_bool(getattr(self, name), name)
         for name in (
@@ -96,3 +114,10 @@ class BrokerConfig:
             )
         check_int(self.default_pop_share_queue_num, "default_pop_share_queue_num")
         check_str(self.broker_name, "broker_name")
+        if not isinstance(self.broker_role, str):
+            raise ArgumentTypeError(f"broker_role must be a BrokerRole, got {type(self.broker_role).__name__}")
+        if self.broker_role not in BrokerRole.__members__:
+            raise ValueError(
+                f"broker_role must be one of {', '.join(BrokerRole.__members__)}, got {self.broker_role!r}"
+            )
+        self.broker_role = BrokerRole(self.broker_role)

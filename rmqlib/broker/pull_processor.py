@@ -16,7 +16,8 @@ PULL_RETRY_IMMEDIATELY as NO_MATCHED_MSG, PULL_OFFSET_MOVED as OFFSET_ILLEGAL.
 
 Left out: permissions, subscription-group configs (every group is allowed),
 static topics, broadcast offsets, server-side reset offsets, cold-data flow
-control, slave redirection, SQL92 filters.
+control, a slave that serves reads (``slave_read_enable``: refused as not
+modelled; a slave by default refuses every pull, see :meth:`PullMessageProcessor.reject_request`), SQL92 filters.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rmqlib.broker.config import BrokerConfig
+from rmqlib.broker.config import BrokerConfig, BrokerRole
 from rmqlib.broker.hold_service import PullRequest, PullRequestHoldService
 from rmqlib.broker.message_store import (
     DEFAULT_MAX_TOTAL_MSG_SIZE,
@@ -227,6 +228,7 @@ class PullMessageProcessor:
             check_instance(broker_config, "broker_config", BrokerConfig)
         self.store = store
         self.broker_config = broker_config or store.broker_config
+        self.reject_request()  # a slave that serves reads is refused at once
         if hold_service is None:
             hold_service = PullRequestHoldService(store, self.broker_config)
         self.hold_service = hold_service
@@ -243,11 +245,30 @@ class PullMessageProcessor:
     def process_request(
         self, request: PullMessageRequest, now_ms, broker_allow_suspend: bool = True
     ) -> PullResponse | None:
-        """Answer a pull, or suspend it (returns None) on PULL_NOT_FOUND with the suspend flag."""
+        """Answer a pull, or suspend it (returns None) on PULL_NOT_FOUND with the suspend flag. A broker that
+        :meth:`reject_request` s answers SYSTEM_BUSY first, as the remoting layer does before any processor runs
+        (NettyRemotingAbstract#processRequestCommand)."""
         now_ms = check_time(now_ms)
         check_instance(request, "request", PullMessageRequest)
         check_bool(broker_allow_suspend, "broker_allow_suspend")
+        if self.reject_request():
+            return PullResponse(
+                request, ResponseCode.SYSTEM_BUSY, now_ms, remark="a slave serves no pulls while slaveReadEnable is off"
+            )
         return self._process_request_trusted(request, now_ms, broker_allow_suspend)
+
+    def reject_request(self) -> bool:
+        """True on a slave whose ``slave_read_enable`` is off (the default): it refuses every pull, so a broker
+        name whose master is gone serves none until the master is back. Mirrors: #rejectRequest"""
+        config = self.broker_config
+        if config.broker_role is not BrokerRole.SLAVE:
+            return False
+        if config.slave_read_enable:
+            raise ValueError(
+                "broker_config: a slave with slave_read_enable=True is not modelled (it answers every pull that finds "
+                "nothing with PULL_RETRY_IMMEDIATELY and never holds one: PullMessageProcessor#composeResponseHeader)"
+            )
+        return True
 
     def _process_request_trusted(
         self, request: PullMessageRequest, now_ms: int, broker_allow_suspend: bool

@@ -244,6 +244,23 @@ def test_pull_exception_delays_20ms_on_flow_control_else_exception_delay(owned):
     assert process_pull_exception(req, TimeoutError(), impl, 0) == 1000
 
 
+def test_a_pull_a_slave_refuses_goes_out_again_after_the_exception_delay(owned):
+    from rmqlib.broker import BrokerConfig, MessageStore, PullMessageProcessor, PullMessageRequest
+
+    impl, req = owned
+    store = MessageStore(BrokerConfig(broker_role="SLAVE"))
+    store.create_topic("TopicA", 1)
+    answer = PullMessageProcessor(store).process_request(
+        PullMessageRequest("G", "TopicA", 0, req.next_offset, client_id="c1", channel="ch1"), 600
+    )
+    assert answer.client_pull_status is None  # SYSTEM_BUSY: the pull callback's onException, not a result
+    assert process_pull_exception(req, BrokerError(answer.remark, int(answer.code)), impl, 600) == 1000
+    impl.pull_service.due(1599)
+    assert impl.pull_service.take() is None
+    impl.pull_service.due(1600)
+    assert impl.pull_service.take() is req
+
+
 def test_orderly_first_pull_after_lock_rereads_broker_offset(consumer, api):
     api.consumer_ids["G"] = ["c1"]
     impl = consumer("c1", [MQ], orderly=True)

@@ -605,6 +605,8 @@ ENTRIES = [
             default_pop_share_queue_num=-1,
             broker_name="b",
             default_message_request_mode="PULL",
+            slave_read_enable=False,
+            broker_role="SLAVE",
         ),
     ),
     (
