@@ -10,7 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_str
+from rmqlib.broker.protocol import coerce_enum
+from rmqlib.checks import check_bool, check_int, check_str
 
 
 class BrokerRole(str, enum.Enum):
@@ -114,10 +115,4 @@ class BrokerConfig:
             )
         check_int(self.default_pop_share_queue_num, "default_pop_share_queue_num")
         check_str(self.broker_name, "broker_name")
-        if not isinstance(self.broker_role, str):
-            raise ArgumentTypeError(f"broker_role must be a BrokerRole, got {type(self.broker_role).__name__}")
-        if self.broker_role not in BrokerRole.__members__:
-            raise ValueError(
-                f"broker_role must be one of {', '.join(BrokerRole.__members__)}, got {self.broker_role!r}"
-            )
-        self.broker_role = BrokerRole(self.broker_role)
+        self.broker_role = coerce_enum(BrokerRole, self.broker_role, "broker_role")

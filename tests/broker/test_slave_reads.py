@@ -62,7 +62,7 @@ def test_a_slave_that_serves_reads_is_not_modelled_and_says_so():
     "role, error, message",
     [
         ("MASTER", ValueError, "broker_role must be one of ASYNC_MASTER, SYNC_MASTER, SLAVE"),
-        (0, TypeError, "broker_role"),
+        (0, ValueError, "broker_role must be one of"),
     ],
 )
 def test_broker_role_must_name_a_role(role, error, message):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rmqlib.broker import BrokerConfig, MessageStore, PullMessageProcessor, PullMessageRequest
 from rmqlib.client import (
     FLOW_CONTROL,
     BrokerError,
@@ -245,8 +246,6 @@ def test_pull_exception_delays_20ms_on_flow_control_else_exception_delay(owned):
 
 
 def test_a_pull_a_slave_refuses_goes_out_again_after_the_exception_delay(owned):
-    from rmqlib.broker import BrokerConfig, MessageStore, PullMessageProcessor, PullMessageRequest
-
     impl, req = owned
     store = MessageStore(BrokerConfig(broker_role="SLAVE"))
     store.create_topic("TopicA", 1)
