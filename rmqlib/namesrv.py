@@ -7,8 +7,11 @@ Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3):
 * remoting/.../protocol/route/QueueData.java, BrokerData.java, TopicRouteData.java -- the route records;
 * common/.../constant/PermName.java -- the read/write permission bits.
 
-Only the single-master case is modelled: a broker name has one address (its master), and a broker that is
-gone has none, so it leaves every topic's route. Times are milliseconds on the caller's clock.
+A broker name has a master (broker id 0) and may have slaves (ids 1, 2, ...), each registering on its own. A
+broker name leaves every topic's route only when its last replica is gone; while a slave is left, its queues
+stay in the routes and its address map holds the slaves alone (no master). Acting master
+(``enableSlaveActingMaster``, which takes PERM_WRITE away from such a broker's queues) and controller mode are not
+modelled. Times are milliseconds on the caller's clock.
 """
 
 from __future__ import annotations
@@ -25,6 +28,11 @@ SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS = 5_000  # NamesrvConfig.scanNotActiveBrokerI
 REGISTER_NAME_SERVER_PERIOD_MS = 30_000  # BrokerConfig.registerNameServerPeriod
 POLL_NAME_SERVER_INTERVAL_MS = 30_000  # ClientConfig.pollNameServerInterval
 MASTER_ID = 0  # MixAll.MASTER_ID
+
+
+def broker_address(broker_name: str, broker_id: int = MASTER_ID) -> str:
+    """The address a replica registers under (a made-up ``host:port``: one host per replica)."""
+    return f"{broker_name}:10911" if broker_id == MASTER_ID else f"{broker_name}-slave{broker_id}:10911"
 
 
 def is_readable(perm: int) -> bool:
@@ -88,7 +96,9 @@ class RouteInfoManager:
     """The name server's tables. Mirrors: RouteInfoManager.java
 
     ``topic_queue_table``: topic -> broker name -> :class:`QueueData` (insertion order kept: the order the
-    brokers registered). A broker registers its whole topic config every 30 s (and at once when a topic
+    brokers registered); ``broker_addr_table``: broker name -> :class:`BrokerData`; ``broker_live_table``:
+    (broker name, broker id) -> when that replica last registered.
+    A broker registers its whole topic config every 30 s (and at once when a topic
     changes); a broker whose connection closes is unregistered at once (:meth:`on_channel_destroy`); one
     that goes silent is dropped by :meth:`scan_not_active_broker`, run every 5 s, once 120 s have passed
     since its last registration. A topic a broker stops listing keeps its queues in the route unless
@@ -98,7 +108,7 @@ class RouteInfoManager:
 
     topic_queue_table: dict[str, dict[str, QueueData]] = field(default_factory=dict)
     broker_addr_table: dict[str, BrokerData] = field(default_factory=dict)
-    broker_live_table: dict[str, _BrokerLive] = field(default_factory=dict)
+    broker_live_table: dict[tuple[str, int], _BrokerLive] = field(default_factory=dict)
     delete_topic_with_broker_registration: bool = False
 
     def register_broker(
@@ -107,14 +117,22 @@ class RouteInfoManager:
         topic_config: dict[str, QueueData | tuple[int, int]],
         now_ms: int,
         timeout_ms: int = BROKER_CHANNEL_EXPIRED_MS,
+        broker_id: int = MASTER_ID,
     ) -> None:
-        """A master registers (or re-registers) with its full topic config: ``topic -> QueueData`` or
-        ``topic -> (read_queue_nums, write_queue_nums)``. Topics it no longer lists lose its queues only with
-        ``delete_topic_with_broker_registration``."""
+        """A replica registers (or re-registers) with its full topic config: ``topic -> QueueData`` or
+        ``topic -> (read_queue_nums, write_queue_nums)``. Only the master, or a slave with the smallest id while
+        no master is registered (Java's "prime slave"), writes the broker name's queue data. Topics it no longer
+        lists lose its queues only with ``delete_topic_with_broker_registration``."""
         check_str(broker_name, "broker_name")
         check_int(now_ms, "now_ms", 0)
-        self.broker_addr_table[broker_name] = BrokerData(broker_name, ((MASTER_ID, f"{broker_name}:10911"),))
-        self.broker_live_table[broker_name] = _BrokerLive(now_ms, check_int(timeout_ms, "timeout_ms", 1))
+        check_int(broker_id, "broker_id", 0)
+        old = self.broker_addr_table.get(broker_name)
+        addrs = dict(old.broker_addrs) if old is not None else {}
+        addrs[broker_id] = broker_address(broker_name, broker_id)
+        self.broker_addr_table[broker_name] = BrokerData(broker_name, tuple(sorted(addrs.items())))
+        self.broker_live_table[(broker_name, broker_id)] = _BrokerLive(now_ms, check_int(timeout_ms, "timeout_ms", 1))
+        if broker_id != MASTER_ID and broker_id != min(addrs):
+            return
         listed = set()
         for topic, spec in topic_config.items():
             check_str(topic, "topic_config key")
@@ -150,30 +168,38 @@ class RouteInfoManager:
                 if topic not in self.topic_queue_table:
                     return
 
-    def unregister_broker(self, broker_name: str) -> bool:
-        """The broker's addresses, liveness and queues leave every table; False if it was not registered.
-        Mirrors: #unRegisterBroker (one master, so the broker name is left with no address)."""
-        if self.broker_addr_table.pop(broker_name, None) is None:
+    def unregister_broker(self, broker_name: str, broker_id: int = MASTER_ID) -> bool:
+        """One replica leaves: its address and liveness go; when it was the broker name's last replica, the name and
+        its queues leave every route too. False if that replica was not registered. Mirrors: #unRegisterBroker and
+        #cleanTopicByUnRegisterRequests (a reduced broker keeps its queue data; its write permission goes only
+        with acting master, not modelled)."""
+        data = self.broker_addr_table.get(broker_name)
+        addrs = dict(data.broker_addrs) if data is not None else {}
+        if addrs.pop(broker_id, None) is None:
             return False
-        self.broker_live_table.pop(broker_name, None)
+        self.broker_live_table.pop((broker_name, broker_id), None)
+        if addrs:
+            self.broker_addr_table[broker_name] = BrokerData(broker_name, tuple(sorted(addrs.items())))
+            return True
+        del self.broker_addr_table[broker_name]
         for topic in [t for t, by_broker in self.topic_queue_table.items() if broker_name in by_broker]:
             self._remove_queue_data(topic, broker_name)
         return True
 
-    def on_channel_destroy(self, broker_name: str) -> bool:
-        """The broker's connection closed (a process that stopped): unregister it at once. Mirrors: #onChannelDestroy"""
-        return self.unregister_broker(broker_name)
+    def on_channel_destroy(self, broker_name: str, broker_id: int = MASTER_ID) -> bool:
+        """The replica's connection closed (a process that stopped): unregister it at once.
+        Mirrors: #onChannelDestroy"""
+        return self.unregister_broker(broker_name, broker_id)
 
     def scan_not_active_broker(self, now_ms: int) -> list[str]:
-        """Unregister every broker silent for longer than its timeout; return their names.
+        """Unregister every replica silent for longer than its timeout; return their broker names (one per replica).
         Mirrors: #scanNotActiveBroker (strictly longer: ``last + timeout < now``)."""
         check_int(now_ms, "now_ms", 0)
-        expired = [
-            name for name, live in self.broker_live_table.items() if live.last_update_ms + live.timeout_ms < now_ms
-        ]
-        for name in expired:
-            self.unregister_broker(name)
-        return expired
+        table = self.broker_live_table
+        expired = [key for key, live in table.items() if live.last_update_ms + live.timeout_ms < now_ms]
+        for name, broker_id in expired:
+            self.unregister_broker(name, broker_id)
+        return [name for name, _ in expired]
 
     def pickup_topic_route_data(self, topic: str) -> TopicRouteData | None:
         """The topic's route, or None when no broker holds it. Mirrors: #pickupTopicRouteData"""
@@ -206,6 +232,7 @@ __all__ = [
     "QueueData",
     "RouteInfoManager",
     "TopicRouteData",
+    "broker_address",
     "is_readable",
     "is_writeable",
 ]

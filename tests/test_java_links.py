@@ -118,6 +118,7 @@ CLASS_FILES = {
         "PopMessageProcessor": [_B + "processor/PopMessageProcessor.java"],
         "PopReviveService": [_B + "processor/PopReviveService.java"],
         "PullMessageProcessor": [_B + "processor/PullMessageProcessor.java"],
+        "SlaveSynchronize": [_B + "slave/SlaveSynchronize.java"],
         "PullRequestHoldService": [_B + "longpolling/PullRequestHoldService.java"],
         "QueryAssignmentProcessor": [_B + "processor/QueryAssignmentProcessor.java"],
         "RebalanceLockManager": [_B + "client/rebalance/RebalanceLockManager.java"],

@@ -57,6 +57,43 @@ def test_permissions_and_a_missing_master_decide_who_sees_a_broker():
     assert {mq.broker_name for mq in topic_route_data_to_publish_info("T", route)} == {"write-only"}
 
 
+def test_a_master_that_leaves_a_slave_behind_keeps_its_queues_in_the_route():
+    table = _two_brokers()
+    table.register_broker("broker-a", {"T": (8, 2)}, now_ms=2_000, broker_id=1)
+    route = table.pickup_topic_route_data("T")
+    assert dict(next(bd for bd in route.broker_datas if bd.broker_name == "broker-a").broker_addrs) == {
+        0: "broker-a:10911",
+        1: "broker-a-slave1:10911",
+    }
+    assert table.on_channel_destroy("broker-a")  # the master stops; its slave stays
+    reduced = table.pickup_topic_route_data("T")
+    assert [qd.broker_name for qd in reduced.queue_datas] == ["broker-b", "broker-a"]  # queue data kept
+    broker_a = next(bd for bd in reduced.broker_datas if bd.broker_name == "broker-a")
+    assert not broker_a.has_master() and dict(broker_a.broker_addrs) == {1: "broker-a-slave1:10911"}
+    assert len(topic_route_data_to_subscribe_info("T", reduced)) == 8 + 4  # consumers keep every queue
+    assert {mq.broker_name for mq in topic_route_data_to_publish_info("T", reduced)} == {"broker-b"}
+    assert not table.on_channel_destroy("broker-a")  # the master is gone already
+    # the slave, now the smallest id, re-registers a config (Java's prime slave writes the queue data)
+    table.register_broker("broker-a", {"T": (6, 2)}, now_ms=3_000, broker_id=1)
+    assert table.topic_queue_table["T"]["broker-a"].read_queue_nums == 6
+    table.register_broker("broker-a", {"T": (8, 2)}, now_ms=4_000)  # the master is back
+    # while the master is registered, a slave's registration leaves the queue data alone
+    table.register_broker("broker-a", {"T": (1, 1)}, now_ms=5_000, broker_id=1)
+    assert table.topic_queue_table["T"]["broker-a"].read_queue_nums == 8
+    assert table.unregister_broker("broker-a", 1) and table.unregister_broker("broker-a")  # the last replica
+    assert [qd.broker_name for qd in table.pickup_topic_route_data("T").queue_datas] == ["broker-b"]
+
+
+def test_the_scan_expires_each_replica_on_its_own():
+    table = RouteInfoManager()
+    table.register_broker("broker-a", {"T": (4, 4)}, now_ms=0)
+    table.register_broker("broker-a", {"T": (4, 4)}, now_ms=60_000, broker_id=1)
+    assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS + 1) == ["broker-a"]  # the master
+    assert table.pickup_topic_route_data("T").queue_datas[0].broker_name == "broker-a"  # the slave holds on
+    assert table.scan_not_active_broker(BROKER_CHANNEL_EXPIRED_MS + 60_001) == ["broker-a"]  # now the slave
+    assert table.pickup_topic_route_data("T") is None
+
+
 def test_a_closed_channel_removes_the_broker_at_once_and_an_empty_topic_disappears():
     table = _two_brokers()
     assert table.on_channel_destroy("broker-b")

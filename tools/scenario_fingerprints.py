@@ -26,6 +26,7 @@ CASES.update(
         "scale_out/short_polling": ("scale_out", {"long_polling": False}),
         "crash/exponential": ("crash", {"consume_time_dist": "exponential", "start_jitter_ms": 500}),
         "broker_outage/orderly": ("broker_outage", {"consume_mode": "ORDERLY"}),
+        "broker_outage_with_slave/orderly": ("broker_outage_with_slave", {"consume_mode": "ORDERLY"}),
         "topic_grows/broadcasting": ("topic_grows", {"message_model": "BROADCASTING"}),
     }
 )

@@ -8,7 +8,8 @@ answers to woken requests are records in outboxes, not network sends.
 Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s scan), ``message_store`` (commit
 log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling), ``pull_processor``
 (PULL_MESSAGE), ``lock_manager`` (orderly locks), ``replica_locks`` (lock requests across a broker's replicas,
-``lockInStrictMode``), ``send_check`` (whether a send is taken), ``pop`` (Pop mode: pop, ack, revive),
+``lockInStrictMode``), ``slave_synchronize`` (a slave's copy of its master's offsets), ``send_check`` (whether a
+send is taken), ``pop`` (Pop mode: pop, ack, revive),
 ``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation), ``topic_route_info`` (the
 broker's copy of routes that allocation reads).
 """
@@ -77,6 +78,7 @@ from rmqlib.broker.query_assignment import (
     QueryAssignmentProcessor,
 )
 from rmqlib.broker.replica_locks import AdminBrokerProcessor, BrokerMemberGroup
+from rmqlib.broker.slave_synchronize import SlaveSynchronize
 from rmqlib.broker.topic_route_info import TopicRouteInfoManager
 
 __all__ = [
@@ -121,6 +123,7 @@ __all__ = [
     "QueryAssignmentProcessor",
     "REBALANCE_LOCK_MAX_LIVE_TIME",
     "RebalanceLockManager",
+    "SlaveSynchronize",
     "TopicRouteInfoManager",
     "ResponseCode",
     "StoredMessage",

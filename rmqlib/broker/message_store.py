@@ -154,6 +154,11 @@ class ConsumerOffsetManager:
         """:meth:`commit_offset` for a caller that has checked every argument (the message store)."""
         self.offset_table[(group, topic, queue_id)] = offset
 
+    def put_all(self, other: ConsumerOffsetManager) -> None:
+        """Copy every offset of ``other`` over this table's (Java's ``offsetTable.putAll``); keys only here stay."""
+        check_instance(other, "other", ConsumerOffsetManager)
+        self.offset_table.update(other.offset_table)
+
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         check_str(group, "group", empty=True)
         check_str(topic, "topic", empty=True)

@@ -1,10 +1,16 @@
-"""One broker in simulated time, with the producers' sends to it.
+"""One broker replica in simulated time: a master with the producers' sends to it, or a slave.
 
 A :class:`BrokerNode` owns the real broker models (MessageStore, ConsumerManager with its change listener,
 PullMessageProcessor with its PullRequestHoldService, RebalanceLockManager, the Pop processors) and runs
 their periodic services. It gets what it needs and nothing more: the clock, the wire (answers and
 notifications go out on it), the recorder, the routes (the name server and the producers' view), and the
 other brokers by name (a send refused here is retried on one of them).
+
+A slave (``Scenario.slaves``, broker id 1) runs the same registry and pull processor with the role SLAVE: it
+registers with the name server, takes heartbeats and notifies its consumers like a master, refuses every pull
+(``slaveReadEnable`` off), takes the offset commits a client sends it while the master is away, and copies the
+master's offsets about once a minute (:class:`~rmqlib.broker.SlaveSynchronize`). It stores no messages (no pull
+reads them) and never stops.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from collections.abc import Mapping
 
 from rmqlib.broker import (
     BrokerConfig,
+    BrokerRole,
     ConsumerManager,
     DefaultConsumerIdsChangeListener,
     MessageStore,
@@ -25,13 +32,16 @@ from rmqlib.broker import (
     PullMessageProcessor,
     QueryAssignmentProcessor,
     RebalanceLockManager,
+    SlaveSynchronize,
     TopicRouteInfoManager,
 )
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.broker.send_check import _msg_check_trusted
+from rmqlib.broker.slave_synchronize import SLAVE_SYNC_CHECK_INTERVAL_MS, SLAVE_SYNC_FIRST_DELAY_MS
 from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
 from rmqlib.client import retry_topic
 from rmqlib.client.producer import RETRY_RESPONSE_CODES, RETRY_TIMES_WHEN_SEND_FAILED
+from rmqlib.namesrv import MASTER_ID
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
@@ -56,7 +66,7 @@ class _TracingStore(MessageStore):
 
 
 class BrokerNode:
-    """One broker and its services."""
+    """One broker replica and its services: the master (``broker_id`` 0) or its slave (1)."""
 
     def __init__(
         self,
@@ -67,6 +77,7 @@ class BrokerNode:
         recorder: Recorder,
         routes: Routes,
         rng: random.Random,
+        broker_id: int = MASTER_ID,
     ):
         sc = scenario
         self.name, self.scenario, self.clock, self.wire, self.recorder, self.routes = (
@@ -78,6 +89,11 @@ class BrokerNode:
             routes,
         )
         self.cluster: Mapping[str, BrokerNode] = {}  # every broker by name, set by connect()
+        self.broker_id = broker_id
+        self.is_slave = broker_id != MASTER_ID
+        self.label = f"{name}/slave" if self.is_slave else name  # who it is in the run's log
+        self.slave: BrokerNode | None = None  # a master's slave (Scenario.slaves), set by the simulation
+        self.master: BrokerNode | None = None  # a slave's master
         self.up = name in sc.brokers  # a broker that only a topic change brings in starts with it
         self.silent = False  # down without closing its connections (BrokerOutage.silent)
         self.starts = 0  # how many times it came back up: a request sent before a restart dies with the connection
@@ -87,6 +103,7 @@ class BrokerNode:
             short_polling_time_mills=sc.short_polling_ms,
             real_time_notify_consumer_change=sc.real_time_notify,
             channel_expired_timeout=sc.channel_expired_ms,
+            broker_role=BrokerRole.SLAVE if self.is_slave else BrokerRole.ASYNC_MASTER,
         )
         self.listener = DefaultConsumerIdsChangeListener(self.config)
         self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
@@ -105,6 +122,7 @@ class BrokerNode:
             for topic, queues in sc.topics.items():
                 self.set_topic(topic, queues, queues)
         self.set_topic(retry_topic(sc.consumer_group), sc.retry_queue_nums, sc.retry_queue_nums)
+        self.sync = SlaveSynchronize(self.store.offsets, 0) if self.is_slave else None
 
     def connect(self, cluster: Mapping[str, BrokerNode]) -> None:
         self.cluster = cluster
@@ -134,8 +152,11 @@ class BrokerNode:
         self.topic_config[topic] = (read, write)
 
     def register(self, now_ms: int) -> None:
-        """BrokerController#registerBrokerAll: the whole topic config to the name server."""
-        self.routes.register(self.name, dict(self.topic_config), now_ms)
+        """BrokerController#registerBrokerAll: the whole topic config to the name server. A slave takes the
+        master's address from the answer (BrokerController#handleRegisterBrokerResult)."""
+        self.routes.register(self.name, dict(self.topic_config), now_ms, self.broker_id)
+        if self.is_slave:
+            self.sync.set_master_addr(self.routes.master_address(self.name))
 
     # --- outages (BrokerOutage) ----------------------------------------------
     def go_down(self, silent: bool) -> None:
@@ -143,7 +164,10 @@ class BrokerNode:
         self.up, self.silent = False, silent
         self.recorder.log(now, "broker down", self.name, "silent" if silent else "connections closed")
         if not silent and self.routes.unregister(self.name):
-            self.recorder.log(now, "route removed", self.name, "channel closed")
+            if self.routes.has_broker(self.name):  # its slave keeps the broker name and its queues in the routes
+                self.recorder.log(now, "route reduced", self.name, "master gone, slave stays")
+            else:
+                self.recorder.log(now, "route removed", self.name, "channel closed")
         self.wire.fail_pending_pulls(self)
         self.recorder.close_locks(self.name, now)
         if not silent:  # the connections close: every pop this broker holds fails at its client at once
@@ -199,7 +223,7 @@ class BrokerNode:
     def flush_notifications(self) -> None:
         notes = self.listener.drain()
         if notes:
-            self.wire.notify(self.name, notes)
+            self.wire.notify(self.label, notes)
 
     # --- periodic services -------------------------------------------------
     def hold_loop(self):
@@ -218,7 +242,7 @@ class BrokerNode:
             if not self.up:
                 continue
             for _group, info in self.consumer_manager.scan_not_active_channel(int(clock.now)):
-                self.recorder.log(int(clock.now), "channel expired", self.name, info.client_id)
+                self.recorder.log(int(clock.now), "channel expired", self.label, info.client_id)
             self.flush_notifications()
 
     def notify_flush_loop(self):
@@ -227,6 +251,16 @@ class BrokerNode:
             yield clock.timeout(max(1, self.listener.next_flush_ms - int(clock.now)))
             self.listener.run_due(int(clock.now))
             self.flush_notifications()
+
+    def sync_loop(self):
+        """A slave's sync task (SlaveSynchronize): 10 s after start, then every 3 s."""
+        clock, master = self.clock, self.master
+        yield clock.timeout(SLAVE_SYNC_FIRST_DELAY_MS)
+        while True:
+            now = int(clock.now)
+            if self.sync.run(now, master.store.offsets if master.up else None):
+                self.recorder.log(now, "slave sync", self.label, f"consumer offsets from {master.name}")
+            yield clock.timeout(SLAVE_SYNC_CHECK_INTERVAL_MS)
 
     def route_info_loop(self):
         """TopicRouteInfoManager's scheduled task, while this start of the broker lasts: 1 s after it, then every

@@ -40,7 +40,7 @@ from rmqlib.client import (
 from rmqlib.client.consume import _CONSUME_SUCCESS, _process_consume_result_concurrently_trusted
 from rmqlib.client.pull import _process_pull_result_trusted, _pull_message_trusted
 from rmqlib.model import INT_MAX, MessageQueue
-from rmqlib.namesrv import TopicRouteData
+from rmqlib.namesrv import MASTER_ID, TopicRouteData
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import FIRST_ROUTE_POLL_MS, Routes, route_text
@@ -71,34 +71,49 @@ class SimClientAPI:
         self.consumer = consumer
         self.recorder = consumer.recorder
 
-    def _broker(self, name: str):
-        broker = self.consumer.cluster[name]
+    def _broker(self, name: str, only_this_broker: bool = True, topic: str | None = None):
+        """The replica of ``name`` a call goes to (MQClientInstance#findBrokerAddressInSubscribe with the master's
+        id), reached; BrokerUnavailable when it is down or this client knows no such address. With ``topic``, a
+        client that knows no address asks the name server for the topic's route first and then takes any replica
+        (what RemoteBrokerOffsetStore does for offsets)."""
+        consumer = self.consumer
+        broker = consumer.find_broker_in_subscribe(name, only_this_broker)
+        if broker is None and topic is not None:
+            consumer.take_route(topic, int(consumer.clock.now))
+            broker = consumer.find_broker_in_subscribe(name, False)
+        if broker is None:
+            raise BrokerUnavailable(f"the broker[{name}] not exist")
         if not broker.up:
             raise BrokerUnavailable(f"{name} is down")
-        self.consumer.reach(broker, int(self.consumer.clock.now))
+        consumer.reach(broker, int(consumer.clock.now))
         return broker
 
     def find_consumer_id_list(self, topic, group):
-        """GET_CONSUMER_LIST_BY_GROUP to a random broker of the topic's route as this client last saw it
-        (MQClientInstance#findConsumerIdList); None when that broker is down."""
-        broker = self.consumer.cluster[self.consumer.rng.choice(self.consumer.route_brokers[topic])]
+        """GET_CONSUMER_LIST_BY_GROUP to a random broker of the topic's route as this client last saw it, at its
+        master, or at its slave when the route shows no master (MQClientInstance#findConsumerIdList,
+        #findBrokerAddrByTopic, BrokerData#selectBrokerAddr); None when that broker is down."""
+        consumer = self.consumer
+        data = consumer.rng.choice(consumer.topic_routes[topic].broker_datas)
+        broker = consumer.cluster[data.broker_name]
+        if broker.slave is not None and not data.has_master():
+            broker = broker.slave
         if not broker.up:
             if self.recorder.trace:
                 self.recorder.log(
-                    int(self.consumer.clock.now),
+                    int(consumer.clock.now),
                     "find consumer ids",
-                    self.consumer.cid,
-                    f"{broker.name}: {topic}, failed (broker down)",
+                    consumer.cid,
+                    f"{broker.label}: {topic}, failed (broker down)",
                 )
             return None
-        self.consumer.reach(broker, int(self.consumer.clock.now))
+        consumer.reach(broker, int(consumer.clock.now))
         ids = broker.consumer_manager.get_consumer_id_list(group)
         if self.recorder.trace:
             self.recorder.log(
-                int(self.consumer.clock.now),
+                int(consumer.clock.now),
                 "find consumer ids",
-                self.consumer.cid,
-                f"{broker.name}: {topic}, {len(ids or ())} member(s)",
+                consumer.cid,
+                f"{broker.label}: {topic}, {len(ids or ())} member(s)",
             )
         return ids
 
@@ -115,13 +130,15 @@ class SimClientAPI:
         self.recorder.log(now_ms, "unlock", client_id, _names(mqs))
 
     def query_consumer_offset(self, group, mq):
-        code, offset = self._broker(mq.broker_name).store.query_consumer_offset(group, mq.topic, mq.queue_id)
+        broker = self._broker(mq.broker_name, True, mq.topic)  # RemoteBrokerOffsetStore#fetchConsumeOffsetFromBroker
+        code, offset = broker.store.query_consumer_offset(group, mq.topic, mq.queue_id)
         if code is not ResponseCode.SUCCESS:
             raise OffsetNotFoundError(f"no offset for {mq}", int(code))
         return offset
 
     def update_consumer_offset(self, group, mq, offset):
-        self._broker(mq.broker_name).store.commit_offset(group, mq.topic, mq.queue_id, offset)
+        broker = self._broker(mq.broker_name, False, mq.topic)  # RemoteBrokerOffsetStore#updateConsumeOffsetToBroker
+        broker.store.commit_offset(group, mq.topic, mq.queue_id, offset)
 
     def get_max_offset(self, mq):
         return self._broker(mq.broker_name).store.get_max_offset(mq.topic, mq.queue_id)
@@ -181,12 +198,14 @@ class ConsumerNode:
         self.orderly = scenario.consume_mode == ORDERLY
         # ConsumeMessageOrderlyService's messageQueueLock: requests waiting for a queue whose request runs
         self.orderly_waiting: dict[MessageQueue, deque[OrderlyConsumeRequest]] = {}
-        self.channel_names = {name: f"{self.cid}->{name}" for name in scenario.all_brokers}
+        labels = scenario.all_brokers + tuple(f"{name}/slave" for name in scenario.slaves)
+        self.channel_names = {label: f"{self.cid}->{label}" for label in labels}  # by BrokerNode.label
         self.lost_connections: set[str] = set()  # brokers restarted since this client last reached them
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
         self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
-        # MQClientInstance#brokerAddrTable: the brokers of the routes taken, until cleanOfflineBroker finds them in none
-        self.broker_addrs: set[str] = set()
+        # MQClientInstance#brokerAddrTable: broker name -> the broker ids of the routes taken (the last route
+        # taken that names it wins), until cleanOfflineBroker finds the name in no route
+        self.broker_addrs: dict[str, frozenset[int]] = {}
         jitter = scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (rng.randrange(jitter + 1) if jitter else 0)
 
@@ -194,8 +213,32 @@ class ConsumerNode:
         self.cluster = cluster
 
     def channel(self, broker) -> str:
-        """The name of this consumer's connection to ``broker``."""
-        return self.channel_names[broker.name]
+        """The name of this consumer's connection to ``broker`` (a master or a slave)."""
+        return self.channel_names[broker.label]
+
+    def nodes(self):
+        """Every broker process, masters then slaves."""
+        masters = list(self.cluster.values())
+        return masters + [broker.slave for broker in masters if broker.slave is not None]
+
+    def find_broker_in_subscribe(self, name: str, only_this_broker: bool):
+        """MQClientInstance#findBrokerAddressInSubscribe for the master's id: ``name``'s master if this client's
+        address table has it, else (``only_this_broker`` False) its slave, else None. A broker name with no slave
+        is always its master (up or not), as it is the only replica there is."""
+        master = self.cluster[name]
+        if master.slave is None:
+            return master
+        ids = self.broker_addrs.get(name, ())
+        if MASTER_ID in ids:
+            return master
+        return None if only_this_broker or not ids else master.slave
+
+    def replicas_known(self, master) -> list:
+        """The replicas of ``master``'s broker name in this client's address table."""
+        if master.slave is None:
+            return [master]
+        ids = self.broker_addrs.get(master.name, ())
+        return [node for node in (master, master.slave) if node.broker_id in ids]
 
     def consume_duration(self, count: int) -> int:
         """Listener time for ``count`` messages: fixed, or a sum of exponential draws (one gamma draw)."""
@@ -305,12 +348,12 @@ class ConsumerNode:
             self.connected = False
             recorder.log(now, "leave", self.cid, how.value)  # the log holds plain strings
             if how == CRASH:  # the kernel closes the sockets: every broker sees a channel close
-                for broker in self.cluster.values():
+                for broker in self.nodes():
                     closed = broker.up and broker.consumer_manager.do_channel_close_event(
                         self.cid, self.channel(broker), now
                     )
                     if closed:
-                        recorder.log(now, "channel closed", broker.name, self.cid)
+                        recorder.log(now, "channel closed", broker.label, self.cid)
                     broker.flush_notifications()
             return
         # Graceful shutdown: stop consuming, unlock (orderly), persist offsets, unregister.
@@ -322,7 +365,7 @@ class ConsumerNode:
         impl.destroy()
         self.connected = False
         recorder.log(now, "leave", self.cid, "shutdown")
-        for broker in self.cluster.values():
+        for broker in self.nodes():
             if not broker.up:
                 continue
             info = broker.consumer_manager.find_channel(sc.consumer_group, self.channel(broker))
@@ -337,10 +380,12 @@ class ConsumerNode:
             return
         data = (consumers or [self.impl.consumer_data()])[0]
         known = {name for names in self.route_brokers.values() for name in names}
-        for broker in self.cluster.values():
-            if broker.up and broker.name in known:
-                self.reach(broker, now_ms)
-                self._register_with(broker, data, now_ms)
+        for master in self.cluster.values():
+            if master.name in known:
+                for broker in self.replicas_known(master):
+                    if broker.up:
+                        self.reach(broker, now_ms)
+                        self._register_with(broker, data, now_ms)
         self.recorder.log(now_ms, "heartbeat", self.cid)
 
     def _register_with(self, broker, data, now_ms: int) -> None:
@@ -365,12 +410,12 @@ class ConsumerNode:
         onChannelActive listener (``enableHeartbeatChannelEventListener``, on by default) sends that broker a
         heartbeat and asks for a rebalance at once. (The first connection's call is folded into start, which
         heartbeats and rebalances.)"""
-        if broker.name not in self.lost_connections:
+        if broker.label not in self.lost_connections:
             return
-        self.lost_connections.discard(broker.name)
+        self.lost_connections.discard(broker.label)
         if self.connected:
             self._register_with(broker, self.impl.consumer_data(), now_ms)
-            self.recorder.log(now_ms, "heartbeat", self.cid, f"to {broker.name}: a new connection")
+            self.recorder.log(now_ms, "heartbeat", self.cid, f"to {broker.label}: a new connection")
             self.on_notify(now_ms)  # MQClientInstance#rebalanceImmediately, as a notification asks
 
     def take_route(self, topic: str, now_ms: int) -> bool:
@@ -382,7 +427,7 @@ class ConsumerNode:
             return False
         self.topic_routes[topic] = route
         self.route_brokers[topic] = [bd.broker_name for bd in route.broker_datas]
-        self.broker_addrs.update(self.route_brokers[topic])
+        self.broker_addrs.update((bd.broker_name, frozenset(dict(bd.broker_addrs))) for bd in route.broker_datas)
         queues = self.views.subscribe_queues(topic, route, self.routes.ordered)
         self.impl.update_topic_subscribe_info(topic, queues)
         if topic in self.scenario.topics and self.scenario.changes_routes:
@@ -455,7 +500,8 @@ class ConsumerNode:
             yield clock.timeout(delay)
             delay = self.scenario.heartbeat_interval_ms
             if self.alive:
-                self.broker_addrs.intersection_update(name for names in self.route_brokers.values() for name in names)
+                routed = {name for names in self.route_brokers.values() for name in names}
+                self.broker_addrs = {name: ids for name, ids in self.broker_addrs.items() if name in routed}
                 self.heartbeat(int(clock.now))
 
     def persist_loop(self):

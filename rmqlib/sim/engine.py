@@ -44,7 +44,7 @@ from rmqlib.sim.wire import Wire
 
 
 class Simulation:
-    """One run: the clock, the recorder, the routes and the wire, and a node per broker and per consumer."""
+    """One run: the clock, the recorder, the routes and the wire, and a node per broker replica and per consumer."""
 
     def __init__(self, scenario: Scenario, seed: int, trace: bool = False):
         scenario.validate()
@@ -55,18 +55,24 @@ class Simulation:
         self.routes = Routes(self.clock, scenario, self.recorder)
         self.wire = Wire(self.clock, scenario, self.recorder)
         parts = (scenario, self.clock, self.wire, self.recorder, self.routes, self.rng)
-        self.brokers = {name: BrokerNode(name, *parts) for name in scenario.all_brokers}
-        for broker in self.brokers.values():
+        self.brokers = {name: BrokerNode(name, *parts) for name in scenario.all_brokers}  # the masters
+        self.slaves = {name: BrokerNode(name, *parts, broker_id=1) for name in scenario.slaves}
+        for name, slave in self.slaves.items():
+            self.brokers[name].slave, slave.master = slave, self.brokers[name]
+        nodes = [*self.brokers.values(), *self.slaves.values()]
+        for broker in nodes:
             broker.connect(self.brokers)
         for name in scenario.brokers:
             self.brokers[name].register(0)
+        for slave in self.slaves.values():
+            slave.register(0)
         self.routes.start_producers()
         self.views = SharedViews()  # what identical views of the consumers compute once (see shared_views)
         self.consumers = {spec.client_id: ConsumerNode(spec, *parts, self.views) for spec in scenario.consumers}
         channels = {}
         for consumer in self.consumers.values():
             consumer.connect(self.brokers)
-            for broker in self.brokers.values():
+            for broker in nodes:
                 channels[consumer.channel(broker)] = consumer
         self.wire.connect(self.brokers, channels)
         if scenario.consume_mode == POP:
@@ -134,10 +140,15 @@ class Simulation:
                 clock.process(broker.revive_loop())
                 if broker.up:
                     clock.process(broker.route_info_loop())
+        for slave in self.slaves.values():  # no producer and no held pulls: a slave refuses every pull
+            clock.process(slave.housekeeping_loop())
+            if not sc.real_time_notify:
+                clock.process(slave.notify_flush_loop())
+            clock.process(slave.sync_loop())
         for consumer in self.consumers.values():
             clock.process(consumer.start())
         if sc.changes_routes:
-            for broker in self.brokers.values():
+            for broker in [*self.brokers.values(), *self.slaves.values()]:
                 clock.process(broker.registration_loop())
             clock.process(self.route_changes())
             clock.process(self.routes.scan_loop())

@@ -33,6 +33,7 @@ EVENT_KINDS = (
     "take",
     "pull held",
     "pull woken",
+    "pull refused",
     "channel closed",
     "channel expired",
     "pop",
@@ -42,8 +43,10 @@ EVENT_KINDS = (
     "topic change",
     "route",
     "route removed",
+    "route reduced",
     "broker down",
     "broker up",
+    "slave sync",
     # only with simulate(..., trace=True)
     "find consumer ids",
     "step",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rmqlib.client.route import topic_route_data_to_publish_info, topic_route_data_to_subscribe_info
 from rmqlib.model import MessageQueue
-from rmqlib.namesrv import SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS, RouteInfoManager, TopicRouteData
+from rmqlib.namesrv import MASTER_ID, SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS, RouteInfoManager, TopicRouteData
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import Scenario
@@ -33,10 +33,20 @@ class Routes:
         self.start_queue_counts = {topic: len(self.publish_queues(topic)) for topic in self.scenario.topics}
         self.take_publish_routes()
 
-    def register(self, broker_name: str, topic_config: dict, now_ms: int) -> None:
-        """A broker's registration reaches the name server."""
-        self.namesrv.register_broker(broker_name, topic_config, now_ms)
+    def register(self, broker_name: str, topic_config: dict, now_ms: int, broker_id: int = MASTER_ID) -> None:
+        """A broker replica's registration reaches the name server."""
+        self.namesrv.register_broker(broker_name, topic_config, now_ms, broker_id=broker_id)
         self.note_routes()
+
+    def has_broker(self, broker_name: str) -> bool:
+        """True while some replica of ``broker_name`` is registered."""
+        return broker_name in self.namesrv.broker_addr_table
+
+    def master_address(self, broker_name: str) -> str | None:
+        """The address of ``broker_name``'s master as the name server has it, or None (what a slave's
+        registration is answered with)."""
+        data = self.namesrv.broker_addr_table.get(broker_name)
+        return None if data is None else dict(data.broker_addrs).get(MASTER_ID)
 
     def delete_topic(self, topic: str, broker_name: str) -> None:
         """An operator deletes ``topic`` from ``broker_name`` in the name server too (``mqadmin deleteTopic``)."""
@@ -44,7 +54,7 @@ class Routes:
         self.note_routes()
 
     def unregister(self, broker_name: str) -> bool:
-        """A broker's connection to the name server closed (RouteInfoManager#onChannelDestroy)."""
+        """A master's connection to the name server closed (RouteInfoManager#onChannelDestroy)."""
         removed = self.namesrv.on_channel_destroy(broker_name)
         if removed:
             self.note_routes()
@@ -120,5 +130,11 @@ class Routes:
 
 
 def route_text(route: TopicRouteData) -> str:
-    """``broker-a 4r/4w, broker-b 8r/4w``: the route's brokers and queue counts."""
-    return ", ".join(f"{qd.broker_name} {qd.read_queue_nums}r/{qd.write_queue_nums}w" for qd in route.queue_datas)
+    """``broker-a 4r/4w, broker-b 8r/4w (slave only)``: the route's brokers and queue counts, and which brokers have
+    no master in it."""
+    masterless = {bd.broker_name for bd in route.broker_datas if not bd.has_master()}
+    return ", ".join(
+        f"{qd.broker_name} {qd.read_queue_nums}r/{qd.write_queue_nums}w"
+        + (" (slave only)" if qd.broker_name in masterless else "")
+        for qd in route.queue_datas
+    )

@@ -164,6 +164,9 @@ class Scenario:
     # Route changes (each client polls the name server every poll_name_server_interval_ms)
     topic_changes: tuple[TopicChange, ...] = ()
     outages: tuple[BrokerOutage, ...] = ()
+    # Broker names (of ``brokers``) that run a slave: broker id 1, slaveReadEnable off (it refuses every pull),
+    # acting master off. It never stops; while its master is away its broker name keeps its queues in the routes.
+    slaves: tuple[str, ...] = ()
     poll_name_server_interval_ms: int = 30_000  # ClientConfig.pollNameServerInterval
     register_name_server_period_ms: int = 30_000  # BrokerConfig.registerNameServerPeriod
 
@@ -179,7 +182,7 @@ class Scenario:
                 object.__setattr__(self, name, check_enum(value, f"Scenario.{name}", kind))
         if isinstance(self.consumers, list):
             object.__setattr__(self, "consumers", tuple(self.consumers))
-        for name in ("brokers", "topic_changes", "outages"):
+        for name in ("brokers", "topic_changes", "outages", "slaves"):
             if isinstance(getattr(self, name), list):
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         self.validate()
@@ -381,6 +384,23 @@ class Scenario:
                 )
         brokers = self.all_brokers
         _need(len(brokers) <= MAX_BROKERS, "brokers", f"at most {MAX_BROKERS} brokers, with topic changes")
+        _need(
+            isinstance(self.slaves, tuple)
+            and all(name in self.brokers for name in self.slaves)
+            and len(set(self.slaves)) == len(self.slaves),
+            "slaves",
+            f"a tuple of distinct names from brokers {self.brokers}, got {self.slaves!r}",
+        )
+        _need(
+            not self.slaves or self.consume_mode is not ConsumeMode.POP,
+            "slaves",
+            "not modelled with POP (a pop goes to the master only, and a slave's pop service is not modelled)",
+        )
+        _need(
+            not any(change.broker in self.slaves for change in self.topic_changes),
+            "slaves",
+            "a topic change on a broker with a slave is not modelled (the slave copies topic configs once a minute)",
+        )
         spans: dict[str, list[tuple[int, int]]] = {}
         for outage in self.outages:
             _need(isinstance(outage, BrokerOutage), "outages", f"BrokerOutage items, got {outage!r}")

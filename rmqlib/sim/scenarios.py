@@ -191,6 +191,17 @@ def broker_outage(**overrides) -> Scenario:
     )
 
 
+def broker_outage_with_slave(**overrides) -> Scenario:
+    """broker_outage with a slave beside broker-b's master. While the master is away (70 s to 130 s) the name
+    server keeps broker-b's queues in the routes, so no queue moves; the consumers pull them from the slave, which
+    refuses every pull, so they stand still until the master is back. Producers send to broker-a meanwhile."""
+    return _build(
+        "broker_outage_with_slave",
+        dict(consumers=_group(4), slaves=("broker-b",), outages=(BrokerOutage("broker-b", 70_000, 130_000),)),
+        overrides,
+    )
+
+
 def broker_vanishes(**overrides) -> Scenario:
     """broker-b's host vanishes at 70 s (no connection closes) and never comes back: the name server keeps
     routing to it until its registration is 120 s old, and the messages it holds stay unconsumed."""
@@ -221,6 +232,7 @@ ALL = {
         topic_grows,
         broker_joins,
         broker_outage,
+        broker_outage_with_slave,
         broker_vanishes,
     )
 }

@@ -31,13 +31,13 @@ class Wire:
         self.latency = scenario.rpc_latency_ms
         self.brokers: Mapping = {}
         self.channels: Mapping = {}
-        self.pending_pulls: dict[int, tuple] = {}  # opaque -> (consumer, request, sent at)
+        self.pending_pulls: dict[int, tuple] = {}  # opaque -> (consumer, request, sent at, broker node)
         self.next_opaque = 0
 
     def connect(self, brokers: Mapping, channels: Mapping) -> None:
         self.brokers, self.channels = brokers, channels
 
-    def notify(self, broker_name: str, notes) -> None:
+    def notify(self, broker_label: str, notes) -> None:
         """NOTIFY_CONSUMER_IDS_CHANGED from a broker to the consumer on each note's channel, in order.
 
         The broker sends one request per member; all of them travel ``rpc_latency_ms`` and arrive at one instant,
@@ -46,7 +46,7 @@ class Wire:
         recorder, channels = self.recorder, self.channels
         recorder.counters["notifications"] += len(notes)
         recorder.event_log.extend(
-            list(map(_TIME_MS, notes)), "notify", list(map(_CLIENT_ID, notes)), f"from {broker_name}"
+            list(map(_TIME_MS, notes)), "notify", list(map(_CLIENT_ID, notes)), f"from {broker_label}"
         )  # a broker's times are int milliseconds
         woken = [
             consumer
@@ -57,8 +57,19 @@ class Wire:
             self.clock.later(self.latency, _deliver_notifications, woken, self.clock)
 
     def send_pull(self, consumer, request, command, now_ms) -> None:
-        """PULL_MESSAGE for ``command`` (the pull path's PullCommand), on ``consumer``'s channel to the broker."""
+        """PULL_MESSAGE for ``command`` (the pull path's PullCommand), on ``consumer``'s channel to the broker: its
+        master, or its slave when the consumer's address table has no master (PullAPIWrapper#pullKernelImpl, which
+        also drops the commit-offset flag for a slave)."""
         mq, sc, recorder = command.message_queue, self.scenario, self.recorder
+        broker = self.brokers[mq.broker_name]
+        commit_offset_enable = command.commit_offset_enable
+        if broker.slave is not None:
+            broker = consumer.find_broker_in_subscribe(mq.broker_name, False)
+            if broker is None:  # pullKernelImpl throws: the pull goes out again later
+                error = BrokerUnavailable(f"the broker[{mq.broker_name}] not exist")
+                self.clock.later(0, consumer.on_pull_failure, request, error)
+                return
+            commit_offset_enable = commit_offset_enable and not broker.is_slave
         self.next_opaque = opaque = self.next_opaque + 1
         commit_offset = command.commit_offset if command.commit_offset > 0 else 0
         header = PullMessageRequest._trusted(
@@ -67,7 +78,7 @@ class Wire:
             mq.queue_id,
             command.queue_offset,
             command.max_msg_nums,
-            command.commit_offset_enable,
+            commit_offset_enable,
             commit_offset,
             True,
             sc.suspend_timeout_ms,
@@ -75,13 +86,12 @@ class Wire:
             "*",
             command.sub_version,
             consumer.cid,
-            consumer.channel_names[mq.broker_name],
+            consumer.channel_names[broker.label],
             opaque,
         )
-        broker = self.brokers[mq.broker_name]
         if consumer.lost_connections and broker.up:
             consumer.reach(broker, now_ms)
-        self.pending_pulls[opaque] = (consumer, request, now_ms)
+        self.pending_pulls[opaque] = (consumer, request, now_ms, broker)
         recorder.pulls += 1
         if recorder.trace:
             recorder.log(
@@ -94,6 +104,13 @@ class Wire:
         if not broker.up:
             self._fail_pull(broker, header.opaque)
             return
+        if broker.is_slave:  # the slave refuses the pull (SYSTEM_BUSY): the client tries again a little later
+            response = broker.processor.process_request(header, now, True)
+            self.recorder.log(
+                now, "pull refused", broker.label, f"{header.topic}@{header.queue_id} from {header.client_id}"
+            )
+            self.answer_pull(response)
+            return
         response = broker.processor._process_request_trusted(header, now, True)
         if response is None:
             self.recorder.held += 1
@@ -105,7 +122,7 @@ class Wire:
 
     def answer_pull(self, response) -> None:
         """A broker's answer to a pull, on its way back to the consumer that sent it."""
-        consumer, request, _ = self.pending_pulls.pop(response.request.opaque, (None, None, None))
+        consumer, request, _, _ = self.pending_pulls.pop(response.request.opaque, (None, None, None, None))
         if self.recorder.trace and consumer is not None:
             header = response.request
             self.recorder.log(
@@ -120,7 +137,7 @@ class Wire:
     def _fail_pull(self, broker, opaque: int) -> None:
         """A pull that reached a broker that is down: refused at once (its answer takes the way back), or,
         for a silent broker, never answered until the pull's RPC timeout."""
-        consumer, request, sent_ms = self.pending_pulls.pop(opaque, (None, None, 0))
+        consumer, request, sent_ms, _ = self.pending_pulls.pop(opaque, (None, None, 0, None))
         if consumer is None:  # already failed when the broker went down
             return
         error = BrokerUnavailable(f"pull to {broker.name} failed: broker down")
@@ -130,9 +147,7 @@ class Wire:
 
     def fail_pending_pulls(self, broker) -> None:
         """``broker`` went down: every pull it holds (or that is on its way to it) fails."""
-        for opaque in [
-            o for o, (_, request, _) in self.pending_pulls.items() if request.message_queue.broker_name == broker.name
-        ]:
+        for opaque in [o for o, (_, _, _, target) in self.pending_pulls.items() if target is broker]:
             self._fail_pull(broker, opaque)
 
 

@@ -32,6 +32,7 @@ from rmqlib.broker import (
     ClientHousekeepingService,
     ConsumerGroupInfo,
     ConsumerManager,
+    ConsumerOffsetManager,
     DefaultConsumerIdsChangeListener,
     MessageStore,
     NotifyMessageArrivingListener,
@@ -42,6 +43,7 @@ from rmqlib.broker import (
     PullRequestHoldService,
     QueryAssignmentProcessor,
     RebalanceLockManager,
+    SlaveSynchronize,
     SubscriptionData,
     TopicRouteInfoManager,
     send_back,
@@ -1012,6 +1014,22 @@ ENTRIES = [
         "BrokerMemberGroup.start",
         lambda broker_id: BrokerMemberGroup("broker-a", 3).start(broker_id),
         dict(broker_id=2),
+    ),
+    ("SlaveSynchronize", SlaveSynchronize, dict(offsets=ConsumerOffsetManager(), started_ms=0)),
+    (
+        "SlaveSynchronize.set_master_addr",
+        lambda master_addr: SlaveSynchronize(ConsumerOffsetManager(), 0).set_master_addr(master_addr),
+        dict(master_addr="broker-a:10911"),
+    ),
+    (
+        "SlaveSynchronize.run",
+        lambda now_ms, master_offsets: SlaveSynchronize(ConsumerOffsetManager(), 0).run(now_ms, master_offsets),
+        dict(now_ms=61_000, master_offsets=ConsumerOffsetManager()),
+    ),
+    (
+        "ConsumerOffsetManager.put_all",
+        lambda other: ConsumerOffsetManager().put_all(other),
+        dict(other=ConsumerOffsetManager()),
     ),
     (
         "BrokerMemberGroup.lock_batch_mq",

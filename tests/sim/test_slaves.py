@@ -1,0 +1,114 @@
+"""A broker with a slave: while its master is away its queues stay in the routes, nobody's queues move, the slave
+refuses every pull and takes the offset commits, and the queues stand still until the master is back."""
+
+import pytest
+
+from rmqlib.sim import BrokerOutage, ConsumerSpec, TopicChange, scenarios, simulate
+from rmqlib.sim.engine import Simulation
+
+DOWN, UP = 70_000, 130_000  # scenarios.broker_outage_with_slave
+
+
+def _events(result, kind, who=None):
+    return [e for e in result.events if e.kind == kind and (who is None or e.who == who)]
+
+
+def _broker_b_queues(result):
+    return [q for q in result.ownership if "brokerName=broker-b" in q and "topic=TopicTest" in q]
+
+
+def test_with_a_slave_no_queue_moves_while_the_master_is_away_and_without_one_they_all_leave():
+    with_slave = simulate(scenarios.broker_outage_with_slave(), seed=7)
+    without = simulate(scenarios.broker_outage(), seed=7)
+    assert [e.detail for e in _events(with_slave, "route reduced", "broker-b")] == ["master gone, slave stays"]
+    assert not _events(with_slave, "route removed")
+    for queue in _broker_b_queues(with_slave):
+        # one owner from the start to the master's return: no interval ends or starts in between
+        assert not [i for i in with_slave.ownership[queue] if DOWN <= i.start_ms < UP or DOWN <= i.end_ms < UP]
+    # without a slave the name server drops broker-b, and every consumer drops its queues at its next route poll
+    assert _events(without, "route removed", "broker-b")
+    for queue in _broker_b_queues(without):
+        assert [i for i in without.ownership[queue] if DOWN <= i.end_ms < UP], queue
+
+
+def test_the_queues_stand_still_the_slave_refuses_each_pull_and_the_client_tries_again_a_second_later():
+    sc = scenarios.broker_outage_with_slave()
+    result = simulate(sc, seed=7)
+    for queue in _broker_b_queues(result):
+        assert not [b for b in result.consumption[queue] if DOWN <= b.start_ms < UP], queue
+    refused = _events(result, "pull refused", "broker-b/slave")
+    assert refused and all(DOWN < e.time_ms < UP + sc.poll_name_server_interval_ms for e in refused)
+    by_request = {}
+    for e in refused:
+        by_request.setdefault(e.detail, []).append(e.time_ms)
+    gaps = {b - a for times in by_request.values() for a, b in zip(times, times[1:], strict=False)}
+    # pullTimeDelayMillsWhenException (1 s), plus the request's way there and the answer's way back
+    assert gaps == {1_000 + 2 * sc.rpc_latency_ms}
+    assert len(_events(result, "notify")) > len([e for e in _events(result, "notify") if "slave" not in e.detail])
+
+
+def test_commits_go_to_the_slave_while_the_master_is_away_and_the_master_keeps_its_old_offsets():
+    sc = scenarios.broker_outage_with_slave(
+        outages=(BrokerOutage("broker-b", DOWN, None),), duration_ms=100_000, drain_ms=20_000
+    )
+    sim = Simulation(sc, seed=7)
+    result = sim.run()
+    master, slave = sim.brokers["broker-b"], sim.slaves["broker-b"]
+    group = sc.consumer_group
+    ahead = 0
+    for queue_id in range(4):
+        on_master = master.store.query_offset(group, "TopicTest", queue_id)
+        on_slave = slave.store.query_offset(group, "TopicTest", queue_id)
+        stored = result.stored[f"MessageQueue [topic=TopicTest, brokerName=broker-b, queueId={queue_id}]"]
+        assert on_master <= on_slave == stored  # the slave has everything consumed, the master what it had at 70 s
+        ahead += on_slave > on_master
+    assert ahead > 0
+    assert [e.time_ms for e in _events(result, "slave sync")] == [61_000]  # a minute after the slave started
+
+
+def test_a_queue_handed_over_while_the_master_is_away_starts_from_the_slaves_offset():
+    late = ConsumerSpec("10.0.0.9@1009", join_ms=100_000)
+    sc = scenarios.broker_outage_with_slave(consumers=scenarios.broker_outage_with_slave().consumers + (late,))
+    result = simulate(sc, seed=3, trace=True)
+    asked = [e for e in _events(result, "find consumer ids", late.client_id) if e.time_ms < UP]
+    assert asked and {e.detail.split(":")[0] for e in asked} <= {"broker-a", "broker-b/slave"}
+    assert any("broker-b/slave" in e.detail and "5 member(s)" in e.detail for e in asked)
+    taken = [e for e in _events(result, "take", late.client_id) if e.time_ms < UP and "broker-b" in e.detail]
+    assert taken, "the late consumer takes a queue of broker-b while its master is away"
+    queue = taken[0].detail
+    queue_id = int(queue.rsplit("=", 1)[1].rstrip("]"))
+    first_pull = next(
+        e
+        for e in _events(result, "pull", late.client_id)
+        if e.detail.startswith(f"broker-b TopicTest@{queue_id} ") and e.time_ms >= taken[0].time_ms
+    )
+    # the master is down, so the start offset came from the slave: what the last owner committed there
+    assert int(first_pull.detail.rsplit(" ", 1)[1]) == result.stored[queue]
+    assert not [offset for offset, times in _deliveries(result, queue).items() if times > 1]
+
+
+def _deliveries(result, queue):
+    counts = {}
+    for batch in result.consumption[queue]:
+        for offset in batch.offsets:
+            counts[offset] = counts.get(offset, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"slaves": ("broker-z",)}, "Scenario.slaves: a tuple of distinct names"),
+        ({"slaves": ("broker-b", "broker-b")}, "Scenario.slaves: a tuple of distinct names"),
+        ({"slaves": "broker-b"}, "Scenario.slaves: a tuple of distinct names"),
+        ({"consume_mode": "POP"}, "Scenario.slaves: not modelled with POP"),
+    ],
+)
+def test_bad_slaves_are_refused_with_the_field_named(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        scenarios.broker_outage_with_slave(**overrides)
+
+
+def test_a_topic_change_on_a_broker_with_a_slave_is_refused():
+    with pytest.raises(ValueError, match="Scenario.slaves: a topic change on a broker with a slave"):
+        scenarios.broker_outage_with_slave(topic_changes=(TopicChange(10_000, "broker-b", 8, 8),))
