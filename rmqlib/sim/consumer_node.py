@@ -198,8 +198,7 @@ class ConsumerNode:
         self.orderly = scenario.consume_mode == ORDERLY
         # ConsumeMessageOrderlyService's messageQueueLock: requests waiting for a queue whose request runs
         self.orderly_waiting: dict[MessageQueue, deque[OrderlyConsumeRequest]] = {}
-        labels = scenario.all_brokers + tuple(f"{name}/slave" for name in scenario.slaves)
-        self.channel_names = {label: f"{self.cid}->{label}" for label in labels}  # by BrokerNode.label
+        self.channel_names: dict[str, str] = {}  # by BrokerNode.label, set by connect()
         self.lost_connections: set[str] = set()  # brokers restarted since this client last reached them
         self.topic_routes: dict[str, TopicRouteData] = {}  # MQClientInstance#topicRouteTable: routes taken
         self.route_brokers: dict[str, list[str]] = {}  # topic -> the brokers of that route
@@ -211,6 +210,7 @@ class ConsumerNode:
 
     def connect(self, cluster: Mapping) -> None:
         self.cluster = cluster
+        self.channel_names = {broker.label: f"{self.cid}->{broker.label}" for broker in self.nodes()}
 
     def channel(self, broker) -> str:
         """The name of this consumer's connection to ``broker`` (a master or a slave)."""

@@ -161,6 +161,9 @@ ZH: dict[str, str] = {
     "topic change": "主题变更",
     "route": "路由更新",
     "route removed": "路由移除",
+    "route reduced": "路由缩减（只剩 Slave）",
+    "pull refused": "拉取被拒",
+    "slave sync": "Slave 同步",
     "broker down": "Broker 宕机",
     "broker up": "Broker 恢复",
     "heartbeat": "心跳",
@@ -349,6 +352,9 @@ ZH: dict[str, str] = {
     "calls at once": "同时进行的监听器调用对数",
     "broker-b goes down at 70 s: sends to a stopped broker are retried, to a vanished one they fail": "broker-b 在 70 秒时下线：发往正常停止的 Broker 的消息会重试，发往失联 Broker 的则失败",
     "broker_vanishes (seed 0): broker-b's host is lost at 70 s": "broker_vanishes（随机种子 0）：broker-b 的主机在 70 秒时失联",
+    "broker_outage_with_slave (seed 0): broker-b's master is away from 70 s to 130 s": (
+        "broker_outage_with_slave（随机种子 0）：broker-b 的 Master 从 70 秒到 130 秒不在"
+    ),
     "consumers that consumed nothing": "什么也没消费的消费者数",
     "QUERY_ASSIGNMENT in POP mode, popShareQueueNum=1: six consumers share four queues": "POP 模式下的 QUERY_ASSIGNMENT，popShareQueueNum=1：六个消费者共享四个队列",
     "Two subscribers and one assign-mode member in one group: queues nobody reads": "同一个组里有两个订阅者和一个 assign 模式的成员：有队列无人读取",

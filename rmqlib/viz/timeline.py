@@ -39,8 +39,11 @@ TIMELINE_EVENTS: dict[str, str] = {
     "topic change": "star",
     "route": "hexagon-open",
     "route removed": "x-thin-open",
+    "route reduced": "diamond-open",
     "broker down": "triangle-down",
     "broker up": "triangle-up-open",
+    "pull refused": "line-ns-open",
+    "slave sync": "square-open",
     # Pop across a broker outage (chapter 11)
     "pop failed": "x-thin-open",
     "revive": "star-open",
