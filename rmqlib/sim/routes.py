@@ -104,12 +104,16 @@ class Routes:
 
     # --- periodic services -------------------------------------------------------
     def scan_loop(self):
-        """RouteInfoManager#scanNotActiveBroker every 5 s: a broker silent for 120 s leaves every route."""
+        """RouteInfoManager#scanNotActiveBroker every 5 s: a replica silent for 120 s is unregistered; a broker name
+        with no replica left leaves every route."""
         clock = self.clock
         while True:
             yield clock.timeout(SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS)
             for name in self.namesrv.scan_not_active_broker(int(clock.now)):
-                self.recorder.log(int(clock.now), "route removed", name, "registration expired")
+                if self.has_broker(name):
+                    self.recorder.log(int(clock.now), "route reduced", name, "master's registration expired")
+                else:
+                    self.recorder.log(int(clock.now), "route removed", name, "registration expired")
                 self.note_routes()
 
     def producer_poll_loop(self):

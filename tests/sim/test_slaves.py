@@ -112,3 +112,16 @@ def test_bad_slaves_are_refused_with_the_field_named(overrides, message):
 def test_a_topic_change_on_a_broker_with_a_slave_is_refused():
     with pytest.raises(ValueError, match="Scenario.slaves: a topic change on a broker with a slave"):
         scenarios.broker_outage_with_slave(topic_changes=(TopicChange(10_000, "broker-b", 8, 8),))
+
+
+def test_a_vanished_master_with_a_slave_leaves_the_route_reduced_and_no_queue_moves():
+    sc = scenarios.broker_vanishes(slaves=("broker-b",), produce_rate_per_queue=2.0)
+    result = simulate(sc, seed=1)
+    reduced = _events(result, "route reduced", "broker-b")
+    assert [e.detail for e in reduced] == ["master's registration expired"] and not _events(result, "route removed")
+    last_registered = DOWN // sc.register_name_server_period_ms * sc.register_name_server_period_ms
+    assert 120_000 < reduced[0].time_ms - last_registered <= 125_000  # 120 s, found by the name server's 5 s scan
+    for queue in _broker_b_queues(result):  # the queues keep their owners to the end: nothing tells them to move
+        assert not [i for i in result.ownership[queue] if DOWN <= i.end_ms < sc.end_ms], queue
+    # pulls to the silent master wait out their timeout; once the route shows no master, the slave refuses them
+    assert min(e.time_ms for e in _events(result, "pull refused")) > reduced[0].time_ms
