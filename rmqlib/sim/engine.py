@@ -59,8 +59,8 @@ class Simulation:
         self.slaves = {name: BrokerNode(name, *parts, broker_id=1) for name in scenario.slaves}
         for name, slave in self.slaves.items():
             self.brokers[name].slave, slave.master = slave, self.brokers[name]
-        nodes = [*self.brokers.values(), *self.slaves.values()]
-        for broker in nodes:
+        self.nodes = [*self.brokers.values(), *self.slaves.values()]  # every broker process
+        for broker in self.nodes:
             broker.connect(self.brokers)
         for name in scenario.brokers:
             self.brokers[name].register(0)
@@ -72,7 +72,7 @@ class Simulation:
         channels = {}
         for consumer in self.consumers.values():
             consumer.connect(self.brokers)
-            for broker in nodes:
+            for broker in self.nodes:
                 channels[consumer.channel(broker)] = consumer
         self.wire.connect(self.brokers, channels)
         if scenario.consume_mode == POP:
@@ -148,7 +148,7 @@ class Simulation:
         for consumer in self.consumers.values():
             clock.process(consumer.start())
         if sc.changes_routes:
-            for broker in [*self.brokers.values(), *self.slaves.values()]:
+            for broker in self.nodes:
                 clock.process(broker.registration_loop())
             clock.process(self.route_changes())
             clock.process(self.routes.scan_loop())
