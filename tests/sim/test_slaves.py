@@ -125,3 +125,14 @@ def test_a_vanished_master_with_a_slave_leaves_the_route_reduced_and_no_queue_mo
         assert not [i for i in result.ownership[queue] if DOWN <= i.end_ms < sc.end_ms], queue
     # pulls to the silent master wait out their timeout; once the route shows no master, the slave refuses them
     assert min(e.time_ms for e in _events(result, "pull refused")) > reduced[0].time_ms
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_an_orderly_group_never_runs_two_listeners_on_one_queue_across_the_masters_outage(seed):
+    # lock requests go to the master only: while it is away they fail, the client-side locks run out, and after the
+    # return the restarted master's empty lock table is filled by whoever asks first
+    result = simulate(scenarios.broker_outage_with_slave(consume_mode="ORDERLY", produce_rate_per_queue=2.0), seed=seed)
+    assert result.overlapping_calls() == {} and result.lost == []
+    for queue in _broker_b_queues(result):
+        assert not [b for b in result.consumption[queue] if DOWN <= b.start_ms < UP], queue
+    assert _events(result, "pull refused")
