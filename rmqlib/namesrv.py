@@ -30,7 +30,7 @@ POLL_NAME_SERVER_INTERVAL_MS = 30_000  # ClientConfig.pollNameServerInterval
 MASTER_ID = 0  # MixAll.MASTER_ID
 
 
-def broker_address(broker_name: str, broker_id: int = MASTER_ID) -> str:
+def _broker_address(broker_name: str, broker_id: int) -> str:
     """The address a replica registers under (a made-up ``host:port``: one host per replica)."""
     return f"{broker_name}:10911" if broker_id == MASTER_ID else f"{broker_name}-slave{broker_id}:10911"
 
@@ -128,8 +128,8 @@ class RouteInfoManager:
         check_int(broker_id, "broker_id", 0)
         old = self.broker_addr_table.get(broker_name)
         addrs = dict(old.broker_addrs) if old is not None else {}
-        addrs[broker_id] = broker_address(broker_name, broker_id)
-        self.broker_addr_table[broker_name] = BrokerData(broker_name, tuple(sorted(addrs.items())))
+        addrs[broker_id] = _broker_address(broker_name, broker_id)
+        self._put_addrs(broker_name, addrs)
         self.broker_live_table[(broker_name, broker_id)] = _BrokerLive(now_ms, check_int(timeout_ms, "timeout_ms", 1))
         if broker_id != MASTER_ID and broker_id != min(addrs):
             return
@@ -179,7 +179,7 @@ class RouteInfoManager:
             return False
         self.broker_live_table.pop((broker_name, broker_id), None)
         if addrs:
-            self.broker_addr_table[broker_name] = BrokerData(broker_name, tuple(sorted(addrs.items())))
+            self._put_addrs(broker_name, addrs)
             return True
         del self.broker_addr_table[broker_name]
         for topic in [t for t, by_broker in self.topic_queue_table.items() if broker_name in by_broker]:
@@ -211,6 +211,9 @@ class RouteInfoManager:
             return None
         return TopicRouteData(tuple(by_broker.values()), brokers)
 
+    def _put_addrs(self, broker_name: str, addrs: dict[int, str]) -> None:
+        self.broker_addr_table[broker_name] = BrokerData(broker_name, tuple(sorted(addrs.items())))
+
     def _remove_queue_data(self, topic: str, broker_name: str) -> None:
         by_broker = self.topic_queue_table[topic]
         del by_broker[broker_name]
@@ -232,7 +235,6 @@ __all__ = [
     "QueueData",
     "RouteInfoManager",
     "TopicRouteData",
-    "broker_address",
     "is_readable",
     "is_writeable",
 ]

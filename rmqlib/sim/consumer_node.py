@@ -224,7 +224,8 @@ class ConsumerNode:
     def find_broker_in_subscribe(self, name: str, only_this_broker: bool):
         """MQClientInstance#findBrokerAddressInSubscribe for the master's id: ``name``'s master if this client's
         address table has it, else (``only_this_broker`` False) its slave, else None. A broker name with no slave
-        is always its master (up or not), as it is the only replica there is."""
+        is always its master, up or not: a call to a name the table has dropped still goes there and fails there (a
+        network delay later than Java's "no address"), as before slaves were modelled and as the fingerprints pin."""
         master = self.cluster[name]
         if master.slave is None:
             return master
@@ -379,7 +380,7 @@ class ConsumerNode:
         if not self.connected:
             return
         data = (consumers or [self.impl.consumer_data()])[0]
-        known = {name for names in self.route_brokers.values() for name in names}
+        known = self.routed_broker_names()
         for master in self.cluster.values():
             if master.name in known:
                 for broker in self.replicas_known(master):
@@ -417,6 +418,10 @@ class ConsumerNode:
             self._register_with(broker, self.impl.consumer_data(), now_ms)
             self.recorder.log(now_ms, "heartbeat", self.cid, f"to {broker.label}: a new connection")
             self.on_notify(now_ms)  # MQClientInstance#rebalanceImmediately, as a notification asks
+
+    def routed_broker_names(self) -> set[str]:
+        """The broker names of the routes this client has taken."""
+        return {name for names in self.route_brokers.values() for name in names}
 
     def take_route(self, topic: str, now_ms: int) -> bool:
         """MQClientInstance#updateTopicRouteInfoFromNameServer for one topic: ask the name server and, if the
@@ -500,7 +505,7 @@ class ConsumerNode:
             yield clock.timeout(delay)
             delay = self.scenario.heartbeat_interval_ms
             if self.alive:
-                routed = {name for names in self.route_brokers.values() for name in names}
+                routed = self.routed_broker_names()
                 self.broker_addrs = {name: ids for name, ids in self.broker_addrs.items() if name in routed}
                 self.heartbeat(int(clock.now))
 
