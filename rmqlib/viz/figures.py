@@ -705,6 +705,7 @@ def moved_queues_figure(
 # --------------------------------------------------------------------------- many topics
 
 TOPIC_PATTERNS = ("", "/", ".", "x", "-", "|", "+", "\\")
+TOPIC_KEY_COLOR = "#777777"
 
 
 def multi_topic_figure(
@@ -742,19 +743,22 @@ def multi_topic_figure(
     fig = go.Figure()
     colors = consumer_colors(cids)  # each bar in its consumer's colour; topics told apart by hatching
     for k, (topic, allocation) in enumerate(per_topic.items()):
+        pattern = dict(shape=TOPIC_PATTERNS[k % len(TOPIC_PATTERNS)], fillmode="overlay", fgcolor="white", solidity=0.5)
         fig.add_trace(
             go.Bar(
                 x=rows,
                 y=[len(allocation.get(c, ())) for c in rows],
                 name=topic,
-                marker=dict(
-                    color=[colors[c] for c in rows],
-                    line=dict(color="white", width=1),
-                    pattern=dict(shape=TOPIC_PATTERNS[k % len(TOPIC_PATTERNS)], fgcolor="white", solidity=0.35),
-                ),
+                legendgroup=topic,
+                showlegend=False,
+                marker=dict(color=[colors[c] for c in rows], line=dict(color="white", width=1), pattern=pattern),
                 hovertemplate=text("{topic}<br>%{{x}}: %{{y}} queues<extra></extra>", topic=topic),
             )
         )
+        # the topic's legend key: its hatching in grey (colour means the consumer; a key in one
+        # consumer's colour would say otherwise), and clicking it hides the topic's bars
+        key = dict(color=TOPIC_KEY_COLOR, pattern=pattern)
+        fig.add_trace(go.Bar(x=[None], y=[None], name=topic, legendgroup=topic, marker=key))
     fig.update_layout(
         barmode="stack",
         title=title,

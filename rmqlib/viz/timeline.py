@@ -457,8 +457,10 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     """Empirical CDF of end-to-end latency (store to consume), one line per run.
 
     ``results`` is a SimResult or a mapping label -> SimResult. The x axis is
-    logarithmic: most messages take milliseconds, the ones caught in a pause
-    take seconds. ``max_points`` (2..100,000) points are drawn per line at most.
+    logarithmic when latencies span more than 20x (most messages take milliseconds,
+    the ones caught in a pause take seconds). Each line climbs to 1 at its slowest
+    message and runs on to the plot's right edge. ``max_points`` (2..100,000)
+    points are drawn per line at most.
     """
     max_points = check_int(max_points, "max_points", 2, 100_000)
     title = _title(title)
@@ -468,42 +470,49 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     for label, r in results.items():
         check_str(label, "results: a label", empty=True)
         _result(r, f"results[{label!r}]")
-    fig = go.Figure()
     meta = {}
-    palette = consumer_colors([f"run{i}" for i in range(len(results))])
-    for (label, r), color in zip(results.items(), palette.values()):
+    lines = {}  # label -> (latencies drawn, their fractions)
+    for label, r in results.items():
         lat = np.sort(np.asarray(r.latencies_ms, dtype=float))
         if len(lat) == 0:
             continue
         idx = np.unique(np.linspace(0, len(lat) - 1, min(max_points, len(lat))).astype(int))
-        xs = np.maximum(lat[idx], 0.5)  # log axis: clamp 0 ms to 0.5 ms
-        fig.add_trace(
-            go.Scatter(
-                x=xs.tolist(),
-                y=((idx + 1) / len(lat)).tolist(),
-                mode="lines",
-                name=phrase(label),
-                line=dict(color=color, width=2.5, shape="hv"),
-                hovertemplate="%{x} ms: %{y:.3f}<extra></extra>",
-            )
-        )
+        lines[label] = (np.maximum(lat[idx], 0.5).tolist(), ((idx + 1) / len(lat)).tolist())  # log axis: 0 ms at 0.5
         meta[label] = {q: r.latency_percentile(q) for q in (50, 90, 99, 100)}
     if title is None:
         title = text("Latency, store to consume: ") + text("; ").join(
             text("{label} p50 {p50:.0f} ms, p99 {p99:.0f} ms", label=phrase(label), p50=m[50], p99=m[99])
             for label, m in meta.items()
         )
-    # log axis only when latencies span more than 20x; the range is padded so no line lies on an axis
-    xs_all = [x for trace in fig.data for x in trace.x]
+    # log axis only when latencies span more than 20x; the range is padded so no line starts on an axis
+    xs_all = [x for xs, _ in lines.values() for x in xs]
     low, high = (min(xs_all), max(xs_all)) if xs_all else (1.0, 10.0)
     if high / low > 20:
+        right = high * 1.5
         xaxis = dict(
             title=text("latency (ms, log scale)"),
             type="log",
-            range=[float(np.log10(low / 1.5)), float(np.log10(high * 1.5))],
+            range=[float(np.log10(low / 1.5)), float(np.log10(right))],
         )
     else:
-        xaxis = dict(title=text("latency (ms)"), type="linear", range=[0, high * 1.15 + 0.5])
+        right = high * 1.15 + 0.5
+        xaxis = dict(title=text("latency (ms)"), type="linear", range=[0, right])
+    fig = go.Figure()
+    palette = consumer_colors([f"run{i}" for i in range(len(results))])
+    for label, color in zip(results, palette.values()):
+        if label not in lines:
+            continue
+        xs, ys = lines[label]
+        fig.add_trace(
+            go.Scatter(
+                x=xs + [right],  # an ECDF stays at 1 past the slowest message: drawn to the plot's edge
+                y=ys + [1.0],
+                mode="lines",
+                name=phrase(label),
+                line=dict(color=color, width=2.5, shape="hv"),
+                hovertemplate="%{x} ms: %{y:.3f}<extra></extra>",
+            )
+        )
     fig.update_layout(
         title=title,
         height=400,

@@ -46,6 +46,7 @@ from rmqlib.viz import (  # noqa: E402
     ring_view,
     update_in_place,
 )
+from rmqlib.viz.figures import TOPIC_KEY_COLOR  # noqa: E402
 
 
 def _plotted(fig):
@@ -154,9 +155,18 @@ def test_multi_topic_figure_stacks_to_the_totals():
     cids = make_cids(4)
     fig = multi_topic_figure(AllocateMessageQueueAveragely(), topics, cids)
     totals = multi_topic_totals(AllocateMessageQueueAveragely(), topics, cids)
-    stacked = [sum(t.y[i] for t in fig.data) for i in range(4)]
+    bars = [t for t in fig.data if t.showlegend is False]
+    stacked = [sum(t.y[i] for t in bars) for i in range(4)]
     assert stacked == list(totals.values())
-    assert list(fig.data[0].x) == list(totals)
+    assert list(bars[0].x) == list(totals)
+    # each topic's legend key is its hatching in grey (bar colour means the consumer), grouped with its bars
+    keys = [t for t in fig.data if t.showlegend is not False]
+    assert [k.name for k in keys] == [b.name for b in bars] == list(topics)
+    for key, bar in zip(keys, bars):
+        assert key.legendgroup == bar.legendgroup == bar.name
+        assert key.marker.pattern.shape == bar.marker.pattern.shape and key.marker.color == TOPIC_KEY_COLOR
+        assert key.marker.pattern.fillmode == "overlay"  # "replace" draws a patterned key blank
+    assert len({b.marker.pattern.shape for b in bars}) == len(bars)
 
 
 @pytest.mark.parametrize("strategy", ["MACHINE_ROOM_NEARBY-AVG", "MACHINE_ROOM_NEARBY-CONSISTENT_HASH", "MACHINE_ROOM"])

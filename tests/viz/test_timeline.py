@@ -208,10 +208,12 @@ def test_latency_axis_is_log_only_when_latencies_span_more_than_20x(crash):
     lat = sorted(crash.latencies_ms)
     fig = latency_figure(crash)
     assert fig.layout.xaxis.type == ("log" if max(lat[-1], 0.5) / max(lat[0], 0.5) > 20 else "linear")
-    low = min(x for t in fig.data for x in t.x)
-    high = max(x for t in fig.data for x in t.x)
+    low, high = max(lat[0], 0.5), max(lat[-1], 0.5)
     lo, hi = fig.layout.xaxis.range
     if fig.layout.xaxis.type == "log":
-        assert 10**lo < low and 10**hi > high  # no line lies on an edge of the plot
+        assert 10**lo < low and 10**hi > high  # the fastest and slowest messages lie inside the plot
     else:
         assert lo == 0 and hi > high
+    [line] = fig.data  # climbs to 1 at the slowest message, then runs flat to the right edge
+    right = 10**hi if fig.layout.xaxis.type == "log" else hi
+    assert list(line.x[-2:]) == [high, pytest.approx(right)] and list(line.y[-2:]) == [1.0, 1.0]
