@@ -5,8 +5,8 @@
 * Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
   the cell that drew it, and after the last cell every figure must still be what it was (a check cell
   must use its own panel, never the displayed one); no figure's title is wider than its plot or runs off its
-  top; no legend hides entries; every figure has a caption cell right after it. A screenshot of every figure,
-  and of the window, goes to ``test-artifacts/``.
+  top; no legend hides entries or shows an entry without a visible key; every figure has a caption cell right
+  after it. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -44,9 +44,25 @@ FIGURES_JS = """() => {
     return out;
 }"""
 
-# layout problems a reader sees: a title wider than its plot, a legend that scrolls or clips entries
+# layout problems a reader sees: a title wider than its plot, a legend that scrolls or clips entries, a legend key
+# that paints nothing (only white or transparent: plotly draws a patterned bar's key so unless its fill is "overlay")
 LAYOUT_PROBLEMS_JS = """() => {
     const problems = [];
+    const seen = c => c && c !== 'none' && c !== 'transparent' && !/^rgba\\(.*,\\s*0\\)$/.test(c)
+                      && !/^rgb\\(255,\\s*255,\\s*255\\)$/.test(c);
+    const paints = el => {  // the colours a key element paints, through a pattern fill's own shapes
+        const st = getComputedStyle(el), out = [];
+        for (const [color, opacity, width] of [[st.fill, st.fillOpacity, '1'],
+                                               [st.stroke, st.strokeOpacity, st.strokeWidth]]) {
+            if (parseFloat(opacity) === 0 || parseFloat(width) === 0) continue;
+            const url = /url\\("?#([^")]+)"?\\)/.exec(color);
+            if (!url) { out.push(color); continue; }
+            const pattern = document.getElementById(url[1]);
+            if (pattern) pattern.querySelectorAll('rect, path').forEach(
+                shape => out.push(shape.getAttribute('fill'), shape.getAttribute('stroke')));
+        }
+        return out;
+    };
     const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
     cells.forEach((cell, i) => {
         cell.querySelectorAll('.js-plotly-plot').forEach((gd, n) => {
@@ -73,6 +89,9 @@ LAYOUT_PROBLEMS_JS = """() => {
                     const r = tr.getBoundingClientRect();
                     if (r.height > 0 && (r.top < lb.top - 1 || r.bottom > lb.bottom + 1 || r.right > box.right + 1))
                         problems.push(`figure ${i}.${n}: legend entry "${tr.textContent}" is cut off`);
+                    const keys = tr.querySelectorAll('.legendpoints path, .legendlines path, .legendfill path');
+                    if (![...keys].some(k => paints(k).some(seen)))
+                        problems.push(`figure ${i}.${n}: legend entry "${tr.textContent}" has no visible key`);
                 });
             });
         });
