@@ -14,10 +14,21 @@ OFFSET_OVERFLOW_BADLY, OFFSET_TOO_SMALL → PULL_OFFSET_MOVED.
 The client reads SUCCESS as FOUND, PULL_NOT_FOUND as NO_NEW_MSG,
 PULL_RETRY_IMMEDIATELY as NO_MATCHED_MSG, PULL_OFFSET_MOVED as OFFSET_ILLEGAL.
 
+A slave refuses every pull while ``slave_read_enable`` is off, the default
+(:meth:`PullMessageProcessor.reject_request`). With it on, a slave reads its
+own store like a master but never holds a pull: it answers every pull that
+finds nothing PULL_RETRY_IMMEDIATELY, pointing the client at the master
+(composeResponseHeader). That is Java's answer while the slave believes its
+master online, which it always does without ``enableSlaveActingMaster``
+(``minBrokerIdInGroup`` stays 0), and while the store does not suggest
+reading from a slave, which it never does here: that takes a backlog larger
+than 40% of the machine's memory (``accessMessageInMemoryMaxRatio``). So
+every answer suggests the master (``suggestWhichBrokerId`` 0), and a client
+keeps pulling from the master whenever its address table has one.
+
 Left out: permissions, subscription-group configs (every group is allowed),
 static topics, broadcast offsets, server-side reset offsets, cold-data flow
-control, a slave that serves reads (``slave_read_enable``: refused as not
-modelled; a slave by default refuses every pull, see :meth:`PullMessageProcessor.reject_request`), SQL92 filters.
+control, the store's suggestion to read from a slave, SQL92 filters.
 """
 
 from __future__ import annotations
@@ -80,6 +91,9 @@ _REMARK_OF_STATUS = {status: status.value for status in GetMessageStatus}  # sta
 _SUCCESS = ResponseCode.SUCCESS
 _PULL_NOT_FOUND = ResponseCode.PULL_NOT_FOUND
 _PULL_OFFSET_MOVED = ResponseCode.PULL_OFFSET_MOVED
+_PULL_RETRY_IMMEDIATELY = ResponseCode.PULL_RETRY_IMMEDIATELY
+_FOUND = GetMessageStatus.FOUND
+_SLAVE = BrokerRole.SLAVE
 
 
 @dataclass(eq=False, slots=True)
@@ -228,7 +242,6 @@ class PullMessageProcessor:
             check_instance(broker_config, "broker_config", BrokerConfig)
         self.store = store
         self.broker_config = broker_config or store.broker_config
-        self.reject_request()  # a slave that serves reads is refused at once
         if hold_service is None:
             hold_service = PullRequestHoldService(store, self.broker_config)
         self.hold_service = hold_service
@@ -261,14 +274,7 @@ class PullMessageProcessor:
         """True on a slave whose ``slave_read_enable`` is off (the default): it refuses every pull, so a broker
         name whose master is gone serves none until the master is back. Mirrors: #rejectRequest"""
         config = self.broker_config
-        if config.broker_role is not BrokerRole.SLAVE:
-            return False
-        if config.slave_read_enable:
-            raise ValueError(
-                "broker_config: a slave with slave_read_enable=True is not modelled (it answers every pull that finds "
-                "nothing with PULL_RETRY_IMMEDIATELY and never holds one: PullMessageProcessor#composeResponseHeader)"
-            )
-        return True
+        return config.broker_role is BrokerRole.SLAVE and not config.slave_read_enable
 
     def _process_request_trusted(
         self, request: PullMessageRequest, now_ms: int, broker_allow_suspend: bool
@@ -304,6 +310,8 @@ class PullMessageProcessor:
         )
         status = result.status
         code = self._compose_code(request, result)
+        if status is not _FOUND and self.broker_config.broker_role is _SLAVE:
+            code = _PULL_RETRY_IMMEDIATELY  # a slave sends the client back to its master: see the module docstring
         # tryCommitOffset: store the piggy-backed commit offset, but only on a first (suspendable) run
         if broker_allow_suspend and request.has_commit_offset_flag:
             # (the request was checked when it was built; the queue was looked up above)

@@ -7,10 +7,12 @@ notifications go out on it), the recorder, the routes (the name server and the p
 other brokers by name (a send refused here is retried on one of them).
 
 A slave (``Scenario.slaves``, broker id 1) runs the same registry and pull processor with the role SLAVE: it
-registers with the name server, takes heartbeats and notifies its consumers like a master, refuses every pull
-(``slaveReadEnable`` off), takes the offset commits a client sends it while the master is away, and copies the
-master's offsets about once a minute (:class:`~rmqlib.broker.SlaveSynchronize`). It stores no messages (no pull
-reads them) and never stops.
+registers with the name server, takes heartbeats and notifies its consumers like a master, takes the offset commits
+a client sends it while the master is away, and copies the master's offsets about once a minute
+(:class:`~rmqlib.broker.SlaveSynchronize`). Its store holds a copy of every message its master stores, made as the
+master stores it (replication lag is not modelled). With ``Scenario.slave_read_enable`` off, the default, it
+refuses every pull; with it on, it serves what it holds and sends every other pull straight back
+(:class:`~rmqlib.broker.PullMessageProcessor`). It never stops.
 """
 
 from __future__ import annotations
@@ -65,6 +67,21 @@ class _TracingStore(MessageStore):
             self.recorder.on_commit(self.broker_name, topic, queue_id, offset, self.clock.now)
 
 
+class _ReplicatedStore(_TracingStore):
+    """A master's store that copies every message it stores to its slave's store at once (HAService's transfer,
+    without its lag), so both hold the same messages at the same offsets."""
+
+    replica: MessageStore
+
+    def _put_message_trusted(self, *message):
+        self.replica._put_message_trusted(*message)
+        return _TracingStore._put_message_trusted(self, *message)
+
+    def reput(self, now_ms):
+        self.replica.reput(now_ms)
+        return _TracingStore.reput(self, now_ms)
+
+
 class BrokerNode:
     """One broker replica and its services: the master (``broker_id`` 0) or its slave (1)."""
 
@@ -104,9 +121,11 @@ class BrokerNode:
             real_time_notify_consumer_change=sc.real_time_notify,
             channel_expired_timeout=sc.channel_expired_ms,
             broker_role=BrokerRole.SLAVE if self.is_slave else BrokerRole.ASYNC_MASTER,
+            slave_read_enable=sc.slave_read_enable,
         )
         self.listener = DefaultConsumerIdsChangeListener(self.config)
-        self.store = _TracingStore(self.config, message_arriving_listener=self._on_arrival)
+        store_class = _ReplicatedStore if name in sc.slaves and not self.is_slave else _TracingStore
+        self.store = store_class(self.config, message_arriving_listener=self._on_arrival)
         self.store.broker_name, self.store.recorder, self.store.clock = name, recorder, clock
         # what the broker registers with the name server (and its pulls are checked against):
         # topic -> (read queues, write queues)
@@ -126,6 +145,11 @@ class BrokerNode:
 
     def connect(self, cluster: Mapping[str, BrokerNode]) -> None:
         self.cluster = cluster
+
+    def attach_slave(self, slave: BrokerNode) -> None:
+        """``slave`` (broker id 1, same name) replicates this master from now on."""
+        self.slave, slave.master = slave, self
+        self.store.replica = slave.store
 
     def _start_services(self) -> None:
         """What a (re)started broker keeps only in memory: its consumer registry, held pulls and lock table."""

@@ -58,7 +58,7 @@ class Simulation:
         self.brokers = {name: BrokerNode(name, *parts) for name in scenario.all_brokers}  # the masters
         self.slaves = {name: BrokerNode(name, *parts, broker_id=1) for name in scenario.slaves}
         for name, slave in self.slaves.items():
-            self.brokers[name].slave, slave.master = slave, self.brokers[name]
+            self.brokers[name].attach_slave(slave)
         self.nodes = [*self.brokers.values(), *self.slaves.values()]  # every broker process
         for broker in self.nodes:
             broker.connect(self.brokers)
@@ -140,7 +140,7 @@ class Simulation:
                 clock.process(broker.revive_loop())
                 if broker.up:
                     clock.process(broker.route_info_loop())
-        for slave in self.slaves.values():  # no producer and no held pulls: a slave refuses every pull
+        for slave in self.slaves.values():  # no producer and no held pulls: a slave holds none (see BrokerNode)
             clock.process(slave.housekeeping_loop())
             if not sc.real_time_notify:
                 clock.process(slave.notify_flush_loop())

@@ -164,9 +164,10 @@ class Scenario:
     # Route changes (each client polls the name server every poll_name_server_interval_ms)
     topic_changes: tuple[TopicChange, ...] = ()
     outages: tuple[BrokerOutage, ...] = ()
-    # Broker names (of ``brokers``) that run a slave: broker id 1, slaveReadEnable off (it refuses every pull),
-    # acting master off. It never stops; while its master is away its broker name keeps its queues in the routes.
+    # Broker names (of ``brokers``) that run a slave: broker id 1, acting master off. It never stops, holds a copy
+    # of its master's messages, and while its master is away its broker name keeps its queues in the routes.
     slaves: tuple[str, ...] = ()
+    slave_read_enable: bool = False  # BrokerConfig.slaveReadEnable: off, a slave refuses every pull
     poll_name_server_interval_ms: int = 30_000  # ClientConfig.pollNameServerInterval
     register_name_server_period_ms: int = 30_000  # BrokerConfig.registerNameServerPeriod
 
@@ -324,7 +325,7 @@ class Scenario:
             "pop_share_queue_num",
             f"an int in -1..{MAX_CONSUMERS}",
         )
-        for name in ("real_time_notify", "long_polling"):
+        for name in ("real_time_notify", "long_polling", "slave_read_enable"):
             value = getattr(self, name)
             _need(value is True or value is False, name, f"True or False, got {value!r}")
         _need(isinstance(self.name, str), "name", f"a str, got {self.name!r}")
@@ -390,6 +391,11 @@ class Scenario:
             and len(set(self.slaves)) == len(self.slaves),
             "slaves",
             f"a tuple of distinct names from brokers {self.brokers}, got {self.slaves!r}",
+        )
+        _need(
+            self.slaves or not self.slave_read_enable,
+            "slave_read_enable",
+            "reads from a slave need one: name a broker in slaves",
         )
         _need(
             not self.slaves or self.consume_mode is not ConsumeMode.POP,

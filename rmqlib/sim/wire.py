@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from operator import attrgetter
 
-from rmqlib.broker import PullMessageRequest
+from rmqlib.broker import PullMessageRequest, ResponseCode
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import Scenario
 
 _TIME_MS, _CLIENT_ID, _CHANNEL = attrgetter("time_ms"), attrgetter("client_id"), attrgetter("channel")
 PULL_TIMEOUT_MS = 30_000  # DefaultMQPushConsumerImpl: CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND (a pull's RPC timeout)
+# the run's counters for the pulls a slave that serves reads answers: found messages (True) or sent back (False)
+_SLAVE_PULL_COUNTERS = {True: "slave_pull_found", False: "slave_pull_retry"}
 
 
 class BrokerUnavailable(Exception):
@@ -104,11 +106,14 @@ class Wire:
         if not broker.up:
             self._fail_pull(broker, header.opaque)
             return
-        if broker.is_slave:  # the slave refuses the pull (SYSTEM_BUSY): the client tries again a little later
+        if broker.is_slave:
             response = broker.processor.process_request(header, now, True)
-            self.recorder.log(
-                now, "pull refused", broker.label, f"{header.topic}@{header.queue_id} from {header.client_id}"
-            )
+            if response.code is ResponseCode.SYSTEM_BUSY:  # slaveReadEnable off: the client tries again a bit later
+                self.recorder.log(
+                    now, "pull refused", broker.label, f"{header.topic}@{header.queue_id} from {header.client_id}"
+                )
+            else:  # served from its copy, or sent straight back (PULL_RETRY_IMMEDIATELY): counted, too many to log
+                self.recorder.counters[_SLAVE_PULL_COUNTERS[response.code is ResponseCode.SUCCESS]] += 1
             self.answer_pull(response)
             return
         response = broker.processor._process_request_trusted(header, now, True)

@@ -2,7 +2,9 @@
 
 A broker name whose master is gone stays in the routes while its slave is registered, and a consumer's pulls go to
 the slave (PullAPIWrapper#pullKernelImpl takes any replica). With ``slaveReadEnable`` off, the default, the slave
-answers every pull SYSTEM_BUSY before the processor runs (the consumer's side: tests/client/test_pull.py).
+answers every pull SYSTEM_BUSY before the processor runs (the consumer's side: tests/client/test_pull.py). With it
+on, the slave serves what it stores and sends every other pull back at once
+(PullMessageProcessor#composeResponseHeader).
 """
 
 import pytest
@@ -49,13 +51,35 @@ def test_a_slave_refuses_every_pull_by_default_and_touches_nothing():
     assert proc.hold_service.held_count() == 0
 
 
-def test_a_slave_that_serves_reads_is_not_modelled_and_says_so():
-    with pytest.raises(ValueError, match="broker_config: a slave with slave_read_enable=True is not modelled"):
-        processor(broker_role="SLAVE", slave_read_enable=True)
+def test_a_slave_that_serves_reads_answers_what_it_stores_and_holds_nothing():
+    store, proc = processor(broker_role="SLAVE", slave_read_enable=True)
+    assert proc.reject_request() is False
+    found = proc.process_request(pull(), 2)
+    assert found.code is ResponseCode.SUCCESS and [m.queue_offset for m in found.messages] == [0]
+    # caught up: a master holds this pull (PULL_NOT_FOUND with the suspend flag); the slave sends it back at once,
+    # and the client pulls again immediately (NO_MATCHED_MSG)
+    caught_up = proc.process_request(pull(offset=1), 3)
+    assert caught_up.code is ResponseCode.PULL_RETRY_IMMEDIATELY and caught_up.client_pull_status == "NO_MATCHED_MSG"
+    assert proc.hold_service.held_count() == 0
+    master_store, master = processor()
+    assert master.process_request(pull(offset=1), 3) is None and master.hold_service.held_count() == 1
+
+
+@pytest.mark.parametrize("offset", [1, 5])  # one past the end (OFFSET_OVERFLOW_ONE), far past it (OVERFLOW_BADLY)
+def test_a_slave_answers_every_status_but_found_pull_retry_immediately(offset):
+    _, master = processor()
+    _, slave = processor(broker_role="SLAVE", slave_read_enable=True)
+    on_master = master.process_request(pull(offset=offset), 2, broker_allow_suspend=False)
+    on_slave = slave.process_request(pull(offset=offset), 2, broker_allow_suspend=False)
+    assert on_master.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED)
+    assert on_slave.code is ResponseCode.PULL_RETRY_IMMEDIATELY and on_slave.status is on_master.status
+
+
+def test_switching_slave_reads_on_later_takes_effect_at_the_next_pull():
     store, proc = processor(broker_role="SLAVE")
-    proc.broker_config.slave_read_enable = True  # switched on later: refused at the next pull, not served
-    with pytest.raises(ValueError, match="not modelled"):
-        proc.process_request(pull(), 2)
+    assert proc.process_request(pull(), 2).code is ResponseCode.SYSTEM_BUSY
+    proc.broker_config.slave_read_enable = True
+    assert proc.process_request(pull(), 3).code is ResponseCode.SUCCESS
 
 
 @pytest.mark.parametrize(

@@ -109,6 +109,8 @@ def test_a_bad_value_in_any_field_is_refused_naming_that_field(field, value):
         (dict(retry_queue_nums=100_000), "retry_queue_nums"),
         (dict(long_polling="no"), "long_polling"),
         (dict(real_time_notify=None), "real_time_notify"),
+        (dict(slave_read_enable="yes"), "slave_read_enable"),
+        (dict(slave_read_enable=True), "slave_read_enable"),  # crash has no slave to read from
         (dict(pull_batch_size=1025), "pull_batch_size"),
         (dict(consumer_group="G@x"), "consumer_group"),
         (dict(topics={"a@b": 2}), "topics"),

@@ -1,5 +1,7 @@
 """A broker with a slave: while its master is away its queues stay in the routes, nobody's queues move, the slave
-refuses every pull and takes the offset commits, and the queues stand still until the master is back."""
+refuses every pull and takes the offset commits, and the queues stand still until the master is back. With
+``slave_read_enable`` the slave serves what it holds, a copy of its master's messages, and sends every pull that finds
+nothing straight back."""
 
 import pytest
 
@@ -128,3 +130,53 @@ def test_an_orderly_group_never_runs_two_listeners_on_one_queue_across_the_maste
     for queue in _broker_b_queues(result):
         assert not [b for b in result.consumption[queue] if DOWN <= b.start_ms < UP], queue
     assert _events(result, "pull refused")
+
+
+def test_the_slave_holds_every_message_its_master_stores_at_the_same_offsets():
+    sim = Simulation(scenarios.broker_outage_with_slave(duration_ms=140_000, drain_ms=10_000), seed=2)
+    sim.run()
+    master, slave = sim.brokers["broker-b"].store, sim.slaves["broker-b"].store
+    copied = [(m.topic, m.queue_id, m.queue_offset, m.uniq_key) for m in slave.commit_log]
+    assert copied == [(m.topic, m.queue_id, m.queue_offset, m.uniq_key) for m in master.commit_log] and copied
+    assert slave.reput_from_index == len(slave.commit_log)  # dispatched: a pull can read every copy
+    assert "broker-a" not in sim.slaves and len(sim.brokers["broker-a"].store.commit_log) > 0
+
+
+# a group behind its producers: broker-b holds more than its consumers cache (1,000 messages per queue)
+BEHIND = dict(produce_rate_per_queue=70.0, consume_threads=2, consume_time_ms=20.0, drain_ms=600_000)
+
+
+def _broker_b_consumed_while_away(result):
+    return sorted(b.start_ms for q in _broker_b_queues(result) for b in result.consumption[q] if DOWN < b.start_ms < UP)
+
+
+def test_with_slave_reads_a_group_behind_goes_on_reading_broker_b_from_the_slave():
+    off = simulate(scenarios.broker_outage_with_slave(**BEHIND), seed=0)
+    on = simulate(scenarios.broker_outage_with_slave(slave_read_enable=True, **BEHIND), seed=0)
+    assert not _events(on, "pull refused") and _events(off, "pull refused")
+    assert on.counters["slave_pull_found"] > 0 and "slave_pull_found" not in off.counters
+    read_off, read_on = _broker_b_consumed_while_away(off), _broker_b_consumed_while_away(on)
+    # without slave reads the consumers only finish what they had cached; with them they read on from the slave
+    assert len(read_on) > len(read_off) > 0 and read_on[-1] > read_off[-1]
+    assert on.lost == [] == off.lost and not [q for q in _broker_b_queues(on) if on.ownership[q][-1].start_ms > DOWN]
+
+
+@pytest.mark.parametrize("latency", [1, 2])
+def test_with_slave_reads_a_caught_up_group_pulls_the_slave_once_per_round_trip(latency):
+    sc = scenarios.broker_outage_with_slave(slave_read_enable=True, produce_rate_per_queue=2.0, rpc_latency_ms=latency)
+    result = simulate(sc, seed=0)
+    assert _broker_b_consumed_while_away(result) == []  # nothing was left on broker-b to read
+    retries = result.counters["slave_pull_retry"]
+    # broker-b's 4 queues and its retry queue, each pulled again as soon as the slave's answer is back, from each
+    # owner's first route poll after the stop (within 30 s) to its first after the return (within 30 s)
+    round_trip = 2 * latency
+    away, poll = UP - DOWN, sc.poll_name_server_interval_ms
+    assert 5 * (away - poll) / round_trip < retries < 5 * (away + poll) / round_trip
+    assert "slave_pull_found" not in result.counters and not _events(result, "pull refused")
+
+
+def test_slave_read_enable_needs_a_slave_and_a_bool():
+    with pytest.raises(ValueError, match="Scenario.slave_read_enable: reads from a slave need one"):
+        scenarios.broker_outage(slave_read_enable=True)
+    with pytest.raises(ValueError, match="Scenario.slave_read_enable: True or False"):
+        scenarios.broker_outage_with_slave(slave_read_enable=1)
