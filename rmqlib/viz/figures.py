@@ -734,7 +734,7 @@ def multi_topic_figure(
     rows = list(totals)
     if title is None:
         title = text(
-            "{strategy} over {t} topics: {counts} queues in total (max - min = {spread})",
+            "{strategy} over {t} topics, queues in all: {counts} (max - min = {spread})",
             strategy=strategy.name,
             t=len(topics),
             counts=_describe_counts(totals),

@@ -67,7 +67,7 @@ ZH: dict[str, str] = {
     "newcomer's fair share": "新成员的平均份额",
     "consumers before one more joins": "新成员加入前的消费者数",
     "queues that change owner": "迁移的队列数",
-    "{strategy} over {t} topics: {counts} queues in total (max - min = {spread})": "{strategy} 分配 {t} 个主题：合计 {counts} 个队列（最多减最少 = {spread}）",
+    "{strategy} over {t} topics, queues in all: {counts} (max - min = {spread})": "{strategy} 分配 {t} 个主题，合计的队列：{counts}（最多减最少 = {spread}）",
     "{topic}<br>%{{x}}: %{{y}} queues<extra></extra>": "{topic}<br>%{{x}}：%{{y}} 个队列<extra></extra>",
     # machine rooms
     "{q} queues in {r} rooms: {x} consumed from another room": "{q} 个队列分布在 {r} 个机房：{x} 个由其他机房的消费者消费",
