@@ -17,7 +17,7 @@ from rmqlib.sim.result import SimResult
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.i18n import phrase, plural, text
 from rmqlib.viz.panels import Panel, _slider
-from rmqlib.viz.style import house_style
+from rmqlib.viz.style import ROW_LABEL_STANDOFF_PX, house_style
 from rmqlib.viz.timeline import _queue_labels, _s, short_queue
 
 BROKER = "broker"
@@ -294,7 +294,11 @@ def queue_handover_figure(
         title=title,
         height=440,
         xaxis=dict(title=text("simulated time (s)"), range=[_s(lo), _s(hi)]),
-        yaxis=dict(title=text("queue offset"), range=[min(shown, default=0) - 1, max(shown, default=1) + 1]),
+        yaxis=dict(
+            title=text("queue offset"),
+            range=[min(shown, default=0) - 1, max(shown, default=1) + 1],
+            ticklabelstandoff=ROW_LABEL_STANDOFF_PX,  # a dot at the window's left edge stays off the offset labels
+        ),
         legend=dict(title=text("consumed by")),
         meta={
             "view": "queue_handover",

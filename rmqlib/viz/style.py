@@ -29,6 +29,9 @@ from rmqlib.viz.colors import PALETTE
 
 TEMPLATE_NAME = "rmqlib"
 PLOT_WIDTH_PX = 700
+# between a y axis's labels and the plot, where markers can sit on the plot's left edge (a timeline's events at
+# 0 s, the first dot of a window): they stay off the labels
+ROW_LABEL_STANDOFF_PX = 8
 # Latin text in Helvetica/Arial (what CHAR_PX was measured with); Chinese text (the zh edition) in the first of these
 # CJK fonts the reader's system has (macOS, Windows, Linux), before the browser's own fallback
 FONT = (

@@ -25,7 +25,7 @@ from rmqlib.sim.result import SimResult
 from rmqlib.sim.sweep import sweep_stats, sweep_values
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
 from rmqlib.viz.i18n import phrase, text
-from rmqlib.viz.style import house_style
+from rmqlib.viz.style import ROW_LABEL_STANDOFF_PX, house_style
 
 #: Event kinds drawn as markers on the ownership timeline, with their marker symbol.
 TIMELINE_EVENTS: dict[str, str] = {
@@ -247,7 +247,13 @@ def ownership_timeline_figure(
         title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
+        yaxis=dict(
+            type="category",
+            categoryorder="array",
+            categoryarray=rows[::-1],
+            ticklabelstandoff=ROW_LABEL_STANDOFF_PX,
+            title=None,
+        ),
         legend=dict(title=text("consumer")),
         meta={
             "view": "ownership_timeline",
@@ -364,7 +370,9 @@ def lock_timeline_figure(
         title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title=text("simulated time (s)"), range=[_s(shown[0]), _s(shown[1])]),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1]),
+        yaxis=dict(
+            type="category", categoryorder="array", categoryarray=rows[::-1], ticklabelstandoff=ROW_LABEL_STANDOFF_PX
+        ),
         meta={
             "view": "lock_timeline",
             "locks": _intervals_meta(result.lock_ownership),
@@ -440,7 +448,13 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000, events
         title=title,
         height=max(260, 120 + 34 * len(rows)),
         xaxis=dict(title=text("simulated time (s)")),
-        yaxis=dict(type="category", categoryorder="array", categoryarray=rows[::-1], title=None),
+        yaxis=dict(
+            type="category",
+            categoryorder="array",
+            categoryarray=rows[::-1],
+            ticklabelstandoff=ROW_LABEL_STANDOFF_PX,
+            title=None,
+        ),
         meta={
             "view": "load",
             "totals": totals,

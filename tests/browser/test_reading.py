@@ -5,8 +5,9 @@
 * Each chapter, run cell by cell: no error or stderr output; every plotly figure is recorded right after
   the cell that drew it, and after the last cell every figure must still be what it was (a check cell
   must use its own panel, never the displayed one); no figure's title is wider than its plot or runs off its
-  top; no legend hides entries or shows an entry without a visible key; every figure has a caption cell right
-  after it. A screenshot of every figure, and of the window, goes to ``test-artifacts/``.
+  top; no marker covers an axis label; no legend hides entries or shows an entry without a visible key; every
+  figure has a caption cell right after it. A screenshot of every figure, and of the window, goes to
+  ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ FIGURES_JS = """() => {
     return out;
 }"""
 
-# layout problems a reader sees: a title wider than its plot, a legend that scrolls or clips entries, a legend key
-# that paints nothing (only white or transparent: plotly draws a patterned bar's key so unless its fill is "overlay")
+# layout problems a reader sees: a title wider than its plot, a marker over an axis label, a legend that scrolls or
+# clips entries, a legend key that paints nothing (only white or transparent: plotly draws a patterned bar's key
+# so unless its fill is "overlay")
 LAYOUT_PROBLEMS_JS = """() => {
     const problems = [];
     const seen = c => c && c !== 'none' && c !== 'transparent' && !/^rgba\\(.*,\\s*0\\)$/.test(c)
@@ -77,6 +79,14 @@ LAYOUT_PROBLEMS_JS = """() => {
                                   + ` wide in a ${Math.round(box.width)} px plot`);
                 if (r.height > 0 && r.top < box.top - 1)
                     problems.push(`figure ${i}.${n}: title "${t.textContent.slice(0, 60)}..." runs off the top edge`);
+            });
+            const points = [...gd.querySelectorAll('.scatterlayer .point')].map(p => p.getBoundingClientRect())
+                .filter(r => r.width > 0);
+            gd.querySelectorAll('.ytick text').forEach(label => {
+                const r = label.getBoundingClientRect();
+                if (r.width > 0 && points.some(p => p.left < r.right - 1 && p.right > r.left + 1
+                                                    && p.top < r.bottom - 1 && p.bottom > r.top + 1))
+                    problems.push(`figure ${i}.${n}: a marker covers the axis label "${label.textContent}"`);
             });
             gd.querySelectorAll('.legend').forEach(legend => {
                 const bar = legend.querySelector('.scrollbar');
