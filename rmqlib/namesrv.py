@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqlib.checks import check_int, check_str
+from rmqlib.protocol import MASTER_ID
 
 PERM_INHERIT, PERM_WRITE, PERM_READ = 1, 2, 4  # PermName.PERM_*
 PERM_READ_WRITE = PERM_READ | PERM_WRITE  # what a topic gets by default (TopicConfig.perm = 6)
@@ -27,7 +28,6 @@ BROKER_CHANNEL_EXPIRED_MS = 120_000  # RouteInfoManager.DEFAULT_BROKER_CHANNEL_E
 SCAN_NOT_ACTIVE_BROKER_INTERVAL_MS = 5_000  # NamesrvConfig.scanNotActiveBrokerInterval
 REGISTER_NAME_SERVER_PERIOD_MS = 30_000  # BrokerConfig.registerNameServerPeriod
 POLL_NAME_SERVER_INTERVAL_MS = 30_000  # ClientConfig.pollNameServerInterval
-MASTER_ID = 0  # MixAll.MASTER_ID
 
 
 def _broker_address(broker_name: str, broker_id: int) -> str:

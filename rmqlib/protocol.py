@@ -17,6 +17,8 @@ from rmqlib.checks import ArgumentTypeError, check_int, check_str, check_time
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
 #: Subscription expression meaning "all tags" (SubscriptionData.java#SUB_ALL).
 SUB_ALL = "*"
+#: The broker id of a broker name's master; its slaves have 1, 2, ... (common/.../MixAll.java#MASTER_ID).
+MASTER_ID = 0
 
 
 class MessageModel(str, Enum):

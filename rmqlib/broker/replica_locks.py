@@ -29,8 +29,7 @@ from rmqlib.broker.lock_manager import REBALANCE_LOCK_MAX_LIVE_TIME, RebalanceLo
 from rmqlib.broker.protocol import check_time
 from rmqlib.checks import ArgumentTypeError, check_bool, check_int
 from rmqlib.model import MessageQueue
-
-MASTER_ID = 0  # MixAll.MASTER_ID
+from rmqlib.protocol import MASTER_ID
 
 
 class AdminBrokerProcessor:
