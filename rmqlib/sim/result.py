@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
 
+from rmqlib.checks import check_each, check_int, check_str
 from rmqlib.protocol import MessageModel
 from rmqlib.sim.scenario import Scenario
 
@@ -54,6 +57,9 @@ EVENT_KINDS = (
     "pull answered",
     "reput",
 )
+
+
+_QUEUE_FIELDS = re.compile(r"MessageQueue \[topic=(?P<topic>.*), brokerName=(?P<broker>.*), queueId=\d+\]")
 
 
 class Interval(NamedTuple):
@@ -319,6 +325,63 @@ class SimResult:
             if found:
                 result[queue] = found
         return result
+
+    def queues_on(self, broker: str, topic: str | None = None) -> list[str]:
+        """The queues (their ``str``) on ``broker`` that the run's topics have or a consumer owned (its retry
+        topic's too), only those of ``topic`` if given."""
+        check_str(broker, "broker")
+        if topic is not None:
+            check_str(topic, "topic")
+        return [
+            queue
+            for queue in self._every_queue
+            if (m := _QUEUE_FIELDS.fullmatch(queue)) and m["broker"] == broker and topic in (None, m["topic"])
+        ]
+
+    def listener_calls(
+        self, queues: Iterable[str] | None = None, since_ms: int = 0, until_ms: int | None = None
+    ) -> list[ConsumeBatch]:
+        """The listener calls that started from ``since_ms`` up to, not including, ``until_ms`` (default: the
+        end), on ``queues`` (default: every queue, the retry topic's too), queue by queue."""
+        chosen, since_ms, until_ms = self._window(queues, since_ms, until_ms)
+        consumption = self.consumption
+        return [b for q in chosen for b in consumption.get(q, ()) if since_ms <= b.start_ms < until_ms]
+
+    def released(
+        self, queues: Iterable[str] | None = None, since_ms: int = 0, until_ms: int | None = None
+    ) -> list[Interval]:
+        """The ownership intervals that ended from ``since_ms`` up to, not including, ``until_ms``: each one a
+        consumer letting a queue go (one still held at the end of the run ends at the end)."""
+        chosen, since_ms, until_ms = self._window(queues, since_ms, until_ms)
+        return [i for q in chosen for i in self.ownership.get(q, ()) if since_ms <= i.end_ms < until_ms]
+
+    def taken(
+        self, queues: Iterable[str] | None = None, since_ms: int = 0, until_ms: int | None = None
+    ) -> list[Interval]:
+        """The ownership intervals that began from ``since_ms`` up to, not including, ``until_ms``: each one a
+        consumer taking a queue."""
+        chosen, since_ms, until_ms = self._window(queues, since_ms, until_ms)
+        return [i for q in chosen for i in self.ownership.get(q, ()) if since_ms <= i.start_ms < until_ms]
+
+    @cached_property
+    def _every_queue(self) -> list[str]:
+        """The run's topics' queues, then any other queue a consumer owned or read (its retry topic's)."""
+        return list(dict.fromkeys([*self.queues, *self.ownership, *self.consumption]))
+
+    def _window(self, queues, since_ms, until_ms) -> tuple[list[str], int, int]:
+        """Checked arguments of the window methods: the queues (the run's, or these of them) and the window."""
+        end = self.scenario.end_ms
+        since_ms = check_int(since_ms, "since_ms", 0)
+        until_ms = end + 1 if until_ms is None else check_int(until_ms, "until_ms", 0)
+        if queues is None:
+            return self._every_queue, since_ms, until_ms
+        every = self._every_queue
+        chosen = check_each(queues, "queues", lambda v, label: check_str(v, label), max_len=len(every))
+        known = set(every)
+        unknown = [q for q in chosen if q not in known]
+        if unknown:
+            raise ValueError(f"queues must be queues of this run, got {unknown[0]!r}"[:200])
+        return list(chosen), since_ms, until_ms
 
     def handovers(self, after_ms: int = 0) -> int:
         """Times some queue passed from one consumer to another (its ownership intervals in time order),

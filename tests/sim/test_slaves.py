@@ -16,7 +16,7 @@ def _events(result, kind, who=None):
 
 
 def _broker_b_queues(result):
-    return [q for q in result.ownership if "brokerName=broker-b" in q and "topic=TopicTest" in q]
+    return result.queues_on("broker-b", "TopicTest")
 
 
 def test_with_a_slave_no_queue_moves_while_the_master_is_away_and_without_one_they_all_leave():
@@ -147,7 +147,7 @@ BEHIND = dict(produce_rate_per_queue=70.0, consume_threads=2, consume_time_ms=20
 
 
 def _broker_b_consumed_while_away(result):
-    return sorted(b.start_ms for q in _broker_b_queues(result) for b in result.consumption[q] if DOWN < b.start_ms < UP)
+    return sorted(b.start_ms for b in result.listener_calls(_broker_b_queues(result), DOWN + 1, UP))
 
 
 def test_with_slave_reads_a_group_behind_goes_on_reading_broker_b_from_the_slave():
