@@ -188,6 +188,17 @@ def _intervals_meta(intervals_by_queue) -> dict:
 # --------------------------------------------------------------------------- ownership
 
 
+def _rows_axis(rows: list[str]) -> dict:
+    """A y axis of named rows, the first on top, the names standing off the plot's left edge."""
+    return dict(
+        type="category",
+        categoryorder="array",
+        categoryarray=rows[::-1],
+        ticklabelstandoff=ROW_LABEL_STANDOFF_PX,
+        title=None,
+    )
+
+
 def ownership_timeline_figure(
     result,
     events: Sequence[str] = ("join", "leave", "notify", "rebalance", "channel closed", "channel expired"),
@@ -247,13 +258,7 @@ def ownership_timeline_figure(
         title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title=text("simulated time (s)"), range=[0, _s(result.scenario.end_ms)]),
-        yaxis=dict(
-            type="category",
-            categoryorder="array",
-            categoryarray=rows[::-1],
-            ticklabelstandoff=ROW_LABEL_STANDOFF_PX,
-            title=None,
-        ),
+        yaxis=_rows_axis(rows),
         legend=dict(title=text("consumer")),
         meta={
             "view": "ownership_timeline",
@@ -370,9 +375,7 @@ def lock_timeline_figure(
         title=title,
         height=max(320, 90 + 26 * len(rows)),
         xaxis=dict(title=text("simulated time (s)"), range=[_s(shown[0]), _s(shown[1])]),
-        yaxis=dict(
-            type="category", categoryorder="array", categoryarray=rows[::-1], ticklabelstandoff=ROW_LABEL_STANDOFF_PX
-        ),
+        yaxis=_rows_axis(rows),
         meta={
             "view": "lock_timeline",
             "locks": _intervals_meta(result.lock_ownership),
@@ -448,13 +451,7 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000, events
         title=title,
         height=max(260, 120 + 34 * len(rows)),
         xaxis=dict(title=text("simulated time (s)")),
-        yaxis=dict(
-            type="category",
-            categoryorder="array",
-            categoryarray=rows[::-1],
-            ticklabelstandoff=ROW_LABEL_STANDOFF_PX,
-            title=None,
-        ),
+        yaxis=_rows_axis(rows),
         meta={
             "view": "load",
             "totals": totals,
