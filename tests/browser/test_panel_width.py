@@ -48,6 +48,23 @@ PANELS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-ou
             text_left: Math.min(box.width, ...texts.map(t => t.getBoundingClientRect().left - box.left)),
         }};
     }})"""
+# ipywidgets' renderer is a Lumino panel, on the page (empty) from the moment the output arrives, before its view
+WIDGET_OUTPUT = ".jp-OutputArea-output.lm-Panel"
+ERROR_OUTPUTS = '[data-mime-type="application/vnd.jupyter.stderr"]'
+# "controls" once a panel's slider or dropdown is on the page; else what stands in their way, if anything yet
+CONTROLS_OR_FAILURE_JS = f"""() => {{
+    const outputs = [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-output')];
+    if (outputs.some(o => o.querySelector('.widget-slider, .widget-dropdown'))) return 'controls';
+    const failed = outputs.map(o => o.textContent).filter(t => /Failed to (initialize|load|render|create)/.test(t));
+    if (failed.length) return 'widget failed: ' + failed.join(' | ').slice(0, 500);
+    const errors = outputs.filter(o => o.matches('{ERROR_OUTPUTS}') || o.querySelector('{ERROR_OUTPUTS}'));
+    if (errors.length) return 'error output: ' + errors.map(o => o.textContent).join(' | ').slice(0, 500);
+    return false;
+}}"""
+# each output's mime type and the start of its text, to say what a notebook showed when its panels did not come
+OUTPUTS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-output')]
+    .map(o => (o.dataset.mimeType || (o.matches('{WIDGET_OUTPUT}') ? 'widget' : '?'))
+        + ': ' + o.textContent.slice(0, 80))"""
 FILLED_JS = f"() => {{ const p = ({PANELS_JS})(); return p.length > 0 && p.every(x => x.width >= {FILL} * x.output); }}"
 
 
@@ -63,11 +80,21 @@ def widget_failures(page, console_errors: list[str]) -> list[str]:
 def check_panels(page, artifacts, notebook: str, shot: str) -> None:
     """Wait for the panels to fill their outputs, screenshot them, and check size, height and titles."""
     # Run All leaves the notebook scrolled to its end, and JupyterLab's windowing may leave cells out of view
-    # unrendered: bring the first panel's controls into view before waiting for its plot
+    # unrendered: bring the first widget output into view, then wait for its controls (or for what stops them)
+    widget_output = page.locator(f"{VISIBLE} {WIDGET_OUTPUT}").first
+    widget_output.wait_for(state="attached", timeout=60_000)
+    widget_output.evaluate("o => o.scrollIntoView({block: 'start'})")
+    try:
+        page.wait_for_function(CONTROLS_OR_FAILURE_JS, timeout=120_000)
+    except Exception:
+        pass
+    state = page.evaluate(CONTROLS_OR_FAILURE_JS)
+    if state != "controls":
+        page.screenshot(path=str(artifacts / f"jupyterlab-width-{shot}-no-controls.png"))
+        pytest.fail(f"{notebook}: no panel controls after Run All ({state}); outputs: {page.evaluate(OUTPUTS_JS)}")
     controls = page.locator(
         f"{VISIBLE} .jp-OutputArea-output .widget-slider, {VISIBLE} .jp-OutputArea-output .widget-dropdown"
     )
-    controls.first.wait_for(state="attached", timeout=60_000)
     controls.first.evaluate("c => c.scrollIntoView({block: 'center'})")
     try:
         page.wait_for_function(FILLED_JS, timeout=60_000)
