@@ -225,7 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="overrides",
         help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 or --set "
         "consume_mode=ORDERLY (repeatable); numbers must be finite, booleans true or false, "
-        "message_model and consume_mode a name; tuple and dict fields cannot be set",
+        "message_model and consume_mode a name, brokers and slaves comma-separated names, topics NAME:QUEUES "
+        "items, QUEUES per broker (e.g. --set topics=TopicTest:8,TopicOrders:4); consumers, topic_changes and "
+        "outages cannot be set",
     )
     sim.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
@@ -389,7 +391,32 @@ def _parse_override(item: str, kinds: dict[str, str]) -> tuple[str, object]:
         if len(text) > MAX_NAME:
             raise UsageError(f"{where}: at most {MAX_NAME} characters, got {len(text)}")
         return field, text
+    if kind == "names":  # broker names, comma-separated; an empty value is none
+        return field, tuple(_names(text, where))
+    if kind == "counts":  # topic queue counts, e.g. TopicTest:8,TopicOrders:4
+        counts: dict[str, int] = {}
+        for item in _names(text, where):
+            name, sep, count = item.rpartition(":")
+            if not sep or not name or not _INT.fullmatch(count) or len(count) > 40:
+                raise UsageError(f"{where}: expected NAME:COUNT items, got {_short(item)}")
+            if name in counts:
+                raise UsageError(f"{where}: {_short(name)} named twice")
+            counts[name] = int(count)
+        return field, counts
     raise UsageError(f"{where}: this field ({kind}) cannot be set from the command line")
+
+
+def _names(text: str, where: str) -> list[str]:
+    """``a,b,c`` -> ``["a", "b", "c"]`` (an empty text: no names); every name non-empty and at most MAX_NAME long."""
+    if not text.strip():
+        return []
+    names = [name.strip() for name in text.split(",")]
+    for name in names:
+        if not name or len(name) > MAX_NAME:
+            raise UsageError(
+                f"{where}: expected comma-separated names of 1 to {MAX_NAME} characters, got {_short(text)}"
+            )
+    return names
 
 
 def _field_kinds(scenario_class: type[Any]) -> dict[str, str]:
@@ -404,6 +431,10 @@ def _field_kinds(scenario_class: type[Any]) -> dict[str, str]:
             kinds[field.name] = "enum"
         elif field.name == "strategy":
             kinds[field.name] = "strategy"
+        elif hint == tuple[str, ...]:
+            kinds[field.name] = "names"
+        elif hint == dict[str, int]:
+            kinds[field.name] = "counts"
         else:
             kinds[field.name] = str(hint).replace("typing.", "")
     return kinds

@@ -153,7 +153,11 @@ def test_simulate_bad_arguments_print_one_line_and_exit_2(capsys, argv, names):
         (["simulate", "crash", "--set", "long_polling=no"], "long_polling"),
         (["simulate", "crash", "--set", "produce_rate_per_queue=inf"], "produce_rate_per_queue"),
         (["simulate", "crash", "--set", "duration_ms=1e3"], "duration_ms"),
-        (["simulate", "crash", "--set", "brokers=a"], "brokers"),
+        (["simulate", "crash", "--set", "brokers=a,,b"], "brokers"),
+        (["simulate", "crash", "--set", "topics=TopicTest:8,TopicTest:4"], "topics"),
+        (["simulate", "crash", "--set", "topics=TopicTest:eight"], "topics"),
+        (["simulate", "crash", "--set", "slaves=broker-x"], "slaves"),
+        (["simulate", "crash", "--set", "consumers=10.0.0.1@1"], "consumers"),
         (["simulate", "crash", "--set", "strategy=" + "MACHINE_ROOM_NEARBY-" * 9 + "AVG"], "strategy"),
         (["simulate", "crash", "--set", "drain_ms=99999999999999"], "drain_ms"),
         (["simulate", "crash", "--seed", "9" * 30], "--seed"),
@@ -187,6 +191,29 @@ def test_set_takes_an_enum_field_by_name(capsys):
     code, out, err = run(capsys, "simulate", "crash", "--set", "message_model=BROADCAST")
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "Scenario.message_model must be one of BROADCASTING, CLUSTERING, got 'BROADCAST'" in err
+
+
+def test_set_takes_broker_names_and_topic_queue_counts(capsys):
+    from rmqlib.sim import scenarios, simulate
+
+    span = ["--set", "duration_ms=30000", "--set", "drain_ms=1000", "--json"]
+    argv = ["--set", "topics=TopicTest:3,TopicOrders:2", "--set", "slaves=broker-a", "--set", "slave_read_enable=true"]
+    code, out, err = run(capsys, "simulate", "steady_state", *span, *argv)
+    scenario = scenarios.steady_state(
+        duration_ms=30_000,
+        drain_ms=1_000,
+        topics={"TopicTest": 3, "TopicOrders": 2},
+        slaves=("broker-a",),
+        slave_read_enable=True,
+    )
+    assert code == 0 and err == ""
+    assert json.loads(out) == json.loads(json.dumps(simulate(scenario, seed=1).summary()))
+    code, plain, _ = run(capsys, "simulate", "steady_state", *span)
+    assert code == 0 and json.loads(plain)["produced"] != json.loads(out)["produced"]  # the topics took effect
+    code, out, err = run(capsys, "simulate", "broker_outage", "--set", "slaves=", "--json")
+    assert code == 0 and json.loads(out) == json.loads(
+        json.dumps(simulate(scenarios.broker_outage(), seed=1).summary())
+    )
 
 
 def test_simulate_help_names_every_ready_made_scenario(capsys):
