@@ -149,17 +149,23 @@ def _interval_traces(
     return traces
 
 
+EVENT_LEGEND_RANK = 1001  # plotly's default rank is 1000: event kinds come after the bars' entries
+
+
 def _event_traces(result, kinds: Iterable[str], row: str, own_rows: Sequence[str] = ()) -> list[go.Scatter]:
     """A marker trace per event kind that occurred: on the row named by the event's ``who`` when it is one of
-    ``own_rows`` (a consumer's row), else on ``row``."""
+    ``own_rows`` (a consumer's row), else on ``row``. The legend lists them in the order of ``kinds``, after the
+    figure's other entries; the rarer kinds are drawn over the more frequent ones (one broker going down is not
+    hidden under the rebalance rounds beside it)."""
     traces = []
     own = set(own_rows)
-    for kind in kinds:
+    for rank, kind in enumerate(kinds, start=EVENT_LEGEND_RANK):
         events = result.events_of(kind)
         if not events:
             continue
         traces.append(
             go.Scatter(
+                legendrank=rank,
                 x=[_s(e.time_ms) for e in events],
                 y=[e.who if e.who in own else row for e in events],
                 mode="markers",
@@ -175,7 +181,7 @@ def _event_traces(result, kinds: Iterable[str], row: str, own_rows: Sequence[str
                 ),
             )
         )
-    return traces
+    return sorted(traces, key=lambda trace: -len(trace.x))
 
 
 def _intervals_meta(intervals_by_queue) -> dict:

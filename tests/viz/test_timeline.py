@@ -72,6 +72,18 @@ def test_ownership_timeline_marks_events_and_pauses(crash):
     assert (len(shaded[0].x) if shaded else 0) == n
 
 
+def test_rare_events_are_drawn_over_frequent_ones_and_listed_in_the_order_asked(crash):
+    kinds = ("leave", "channel closed", "notify", "rebalance", "join")
+    fig = ownership_timeline_figure(crash, events=kinds)
+    drawn = [(t.name, len(t.x)) for t in fig.data if t.type == "scatter"]
+    assert [name for name, _ in drawn] != list(kinds)  # the counts differ from the order asked: drawing moved them
+    assert [count for _, count in drawn] == sorted((len(crash.events_of(k)) for k in kinds), reverse=True)
+    assert drawn[-1][1] == 1 and drawn[0][0] in ("notify", "rebalance")  # the one leave on top of the rounds
+    listed = sorted((t for t in fig.data if t.type == "scatter"), key=lambda t: t.legendrank)
+    assert [t.name for t in listed] == list(kinds)
+    assert all(t.legendrank is None for t in fig.data if t.type == "bar")  # bars keep plotly's default, first
+
+
 def test_host_loss_pause_is_shaded_on_the_lost_consumers_queues():
     r = simulate(scenarios.host_loss(duration_ms=200_000, drain_ms=20_000), seed=0)
     fig = ownership_timeline_figure(r)
