@@ -37,8 +37,6 @@ ALL_CODE_CELLS_RAN = """() => {
 
 def open_and_run_all(local_page, jupyter_lab, notebook: str):
     """Open ``notebook`` in a fresh workspace, Run -> Run All Cells, and wait until every code cell has run."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # not imported by the default run
-
     url, token, _ = jupyter_lab
     page = local_page.page
     # should the kernel dialog still appear (the fixture's settings auto-start the kernel), accept the default
@@ -50,17 +48,24 @@ def open_and_run_all(local_page, jupyter_lab, notebook: str):
     page.goto(f"{url}/lab/workspaces/w{workspace}/tree/{notebook}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    run_all_cells(page)
+    return page
+
+
+def run_all_cells(page) -> None:
+    """Run -> Run All Cells in the open notebook, and wait until every code cell has run."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # not imported by the default run
+
     # "idle" can show before the kernel takes requests; then Run All leaves cells unrun: run all again
     for attempt in range(3):
         page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
         page.locator("li.lm-Menu-item", has_text="Run All Cells").first.click()
         try:
             page.wait_for_function(ALL_CODE_CELLS_RAN, timeout=RUN_ALL_TIMEOUT_MS)
-            return page
+            return
         except PlaywrightTimeoutError:
             if attempt == 2:
                 raise
-    return page
 
 
 def panel_parts(page, slider_label: str):
