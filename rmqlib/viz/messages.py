@@ -434,6 +434,8 @@ PATTERNS: dict[str, dict[str, str]] = {
         # a run's label, and the titles chapters compute
         "{name} (seed {seed})": "{name}（随机种子 {seed}）",
         "unlock delay {n} s": "解锁延迟 {n} 秒",
+        "Broadcasting: {who} starts at {t} s and gets only what is produced from then on": "广播消费：{who} 在 {t} 秒启动，"
+        "只拿到此后生产的消息",
         "RENDEZVOUS, {q} queues, {c} consumers (max - min = {d})": "RENDEZVOUS，{q} 个队列，{c} 个消费者（最多减最少 = {d}）",
         "A 4th consumer has just joined a group sharing these {q} queues with AVG; one old member has not heard yet and "
         "still computes for 3 members. How many queues end up owned twice or by nobody?": "一个用 AVG 共享这 {q} 个队列的组刚加入了第 4 个消费者；有一个老成员还没收到通知，仍按 3 个成员计算。"

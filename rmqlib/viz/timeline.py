@@ -455,6 +455,7 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000, events
         )
     fig.update_layout(
         title=title,
+        showlegend=bool(marks),  # plotly shows no legend for a single trace: one event kind would have no key
         height=max(260, 120 + 34 * len(rows)),
         xaxis=dict(title=text("simulated time (s)")),
         yaxis=_rows_axis(rows),

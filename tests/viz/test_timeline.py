@@ -164,6 +164,14 @@ def test_load_figure_marks_each_event_on_its_consumers_row_and_a_brokers_on_an_e
     assert list(heat.y[1:]) == list(plain.data[0].y) and list(heat.z[1:]) == list(plain.data[0].z)
     # without events, only the load: no markers and no events row
     assert len(plain.data) == 1 and "events" not in plain.layout.yaxis.categoryarray
+    assert fig.layout.showlegend is True and plain.layout.showlegend is False
+
+
+def test_load_figure_keys_a_single_event_kind_in_its_legend():
+    late = simulate(scenarios.scale_out(), seed=1)
+    fig = load_figure(late, events=("join",))
+    [joins] = fig.data[1:]
+    assert joins.name == "join" and fig.layout.showlegend is True  # plotly would show no legend for one trace
 
 
 def test_latency_figure_reports_the_runs_percentiles(crash, orderly):
