@@ -403,7 +403,7 @@ def _parse_override(item: str, kinds: dict[str, str]) -> tuple[str, object]:
                 raise UsageError(f"{where}: {_short(name)} named twice")
             counts[name] = int(count)
         return field, counts
-    raise UsageError(f"{where}: this field ({kind}) cannot be set from the command line")
+    raise UsageError(f"{where}: this field ({kind}) cannot be set from the command line; build the Scenario in Python")
 
 
 def _names(text: str, where: str) -> list[str]:
@@ -436,7 +436,7 @@ def _field_kinds(scenario_class: type[Any]) -> dict[str, str]:
         elif hint == dict[str, int]:
             kinds[field.name] = "counts"
         else:
-            kinds[field.name] = str(hint).replace("typing.", "")
+            kinds[field.name] = re.sub(r"\b(typing|rmqlib\.sim\.scenario)\.", "", str(hint))
     return kinds
 
 
