@@ -31,10 +31,12 @@ NOTEBOOKS = [
 ]
 
 VISIBLE = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+CONTROLS = ".widget-slider, .widget-dropdown"  # a panel's slider or dropdown
+WIDGET_FAILED = "/Failed to (initialize|load|render|create)/"  # what anywidget writes in an output it cannot draw
 # every output holding a panel (a control and a plotted FigureWidget): the output's content width, the plot's
 # size, the height the figure asked for, and how far right the title and the title's detail lines reach
 PANELS_JS = f"""() => [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-output')]
-    .filter(o => o.querySelector('.widget-slider, .widget-dropdown') && o.querySelector('.js-plotly-plot .main-svg'))
+    .filter(o => o.querySelector('{CONTROLS}') && o.querySelector('.js-plotly-plot .main-svg'))
     .map(o => {{
         const gd = o.querySelector('.js-plotly-plot'), box = gd.querySelector('.main-svg').getBoundingClientRect();
         const style = getComputedStyle(o);
@@ -55,8 +57,8 @@ ERROR_OUTPUTS = '[data-mime-type="application/vnd.jupyter.stderr"]'
 # "controls" once a panel's slider or dropdown is on the page; else what stands in their way, if anything yet
 CONTROLS_OR_FAILURE_JS = f"""() => {{
     const outputs = [...document.querySelectorAll('{VISIBLE} .jp-OutputArea-output')];
-    if (outputs.some(o => o.querySelector('.widget-slider, .widget-dropdown'))) return 'controls';
-    const failed = outputs.map(o => o.textContent).filter(t => /Failed to (initialize|load|render|create)/.test(t));
+    if (outputs.some(o => o.querySelector('{CONTROLS}'))) return 'controls';
+    const failed = outputs.map(o => o.textContent).filter(t => {WIDGET_FAILED}.test(t));
     if (failed.length) return 'widget failed: ' + failed.join(' | ').slice(0, 500);
     const errors = outputs.filter(o => o.matches('{ERROR_OUTPUTS}') || o.querySelector('{ERROR_OUTPUTS}'));
     if (errors.length) return 'error output: ' + errors.map(o => o.textContent).join(' | ').slice(0, 500);
@@ -73,7 +75,7 @@ def widget_failures(page, console_errors: list[str]) -> list[str]:
     """Console errors and output text from widgets that did not load (anywidget reports them both ways)."""
     shown = page.evaluate(
         "() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent)"
-        ".filter(t => /Failed to (initialize|load|render|create)/.test(t))"
+        f".filter(t => {WIDGET_FAILED}.test(t))"
     )
     return [e for e in console_errors if "widget" in e.lower()] + shown
 
@@ -103,9 +105,7 @@ def check_panels(page, artifacts, notebook: str, shot: str) -> None:
     if state != "controls":
         page.screenshot(path=str(artifacts / f"jupyterlab-width-{shot}-no-controls.png"))
         pytest.fail(f"{notebook}: no panel controls after Run All ({state}); outputs: {page.evaluate(OUTPUTS_JS)}")
-    controls = page.locator(
-        f"{VISIBLE} .jp-OutputArea-output .widget-slider, {VISIBLE} .jp-OutputArea-output .widget-dropdown"
-    )
+    controls = page.locator(f"{VISIBLE} .jp-OutputArea-output").locator(CONTROLS)
     controls.first.evaluate("c => c.scrollIntoView({block: 'center'})")
     try:
         page.wait_for_function(FILLED_JS, timeout=60_000)
@@ -115,7 +115,7 @@ def check_panels(page, artifacts, notebook: str, shot: str) -> None:
     panels = page.evaluate(PANELS_JS)
     output = (
         page.locator(f"{VISIBLE} .jp-OutputArea-output", has=page.locator(".js-plotly-plot"))
-        .filter(has=page.locator(".widget-slider, .widget-dropdown"))
+        .filter(has=page.locator(CONTROLS))
         .first
     )
     output.scroll_into_view_if_needed()
