@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
         "scenario",
         help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, more_consumers_than_queues, "
         "many_topics, orderly_crash, orderly_broker_restart, orderly_slow_listener, pop_mode, pop_crash, "
-        "pop_broker_outage, topic_grows, broker_joins, broker_outage, broker_outage_with_slave or broker_vanishes",
+        "pop_broker_outage, topic_grows, broker_joins, broker_outage, broker_outage_with_slave, broker_vanishes or "
+        "mixed_subscriptions",
     )
     sim.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=1, help="random seed, 0..2^63-1 (default 1)")
     sim.add_argument(
@@ -225,9 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="overrides",
         help="override a Scenario field, e.g. --set rebalance_interval_ms=5000 or --set "
         "consume_mode=ORDERLY (repeatable); numbers must be finite, booleans true or false, "
-        "message_model and consume_mode a name, brokers and slaves comma-separated names, topics NAME:QUEUES "
-        "items, QUEUES per broker (e.g. --set topics=TopicTest:8,TopicOrders:4); consumers, topic_changes and "
-        "outages cannot be set",
+        "message_model and consume_mode a name, brokers, slaves and message_tags comma-separated names, "
+        "topics NAME:QUEUES items, QUEUES per broker (e.g. --set topics=TopicTest:8,TopicOrders:4); "
+        "consumers, topic_changes and outages cannot be set",
     )
     sim.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser

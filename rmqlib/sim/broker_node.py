@@ -319,6 +319,7 @@ class BrokerNode:
         if sc.produce_rate_per_queue / 1000.0 <= 0:
             return
         put, new_id = self.store._put_message_trusted, recorder.new_message_id  # the plan holds existing queues
+        tags = sc.message_tags
         yield clock.timeout(sc.produce_start_ms)
         plan: list[list] = []
         version = checked = -1
@@ -335,8 +336,8 @@ class BrokerNode:
             if not self.up:
                 for entry in plan:
                     due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
+                    self.send_elsewhere(entry[0], due, now, entry[6])
                     entry[6] += due
-                    self.send_elsewhere(entry[0], due, now)
                 waiting = None
                 continue
             # A queue's count of messages due only grows with time, so a queue whose next message cannot be due
@@ -352,10 +353,15 @@ class BrokerNode:
                 entry = plan[i]
                 due = int((now - entry[4]) * entry[3] + entry[5] + entry[2]) - entry[6]
                 if entry[7] is ResponseCode.SUCCESS:
-                    for _ in range(due):
-                        put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # no tags; born now
+                    if not tags:
+                        for _ in range(due):
+                            put(entry[0], entry[1], now, BODY_SIZE, None, str(new_id()), now, 0, ())  # born now
+                    else:  # the queue's messages take the tags in turn
+                        for seq in range(entry[6], entry[6] + due):
+                            tag = tags[seq % len(tags)]
+                            put(entry[0], entry[1], now, BODY_SIZE, tag, str(new_id(tag)), now, 0, ())
                 elif due:  # the producers' route is older than this broker's topic config
-                    self.send_refused(entry[0], entry[7], due, now)
+                    self.send_refused(entry[0], entry[7], due, now, entry[6])
                 entry[6] += due
                 heapq.heappush(waiting, (_next_due(entry), i))
             if recorder.trace and self.store.behind():  # logged first: the wake-ups happen inside reput
@@ -388,22 +394,23 @@ class BrokerNode:
                 fresh.append([topic, queue_id, entry[2], rate, start, produced, entry[6], None])
         return fresh
 
-    def send_refused(self, topic: str, code: ResponseCode, count: int, now_ms: int) -> None:
+    def send_refused(self, topic: str, code: ResponseCode, count: int, now_ms: int, seq: int) -> None:
         """``count`` sends of ``topic`` that this broker refused with ``code``
         (AbstractSendMessageProcessor#msgCheck): the producer retries them elsewhere, or they fail, as
-        :mod:`rmqlib.client.producer` says."""
+        :mod:`rmqlib.client.producer` says. ``seq``: as for :meth:`send_elsewhere`."""
         if code in RETRY_RESPONSE_CODES:
-            self.send_elsewhere(topic, count, now_ms)
+            self.send_elsewhere(topic, count, now_ms, seq)
         else:
             self.recorder.counters["send_failed"] += count
 
-    def send_elsewhere(self, topic: str, count: int, now_ms: int) -> None:
+    def send_elsewhere(self, topic: str, count: int, now_ms: int, seq: int) -> None:
         """``count`` sends meant for this broker that it refused: while it is down, the connection; while up,
         with a code the producer retries. Each send is retried at once on the next queue of ``topic`` on
         another live broker, up to RETRY_TIMES_WHEN_SEND_FAILED times while the answer is one the producer
         retries (DefaultMQProducerImpl#sendDefaultImpl). A silent broker lets the send wait out its whole
         timeout (sendMsgTimeout, 3 s), which leaves no time to retry: the send fails. Failed sends (also: no
-        other live broker) never become messages; they are counted as ``send_failed``."""
+        other live broker) never become messages; they are counted as ``send_failed``. ``seq`` counts the sends
+        made before these to the queue they were meant for: with ``message_tags``, send ``seq + i`` keeps its tag."""
         live = [
             mq
             for mq in self.routes.publish_view.get(topic, ())
@@ -414,15 +421,17 @@ class BrokerNode:
             counters["send_failed"] += count
             return
         touched = set()
-        for _ in range(count):
+        tags = self.scenario.message_tags
+        for i in range(count):
+            tag = tags[(seq + i) % len(tags)] if tags else None
             for _retry in range(RETRY_TIMES_WHEN_SEND_FAILED):
                 mq = self.routes.next_send_queue(live)
                 broker = self.cluster[mq.broker_name]
                 code = _msg_check_trusted(broker.topic_config, topic, mq.queue_id)
                 if code is ResponseCode.SUCCESS:
-                    broker.store._put_message_trusted(
-                        topic, mq.queue_id, now_ms, BODY_SIZE, None, str(self.recorder.new_message_id()), now_ms, 0, ()
-                    )
+                    message_id = str(self.recorder.new_message_id(tag))
+                    put = broker.store._put_message_trusted
+                    put(topic, mq.queue_id, now_ms, BODY_SIZE, tag, message_id, now_ms, 0, ())  # born now
                     touched.add(broker)
                     counters["sent_elsewhere"] += 1
                     break

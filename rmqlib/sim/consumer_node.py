@@ -196,6 +196,7 @@ class ConsumerNode:
         self.impl: RebalanceImpl | None = None
         self.orderly_service: ConsumeMessageOrderlyService | None = None
         self.orderly = scenario.consume_mode == ORDERLY
+        self.filters_by_tag = scenario.filters_by_tag  # then each pull's filtered offsets are recorded
         # ConsumeMessageOrderlyService's messageQueueLock: requests waiting for a queue whose request runs
         self.orderly_waiting: dict[MessageQueue, deque[OrderlyConsumeRequest]] = {}
         self.channel_names: dict[str, str] = {}  # by BrokerNode.label, set by connect()
@@ -317,7 +318,7 @@ class ConsumerNode:
                 else step.action,
             )
         for topic in sc.topics:
-            self.impl.subscribe(topic, "*", now)
+            self.impl.subscribe(topic, self.spec.subscription, now)
         for topic in list(self.impl.subscription_inner):
             self.take_route(topic, now)
         self.service.register(self.impl)
@@ -393,6 +394,7 @@ class ConsumerNode:
         """One broker's part of a heartbeat: it registers this client's consumer data on this channel."""
         sc = self.scenario
         info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
+        before = self.group_subscriptions(broker) if self.filters_by_tag else None
         broker.consumer_manager.register_consumer(
             sc.consumer_group,
             info,
@@ -403,7 +405,20 @@ class ConsumerNode:
             True,
             now_ms,
         )
+        if before is not None:
+            for topic, expression in self.group_subscriptions(broker).items():
+                if before.get(topic) != expression:
+                    self.recorder.log(now_ms, "subscription", broker.label, f"{topic}: {expression} (from {self.cid})")
         broker.flush_notifications()
+
+    def group_subscriptions(self, broker) -> dict[str, str]:
+        """The tag expression ``broker``'s registry holds for each topic of the group (ConsumerGroupInfo keeps one
+        per topic: the one with the newest version, whoever sent it)."""
+        info = broker.consumer_manager.get_consumer_group_info(self.scenario.consumer_group)
+        if info is None:
+            return {}
+        subs = {topic: info.find_subscription_data(topic) for topic in self.scenario.topics}
+        return {topic: sub.sub_string for topic, sub in subs.items() if sub is not None}
 
     def reach(self, broker, now_ms: int) -> None:
         """A request of this client reaches ``broker``, which is up. If the broker has restarted since this client
@@ -582,7 +597,10 @@ class ConsumerNode:
             result = PullResult._trusted(
                 _PULL_STATUS[status], response.next_begin_offset, response.min_offset, response.max_offset, msgs
             )
+            pulled_from = request.next_offset
             outcome = _process_pull_result_trusted(request, result, self.impl, now)
+            if self.filters_by_tag:
+                self.record_filtered(request.message_queue, pulled_from, result, outcome.msgs)
             if outcome.rebalance_immediately:
                 self.sync_ownership(now)
                 self.kick_rebalance()
@@ -594,6 +612,20 @@ class ConsumerNode:
                     for msgs in _consume_batches(outcome.msgs, self.impl.config.consume_message_batch_max_size):
                         self.pool.submit(ConsumeRequest(self, request.message_queue, request.process_queue, msgs))
         self.drain_pulls()
+
+    def record_filtered(self, mq: MessageQueue, pulled_from: int, result: PullResult, kept: list) -> None:
+        """What the tag filters passed over in one answer: the offsets from ``pulled_from`` up to the answer's next
+        offset that the broker did not send (PullMessageProcessor filters by the group's subscription, as its
+        registry holds it), and those it sent that this consumer dropped (PullAPIWrapper#processPullResult
+        filters by its own)."""
+        if result.pull_status not in (PullStatus.FOUND, PullStatus.NO_MATCHED_MSG):
+            return
+        sent = [m.queue_offset for m in result.msg_found_list]
+        sent_set = set(sent)
+        by_broker = [o for o in range(pulled_from, result.next_begin_offset) if o not in sent_set]
+        kept_set = {m.queue_offset for m in kept}
+        self.recorder.filtered(mq, by_broker, "broker")
+        self.recorder.filtered(mq, [o for o in sent if o not in kept_set], "client")
 
     def submit_orderly(self, mq, pq) -> None:
         """ConsumeMessageOrderlyService#submitConsumeRequest: a ConsumeRequest for ``mq`` into the consume pool."""

@@ -173,23 +173,32 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             simpy_events=next(clock._eid),  # simpy numbers every event it schedules
             never_delivered=self._never_delivered() if sc.consume_mode == POP else None,
+            unsubscribed_stored=self._unsubscribed_stored() if sc.subscribed_tags is not None else None,
         )
 
-    def _never_delivered(self) -> dict[str, int]:
-        """Per queue of the scenario's topics, its stored messages no listener ever got (Pop mode keeps no
-        per-queue consumption log: a popped message may come back through the retry topic)."""
-        delivered = self.recorder.delivered
-        counts = {}
+    def _stored_messages(self):
+        """Per queue of the scenario's topics (its ``str``), the messages its master's store holds."""
         for broker in self.brokers.values():
             store = broker.store
             for topic in self.scenario.topics:
                 for queue_id in range(store.topic_queue_nums.get(topic, 0)):
                     offsets = range(store.get_min_offset(topic, queue_id), store.get_max_offset(topic, queue_id))
                     messages = (store.look_message_by_offset(topic, queue_id, offset) for offset in offsets)
-                    counts[str(MessageQueue(topic, broker.name, queue_id))] = sum(
-                        1 for m in messages if m is not None and not delivered[int(m.uniq_key)]
-                    )
-        return counts
+                    yield str(MessageQueue(topic, broker.name, queue_id)), [m for m in messages if m is not None]
+
+    def _unsubscribed_stored(self) -> dict[str, int]:
+        """Per queue of the scenario's topics, its stored messages whose tag no consumer subscribes to."""
+        wanted = self.scenario.subscribed_tags or frozenset()
+        return {queue: sum(1 for m in messages if m.tags not in wanted) for queue, messages in self._stored_messages()}
+
+    def _never_delivered(self) -> dict[str, int]:
+        """Per queue of the scenario's topics, its stored messages no listener ever got (Pop mode keeps no
+        per-queue consumption log: a popped message may come back through the retry topic)."""
+        delivered = self.recorder.delivered
+        return {
+            queue: sum(1 for m in messages if not delivered[int(m.uniq_key)])
+            for queue, messages in self._stored_messages()
+        }
 
 
 def simulate(scenario: Scenario, seed: int = 0, trace: bool = False) -> SimResult:

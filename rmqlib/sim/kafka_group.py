@@ -711,6 +711,10 @@ def simulate_kafka_group(
         )
     if scenario.changes_routes:
         raise ValueError("scenario.topic_changes/outages: the Kafka group model keeps its topics and brokers fixed")
+    if scenario.filters_by_tag:
+        raise ValueError(
+            "scenario.message_tags/consumers: Kafka has no tags; leave message_tags empty and every subscription '*'"
+        )
     return KafkaGroupSimulation(scenario, protocol, assignor, timings, seed, commit_on_revoke, auto_commit).run()
 
 

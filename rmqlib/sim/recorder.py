@@ -53,6 +53,7 @@ class Recorder:
         self.pulls = self.held = 0  # pull requests sent (pops in Pop mode); pulls the broker held
         self.next_id = 0
         self.delivered: list[int] = []
+        self.message_tags: list[str | None] | None = [] if scenario.message_tags else None  # by message id
         self.duplicates = 0
         self.seen_by: defaultdict[str, set] = defaultdict(set)
         self.latencies: list[float] = []
@@ -71,10 +72,20 @@ class Recorder:
     def log(self, time_ms, kind, who, detail="") -> None:
         self.event_log.append(int(time_ms), kind, who, detail)
 
-    def new_message_id(self) -> int:
+    def new_message_id(self, tag: str | None = None) -> int:
+        """The next message's id; ``tag`` is kept when the scenario tags its messages."""
         self.next_id += 1
         self.delivered.append(0)
+        if self.message_tags is not None:
+            self.message_tags.append(tag)
         return self.next_id - 1
+
+    def _tally(self, mq: MessageQueue) -> _OffsetTally:
+        tally = self.queue_tallies.get(mq)
+        if tally is None:
+            tally = self.offset_tallies.setdefault((mq.broker_name, mq.topic, mq.queue_id), _OffsetTally(str(mq)))
+            self.queue_tallies[mq] = tally
+        return tally
 
     # --- consumption -----------------------------------------------------------
     def record_batch(self, cid: str, died_at: int | None, mq: MessageQueue, msgs, start_ms, now) -> None:
@@ -94,12 +105,16 @@ class Recorder:
             latencies.append(t - m.store_timestamp)
             load[int(t) // LOAD_BUCKET_MS] += 1
             offsets.append(m.queue_offset)
-        tally = self.queue_tallies.get(mq)
-        if tally is None:
-            tally = self.offset_tallies.setdefault((mq.broker_name, mq.topic, mq.queue_id), _OffsetTally(str(mq)))
-            self.queue_tallies[mq] = tally
+        tally = self._tally(mq)
         tally.consumed(offsets)
         self.consumption_log.append(tally.name, cid, start_ms, end, offsets)
+
+    def filtered(self, mq: MessageQueue, offsets: list[int], by: str) -> None:
+        """Offsets of ``mq`` (ascending) that a tag filter passed over, ``by`` the broker or the client: no
+        listener gets them, and the queue's offset may pass them (so may a commit)."""
+        if offsets:
+            self.counters[f"filtered by {by}"] += len(offsets)
+            self._tally(mq).consumed(offsets)
 
     def deliver(self, cid: str, message_id: int) -> None:
         """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
@@ -206,6 +221,7 @@ class Recorder:
         wall_seconds: float,
         simpy_events: int,
         never_delivered: dict[str, int] | None = None,
+        unsubscribed_stored: dict[str, int] | None = None,
     ) -> SimResult:
         """Close what is still open at the end of the run and build the :class:`SimResult`."""
         sc = self.scenario
@@ -242,6 +258,8 @@ class Recorder:
             },
             stored=stored,
             never_delivered=never_delivered,
+            message_tags=self.message_tags,
+            unsubscribed_stored=unsubscribed_stored or {},
         )
 
 

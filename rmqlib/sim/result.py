@@ -42,6 +42,7 @@ EVENT_KINDS = (
     "pop",
     "pop failed",
     "revive",
+    "subscription",
     # routes that change
     "topic change",
     "route",
@@ -207,6 +208,8 @@ class SimResult:
     stored: dict[str, int] = field(default_factory=dict)  # per queue of the scenario's topics: messages it holds
     routed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # per queue: when a route listed it
     never_delivered: dict[str, int] | None = None  # Pop mode: per queue, stored messages no listener got
+    message_tags: list[str | None] | None = None  # by message id, when the scenario tags its messages
+    unsubscribed_stored: dict[str, int] = field(default_factory=dict)  # per queue: stored messages none subscribes to
 
     @cached_property
     def events(self) -> list[Event]:
@@ -220,8 +223,26 @@ class SimResult:
 
     @property
     def lost(self) -> list[int]:
-        """Ids of produced messages that no listener ever consumed (by the end of the run)."""
-        return [mid for mid, count in self.delivered.items() if count == 0]
+        """Ids of produced messages that no listener ever consumed (by the end of the run), leaving out those
+        the group never subscribed to (:attr:`unsubscribed`)."""
+        never = [mid for mid, count in self.delivered.items() if count == 0]
+        unsubscribed = self.unsubscribed
+        return [mid for mid in never if mid not in unsubscribed] if unsubscribed else never
+
+    @cached_property
+    def unsubscribed(self) -> frozenset[int]:
+        """Ids of produced messages whose tag no consumer's subscription takes (untagged ones too, unless a
+        consumer takes every tag): the group is not meant to consume them, so they are not :attr:`lost`."""
+        wanted = self.scenario.subscribed_tags
+        if wanted is None:
+            return frozenset()
+        tags = self.message_tags
+        return frozenset(mid for mid in self.delivered if (tags[mid] if tags is not None else None) not in wanted)
+
+    def tag_of(self, message_id: int) -> str | None:
+        """The tag the producer gave message ``message_id`` (None: untagged)."""
+        check_int(message_id, "message_id", 0, self.produced - 1)
+        return None if self.message_tags is None else self.message_tags[message_id]
 
     def first_owned_ms(self, queue: str) -> int | None:
         """When a consumer first believed it owned ``queue`` (its ``str``), or None if none ever did."""
@@ -242,13 +263,15 @@ class SimResult:
     def unconsumed(self) -> dict[str, int]:
         """Per queue (only those with any), how many stored messages nobody consumed by the end of the run:
         messages on a queue no consumer reads (more write queues than read queues), on a broker that did not
-        come back, or simply not reached yet. Their sum is ``len(lost)``."""
+        come back, or simply not reached yet; messages none subscribes to (:attr:`unsubscribed`) are left out.
+        Their sum is ``len(lost)``."""
         if self.never_delivered is not None:  # Pop mode: counted from the stores at the end of the run
             return {queue: n for queue, n in self.never_delivered.items() if n}
         consumed: dict[str, set] = {}
         for queue, batches in self.consumption.items():
             consumed[queue] = {offset for batch in batches for offset in batch.offsets}
-        left = {queue: count - len(consumed.get(queue, ())) for queue, count in self.stored.items()}
+        skip = self.unsubscribed_stored
+        left = {queue: n - len(consumed.get(queue, ())) - skip.get(queue, 0) for queue, n in self.stored.items()}
         return {queue: n for queue, n in left.items() if n}
 
     def pauses(self, min_ms: int = 0) -> dict[str, list[tuple[int, int]]]:

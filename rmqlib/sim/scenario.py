@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from rmqlib.checks import check_enum
-from rmqlib.protocol import MessageModel
+from rmqlib.protocol import MessageModel, SubscriptionData
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy, strategy_from_name
 
 
@@ -54,12 +54,17 @@ class ConsumerSpec:
     unregisters), ``"crash"`` (the process dies; its TCP connections close, so each broker sees
     a channel close) or ``"host_loss"`` (the machine vanishes; connections go
     silent and brokers notice only at the inactive-channel scan).
+
+    ``subscription`` is the tag expression it subscribes every topic with (``consumer.subscribe(topic,
+    "TagA || TagB")``; ``"*"``: every tag). Members of one group are meant to agree on it; see
+    :attr:`Scenario.subscriptions_agree`.
     """
 
     client_id: str
     join_ms: int = 0
     leave_ms: int | None = None
     leave: LeaveKind = LeaveKind.SHUTDOWN
+    subscription: str = "*"
 
     def __post_init__(self) -> None:
         if type(self.leave) is not LeaveKind:
@@ -153,6 +158,9 @@ class Scenario:
     # queue of each broker (queueId -1, the broker picks); n gives each its own share and the next n members'
     pop_share_queue_num: int = -1
 
+    # Producers tag each queue's messages with these in turn (TagA, TagB, TagA, ...); () sends them untagged
+    message_tags: tuple[str, ...] = ()
+
     # The network
     rpc_latency_ms: int = 1  # one-way delay of every request and response
 
@@ -183,7 +191,7 @@ class Scenario:
                 object.__setattr__(self, name, check_enum(value, f"Scenario.{name}", kind))
         if isinstance(self.consumers, list):
             object.__setattr__(self, "consumers", tuple(self.consumers))
-        for name in ("brokers", "topic_changes", "outages", "slaves"):
+        for name in ("brokers", "topic_changes", "outages", "slaves", "message_tags"):
             if isinstance(getattr(self, name), list):
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         self.validate()
@@ -208,6 +216,25 @@ class Scenario:
     def changes_routes(self) -> bool:
         """True when a topic change or an outage alters the name server's routes during the run."""
         return bool(self.topic_changes or self.outages)
+
+    @property
+    def filters_by_tag(self) -> bool:
+        """True when producers tag their messages or a consumer subscribes to tags: pulls are then filtered."""
+        return bool(self.message_tags) or any(spec.subscription != "*" for spec in self.consumers)
+
+    @property
+    def subscriptions_agree(self) -> bool:
+        """True when every consumer subscribes with the same tag expression, as RocketMQ expects of a group."""
+        return len({_tags_of(spec.subscription) for spec in self.consumers}) == 1
+
+    @property
+    def subscribed_tags(self) -> frozenset[str] | None:
+        """The tags some consumer subscribes to; None when one subscribes to every tag (``"*"``). A message whose
+        tag no consumer subscribes to is not meant for the group (:attr:`SimResult.unsubscribed`)."""
+        tag_sets = [_tags_of(spec.subscription) for spec in self.consumers]
+        if any(not tags for tags in tag_sets):
+            return None
+        return frozenset().union(*tag_sets)
 
     def expected_messages(self) -> float:
         """About how many messages the producers send in the run (what the message limit is checked on)."""
@@ -252,6 +279,12 @@ class Scenario:
                 type(spec.leave) is LeaveKind,
                 "consumers",
                 f"{spec.client_id}: leave must be a LeaveKind, got {spec.leave!r}",
+            )
+            _need(
+                isinstance(spec.subscription, str) and _parses(spec.subscription),
+                "consumers",
+                f"{spec.client_id}: subscription must be a tag expression ('*' or 'TagA || TagB'), "
+                f"got {spec.subscription!r}",
             )
             if spec.leave_ms is not None:
                 _need(
@@ -340,6 +373,21 @@ class Scenario:
                 "topics",
                 f"topic names of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, got {topic!r}",
             )
+        _need(
+            isinstance(self.message_tags, tuple)
+            and len(self.message_tags) <= MAX_TAGS
+            and all(_is_name(tag, TOPIC_MAX_LENGTH) for tag in self.message_tags)
+            and len(set(self.message_tags)) == len(self.message_tags),
+            "message_tags",
+            f"a tuple of at most {MAX_TAGS} distinct tags of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, "
+            f"got {self.message_tags!r}",
+        )
+        _need(
+            self.consume_mode is not ConsumeMode.POP or not self.filters_by_tag,
+            "message_tags" if self.message_tags else "consumers",
+            "tags are not modelled with POP (a pop carries its own tag expression): leave message_tags empty and "
+            "every subscription '*'",
+        )
         _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
         _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")
         self._validate_route_changes()
@@ -494,6 +542,19 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _tags_of(expression: str) -> frozenset[str]:
+    """The tags a subscription expression takes; empty for ``"*"`` (every tag)."""
+    return SubscriptionData("topic", expression).tags_set
+
+
+def _parses(expression: str) -> bool:
+    try:
+        _tags_of(expression)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_name(value, max_length: int) -> bool:
     return isinstance(value, str) and 0 < len(value) <= max_length and _NAME.fullmatch(value) is not None
 
@@ -503,6 +564,7 @@ MAX_SPAN_MS = 86_400_000  # duration_ms + drain_ms: one simulated day
 MAX_CONSUMERS, MAX_BROKERS, MAX_TOPICS, MAX_QUEUES_PER_BROKER = 2_048, 64, 64, 1_024
 MAX_MESSAGES = 5_000_000  # produced in one run
 MAX_TIMER_WAKEUPS = 20_000_000  # periodic timer firings in one run, over all consumers and brokers
+MAX_TAGS = 64  # message_tags
 # Topic and group names: the characters TopicValidator allows (no '%' or '|' here: those mark system names)
 NAME_CHARACTERS = "letters, digits, '_' and '-'"
 _NAME = re.compile(r"[A-Za-z0-9_-]+")

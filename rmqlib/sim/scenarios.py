@@ -212,6 +212,13 @@ def broker_vanishes(**overrides) -> Scenario:
     )
 
 
+def mixed_subscriptions(**overrides) -> Scenario:
+    """Producers tag TopicTest's messages TagA and TagB in turn; two consumers subscribe to TagA, two to TagB. Each
+    broker keeps one subscription for the group, the newest, so most messages are consumed by nobody."""
+    consumers = _group(2, subscription="TagA") + _group(2, start=3, subscription="TagB")
+    return _build("mixed_subscriptions", dict(consumers=consumers, message_tags=("TagA", "TagB")), overrides)
+
+
 ALL = {
     f.__name__: f
     for f in (
@@ -234,5 +241,6 @@ ALL = {
         broker_outage,
         broker_outage_with_slave,
         broker_vanishes,
+        mixed_subscriptions,
     )
 }

@@ -178,6 +178,7 @@ ZH: dict[str, str] = {
     "pop": "Pop 拉取",
     "pop failed": "Pop 失败",
     "revive": "重新可见（revive）",
+    "subscription": "组的订阅变更",
     "balanced": "已均衡",
     "unbalanced": "未均衡",
     "{time} ms · {kind} · {who} {label}": "{time} 毫秒 · {kind} · {who} {label}",

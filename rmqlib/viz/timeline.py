@@ -83,6 +83,7 @@ _OTHER_KINDS = (
     "pull answered",
     "pull woken",
     "pop",
+    "subscription",
 )
 
 

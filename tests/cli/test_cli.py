@@ -235,3 +235,16 @@ def test_largest_group_answers_and_help_states_the_limits(capsys):
     text = " ".join(capsys.readouterr().out.split())
     for limit in ("100,000 consumers", "100,000 queues", "10,000 virtual nodes", "1,000,000 ring points"):
         assert limit in text
+
+
+def test_set_takes_message_tags(capsys):
+    from rmqlib.sim import scenarios, simulate
+
+    span = ["--set", "duration_ms=30000", "--set", "drain_ms=20000", "--json"]
+    code, out, err = run(capsys, "simulate", "mixed_subscriptions", *span, "--set", "message_tags=TagB,TagC")
+    expected = simulate(
+        scenarios.mixed_subscriptions(duration_ms=30_000, drain_ms=20_000, message_tags=("TagB", "TagC")), seed=1
+    ).summary()
+    assert code == 0 and err == "" and json.loads(out) == json.loads(json.dumps(expected))
+    code, out, err = run(capsys, "simulate", "mixed_subscriptions", *span, "--set", "message_tags=TagA,TagA")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "message_tags" in err

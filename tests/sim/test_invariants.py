@@ -65,7 +65,10 @@ def gap_after(result, queue, t_ms):
 def test_at_least_once_nothing_lost_and_only_produced_messages_delivered(name, seed):
     result = run(name, seed)
     assert result.produced > 0
-    assert result.lost == []
+    if result.scenario.subscriptions_agree:
+        assert result.lost == []
+    else:  # a group whose members disagree loses what the broker's one subscription filters out: test_tags.py
+        assert result.lost
     assert set(result.delivered) == set(range(result.produced))
     if result.scenario.consume_mode != POP:
         consumed = sum(len(batch.offsets) for batches in result.consumption.values() for batch in batches)

@@ -1,0 +1,157 @@
+"""Tagged messages and tag subscriptions in the simulator: who gets what when a group's members agree or not."""
+
+from collections import Counter
+from functools import cache
+
+import pytest
+
+from rmqlib.sim import ConsumerSpec, Scenario, scenarios, simulate
+from rmqlib.sim.kafka_group import simulate_kafka_group
+from rmqlib.sim.scenarios import client_ids
+
+SHORT = dict(duration_ms=30_000, drain_ms=20_000)
+
+
+def group(*subscriptions: str) -> tuple[ConsumerSpec, ...]:
+    return tuple(ConsumerSpec(cid, subscription=sub) for cid, sub in zip(client_ids(len(subscriptions)), subscriptions))
+
+
+@cache
+def run(seed: int = 1, **overrides):
+    return simulate(scenarios.mixed_subscriptions(**SHORT, **overrides), seed=seed)
+
+
+def consumed_tags(result) -> dict[str, Counter]:
+    """Per consumer, the tags of the messages its listener got (offset o of a queue carries tags[o % len(tags)]
+    when no send was retried on another queue)."""
+    tags = result.scenario.message_tags
+    by_consumer: dict[str, Counter] = {}
+    for batches in result.consumption.values():
+        for batch in batches:
+            for offset in batch.offsets:
+                by_consumer.setdefault(batch.consumer, Counter())[tags[offset % len(tags)]] += 1
+    assert by_consumer, "some listener got messages"
+    return by_consumer
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        (dict(message_tags=("TagA", "TagA")), "message_tags"),
+        (dict(message_tags=("Tag A",)), "message_tags"),
+        (dict(message_tags=("",)), "message_tags"),
+        (dict(message_tags=tuple(f"T{i}" for i in range(65))), "message_tags"),
+        (dict(message_tags="TagA"), "message_tags"),
+        (dict(consumers=group("TagA", " || ")), "consumers"),
+        (dict(consumers=group("TagA", None)), "consumers"),
+        (dict(consume_mode="POP", message_tags=("TagA",)), "message_tags"),
+        (dict(consume_mode="POP", consumers=group("TagA", "*")), "consumers"),
+    ],
+)
+def test_bad_tags_and_subscriptions_are_refused_naming_the_field(changes, field):
+    with pytest.raises(ValueError, match=rf"^Scenario\.{field}:"):
+        Scenario(**changes)
+
+
+def test_a_list_of_tags_is_kept_as_a_tuple():
+    assert Scenario(message_tags=["TagA", "TagB"]).message_tags == ("TagA", "TagB")
+
+
+def test_the_kafka_group_model_refuses_tags():
+    with pytest.raises(ValueError, match="scenario.message_tags/consumers"):
+        simulate_kafka_group(scenarios.mixed_subscriptions())
+
+
+def test_what_a_group_subscribes_to():
+    assert Scenario(consumers=group("TagA", "TagB || TagA")).subscribed_tags == {"TagA", "TagB"}
+    assert Scenario(consumers=group("TagA", "*")).subscribed_tags is None
+    assert Scenario(consumers=group("TagA || TagB", "TagB||TagA")).subscriptions_agree
+    assert not Scenario(consumers=group("TagA", "TagA || TagB")).subscriptions_agree
+    assert not Scenario().filters_by_tag and Scenario(message_tags=("TagA",)).filters_by_tag
+    assert Scenario(consumers=group("TagA", "TagA")).filters_by_tag
+
+
+def test_untagged_runs_record_no_tags_and_filter_nothing():
+    result = simulate(scenarios.steady_state(**SHORT), seed=1)
+    assert result.message_tags is None and result.unsubscribed == frozenset()
+    assert result.tag_of(0) is None
+    assert not [key for key in result.counters if key.startswith("filtered")]
+    assert result.events_of("subscription") == []
+
+
+def test_each_queue_takes_the_tags_in_turn_and_a_group_that_agrees_gets_exactly_its_tags():
+    tags = ("TagA", "TagB", "TagC")
+    result = run(message_tags=tags, consumers=group("TagA || TagC", "TagC||TagA", "TagA||TagC", " TagC || TagA "))
+    assert result.lost == [] and result.offset_violations == [] and sum(result.unconsumed().values()) == 0
+    wanted = {mid for mid in result.delivered if result.tag_of(mid) in ("TagA", "TagC")}
+    assert {mid for mid, n in result.delivered.items() if n} == wanted
+    assert result.unsubscribed == set(result.delivered) - wanted  # the TagB messages, not meant for the group
+    assert 0.3 < len(result.unsubscribed) / result.produced < 0.37
+    # every consumed offset o of a queue carries tags[o % 3]: the queue's messages took the tags in turn
+    assert set().union(*consumed_tags(result).values()) == {"TagA", "TagC"}
+    assert result.counters["filtered by broker"] >= len(result.unsubscribed)
+    assert "filtered by client" not in result.counters  # the broker already filtered by the same tags
+
+
+def test_members_that_disagree_consume_only_what_the_brokers_last_subscription_and_their_own_both_take():
+    result = run()
+    final = {e.who: e.detail for e in result.events_of("subscription")}
+    assert set(final) == {"broker-a", "broker-b"} and len(set(final.values())) == 1
+    stored_tag = next(iter(final.values())).split(": ")[1].split(" (")[0]
+    winners = {s.client_id for s in result.scenario.consumers if s.subscription == stored_tag}
+    got = consumed_tags(result)
+    assert {cid for cid, tags in got.items() if sum(tags.values())} == winners
+    assert all(set(tags) == {stored_tag} for tags in got.values())
+    # the winners' queues lose the other tag at the broker; the losers' queues lose everything
+    delivered = {mid for mid, n in result.delivered.items() if n}
+    assert result.unsubscribed == frozenset() and set(result.lost) == set(result.delivered) - delivered
+    assert 0.7 < len(result.lost) / result.produced < 0.8
+    assert sum(result.unconsumed().values()) == len(result.lost)
+    filtered = result.counters["filtered by broker"] + result.counters["filtered by client"]
+    assert filtered >= len(result.lost) and result.counters["filtered by client"] > 0
+    assert result.offset_violations == []  # a commit may pass what a filter skipped
+
+
+def test_the_group_subscription_flips_to_whichever_member_changed_its_queues_last():
+    """RebalancePushImpl#messageQueueChanged versions a member's subscription anew and heartbeats it; a broker's
+    ConsumerGroupInfo keeps the newest version, so the group's expression changes with each member's round."""
+    details = [e.detail for e in run().events_of("subscription") if e.who == "broker-a"]
+    assert len(details) >= 3
+    assert all(a != b for a, b in zip(details, details[1:]))  # logged only when the expression changes
+    assert {d.split(": ")[1].split(" (")[0] for d in details} == {"TagA", "TagB"}
+
+
+def test_in_broadcasting_the_members_whose_tag_lost_get_nothing():
+    result = run(message_model="BROADCASTING")
+    got = consumed_tags(result)
+    takers = {cid for cid, tags in got.items() if sum(tags.values())}
+    assert len(takers) == 2 and len({s.subscription for s in result.scenario.consumers if s.client_id in takers}) == 1
+    assert 0.45 < len(result.lost) / result.produced < 0.55  # the other tag: nobody got it
+
+
+def test_sends_retried_elsewhere_keep_their_tag():
+    sc = scenarios.broker_outage(message_tags=("TagA", "TagB"), consumers=group(*["TagA"] * 4))
+    result = simulate(sc, seed=1)
+    assert result.counters["sent_elsewhere"] > 0
+    assert result.lost == [] and result.offset_violations == []
+    tags = Counter(result.tag_of(mid) for mid in result.delivered)
+    assert abs(tags["TagA"] - tags["TagB"]) <= len(sc.brokers) * sum(sc.topics.values())  # about half each
+    assert all(result.tag_of(mid) == "TagA" for mid, n in result.delivered.items() if n)
+
+
+def test_a_tag_subscription_without_tagged_messages_takes_nothing():
+    result = run(message_tags=(), consumers=group("TagA", "TagA"))
+    assert sum(result.delivered.values()) == 0 and result.lost == []
+    assert len(result.unsubscribed) == result.produced > 0
+
+
+@pytest.mark.parametrize("seed", (1, 2))
+def test_tagged_runs_are_deterministic(seed):
+    a = simulate(scenarios.mixed_subscriptions(**SHORT), seed=seed)
+    b = simulate(scenarios.mixed_subscriptions(**SHORT), seed=seed)
+    assert a.delivered == b.delivered and a.events == b.events and a.message_tags == b.message_tags
+
+
+def test_tag_of_names_the_argument():
+    with pytest.raises(ValueError, match="message_id"):
+        run().tag_of(-1)
