@@ -56,6 +56,7 @@ _POP_ANSWERS = frozenset(
     (ResponseCode.SUCCESS, ResponseCode.POLLING_FULL, ResponseCode.POLLING_TIMEOUT, ResponseCode.PULL_NOT_FOUND)
 )
 _SUCCESS = ResponseCode.SUCCESS
+_SUBSCRIPTION_REFUSALS = (ResponseCode.SUBSCRIPTION_NOT_EXIST, ResponseCode.SUBSCRIPTION_NOT_LATEST)
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
 
@@ -196,7 +197,8 @@ class ConsumerNode:
         self.impl: RebalanceImpl | None = None
         self.orderly_service: ConsumeMessageOrderlyService | None = None
         self.orderly = scenario.consume_mode == ORDERLY
-        self.filters_by_tag = scenario.filters_by_tag  # then each pull's filtered offsets are recorded
+        # then the group's subscriptions on each broker are followed, and each pull's filtered offsets recorded
+        self.narrows_subscriptions = scenario.narrows_subscriptions
         # ConsumeMessageOrderlyService's messageQueueLock: requests waiting for a queue whose request runs
         self.orderly_waiting: dict[MessageQueue, deque[OrderlyConsumeRequest]] = {}
         self.channel_names: dict[str, str] = {}  # by BrokerNode.label, set by connect()
@@ -317,7 +319,7 @@ class ConsumerNode:
                 if step.mq is not None
                 else step.action,
             )
-        for topic in sc.topics:
+        for topic in sc.topics_of(self.spec):
             self.impl.subscribe(topic, self.spec.subscription, now)
         for topic in list(self.impl.subscription_inner):
             self.take_route(topic, now)
@@ -394,7 +396,7 @@ class ConsumerNode:
         """One broker's part of a heartbeat: it registers this client's consumer data on this channel."""
         sc = self.scenario
         info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
-        before = self.group_subscriptions(broker) if self.filters_by_tag else None
+        before = self.group_subscriptions(broker) if self.narrows_subscriptions else None
         broker.consumer_manager.register_consumer(
             sc.consumer_group,
             info,
@@ -406,8 +408,10 @@ class ConsumerNode:
             now_ms,
         )
         if before is not None:
-            for topic, expression in self.group_subscriptions(broker).items():
-                if before.get(topic) != expression:
+            after = self.group_subscriptions(broker)
+            for topic in sc.topics:
+                if before.get(topic) != after.get(topic):
+                    expression = after.get(topic, "none")  # a heartbeat without the topic takes it out
                     self.recorder.log(now_ms, "subscription", broker.label, f"{topic}: {expression} (from {self.cid})")
         broker.flush_notifications()
 
@@ -583,6 +587,8 @@ class ConsumerNode:
         now = int(clock.now)
         status = response.client_pull_status
         if status is None:
+            if response.code in _SUBSCRIPTION_REFUSALS:  # the broker's registry lacks this topic, or is behind
+                self.recorder.counters[f"pulls refused: {response.code.name}"] += 1
             process_pull_exception(request, BrokerError(response.remark, int(response.code)), self.impl, now)
         else:
             broker_name = request.message_queue.broker_name
@@ -599,7 +605,7 @@ class ConsumerNode:
             )
             pulled_from = request.next_offset
             outcome = _process_pull_result_trusted(request, result, self.impl, now)
-            if self.filters_by_tag:
+            if self.narrows_subscriptions:
                 self.record_filtered(request.message_queue, pulled_from, result, outcome.msgs)
             if outcome.rebalance_immediately:
                 self.sync_ownership(now)

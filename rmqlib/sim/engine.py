@@ -173,23 +173,31 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             simpy_events=next(clock._eid),  # simpy numbers every event it schedules
             never_delivered=self._never_delivered() if sc.consume_mode == POP else None,
-            unsubscribed_stored=self._unsubscribed_stored() if sc.subscribed_tags is not None else None,
+            unsubscribed=self._unsubscribed() if sc.narrows_subscriptions else None,
         )
 
     def _stored_messages(self):
-        """Per queue of the scenario's topics (its ``str``), the messages its master's store holds."""
+        """Per queue of the scenario's topics: its topic, its ``str`` and the messages its master's store holds."""
         for broker in self.brokers.values():
             store = broker.store
             for topic in self.scenario.topics:
                 for queue_id in range(store.topic_queue_nums.get(topic, 0)):
                     offsets = range(store.get_min_offset(topic, queue_id), store.get_max_offset(topic, queue_id))
                     messages = (store.look_message_by_offset(topic, queue_id, offset) for offset in offsets)
-                    yield str(MessageQueue(topic, broker.name, queue_id)), [m for m in messages if m is not None]
+                    yield topic, str(MessageQueue(topic, broker.name, queue_id)), [m for m in messages if m is not None]
 
-    def _unsubscribed_stored(self) -> dict[str, int]:
-        """Per queue of the scenario's topics, its stored messages whose tag no consumer subscribes to."""
-        wanted = self.scenario.subscribed_tags or frozenset()
-        return {queue: sum(1 for m in messages if m.tags not in wanted) for queue, messages in self._stored_messages()}
+    def _unsubscribed(self) -> tuple[frozenset[int], dict[str, int]]:
+        """The stored messages no consumer subscribes to (to their topic, with an expression that takes their
+        tag): their ids, and per queue how many."""
+        taken = {topic: self.scenario.tags_taken(topic) for topic in self.scenario.topics}
+        ids: set[int] = set()
+        counts = {}
+        for topic, queue, messages in self._stored_messages():
+            tags = taken[topic]
+            unsubscribed = [] if tags is None else [int(m.uniq_key) for m in messages if m.tags not in tags]
+            ids.update(unsubscribed)
+            counts[queue] = len(unsubscribed)
+        return frozenset(ids), counts
 
     def _never_delivered(self) -> dict[str, int]:
         """Per queue of the scenario's topics, its stored messages no listener ever got (Pop mode keeps no
@@ -197,7 +205,7 @@ class Simulation:
         delivered = self.recorder.delivered
         return {
             queue: sum(1 for m in messages if not delivered[int(m.uniq_key)])
-            for queue, messages in self._stored_messages()
+            for _, queue, messages in self._stored_messages()
         }
 
 

@@ -711,9 +711,10 @@ def simulate_kafka_group(
         )
     if scenario.changes_routes:
         raise ValueError("scenario.topic_changes/outages: the Kafka group model keeps its topics and brokers fixed")
-    if scenario.filters_by_tag:
+    if scenario.narrows_subscriptions:
         raise ValueError(
-            "scenario.message_tags/consumers: Kafka has no tags; leave message_tags empty and every subscription '*'"
+            "scenario.message_tags/consumers: Kafka has no tags, and here every member subscribes to every topic; "
+            "leave message_tags empty, every subscription '*' and every consumer's topics None"
         )
     return KafkaGroupSimulation(scenario, protocol, assignor, timings, seed, commit_on_revoke, auto_commit).run()
 

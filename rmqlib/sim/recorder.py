@@ -221,7 +221,7 @@ class Recorder:
         wall_seconds: float,
         simpy_events: int,
         never_delivered: dict[str, int] | None = None,
-        unsubscribed_stored: dict[str, int] | None = None,
+        unsubscribed: tuple[frozenset[int], dict[str, int]] | None = None,
     ) -> SimResult:
         """Close what is still open at the end of the run and build the :class:`SimResult`."""
         sc = self.scenario
@@ -259,7 +259,8 @@ class Recorder:
             stored=stored,
             never_delivered=never_delivered,
             message_tags=self.message_tags,
-            unsubscribed_stored=unsubscribed_stored or {},
+            unsubscribed=frozenset() if unsubscribed is None else unsubscribed[0],
+            unsubscribed_stored={} if unsubscribed is None else unsubscribed[1],
         )
 
 

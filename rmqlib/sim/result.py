@@ -209,7 +209,10 @@ class SimResult:
     routed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # per queue: when a route listed it
     never_delivered: dict[str, int] | None = None  # Pop mode: per queue, stored messages no listener got
     message_tags: list[str | None] | None = None  # by message id, when the scenario tags its messages
-    unsubscribed_stored: dict[str, int] = field(default_factory=dict)  # per queue: stored messages none subscribes to
+    # Ids of the messages no consumer subscribes to (to their topic, with an expression that takes their tag): the
+    # group is not meant to consume them, so they are not ``lost``. Then per queue, how many it stores.
+    unsubscribed: frozenset[int] = frozenset()
+    unsubscribed_stored: dict[str, int] = field(default_factory=dict)
 
     @cached_property
     def events(self) -> list[Event]:
@@ -228,16 +231,6 @@ class SimResult:
         never = [mid for mid, count in self.delivered.items() if count == 0]
         unsubscribed = self.unsubscribed
         return [mid for mid in never if mid not in unsubscribed] if unsubscribed else never
-
-    @cached_property
-    def unsubscribed(self) -> frozenset[int]:
-        """Ids of produced messages whose tag no consumer's subscription takes (untagged ones too, unless a
-        consumer takes every tag): the group is not meant to consume them, so they are not :attr:`lost`."""
-        wanted = self.scenario.subscribed_tags
-        if wanted is None:
-            return frozenset()
-        tags = self.message_tags
-        return frozenset(mid for mid in self.delivered if (tags[mid] if tags is not None else None) not in wanted)
 
     def tag_of(self, message_id: int) -> str | None:
         """The tag the producer gave message ``message_id`` (None: untagged)."""

@@ -55,9 +55,9 @@ class ConsumerSpec:
     a channel close) or ``"host_loss"`` (the machine vanishes; connections go
     silent and brokers notice only at the inactive-channel scan).
 
-    ``subscription`` is the tag expression it subscribes every topic with (``consumer.subscribe(topic,
-    "TagA || TagB")``; ``"*"``: every tag). Members of one group are meant to agree on it; see
-    :attr:`Scenario.subscriptions_agree`.
+    ``topics`` names the scenario's topics it subscribes to (None: every one), and ``subscription`` is the tag
+    expression it subscribes each of them with (``consumer.subscribe(topic, "TagA || TagB")``; ``"*"``: every
+    tag). Members of one group are meant to agree on both; see :attr:`Scenario.subscriptions_agree`.
     """
 
     client_id: str
@@ -65,10 +65,13 @@ class ConsumerSpec:
     leave_ms: int | None = None
     leave: LeaveKind = LeaveKind.SHUTDOWN
     subscription: str = "*"
+    topics: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if type(self.leave) is not LeaveKind:
             object.__setattr__(self, "leave", check_enum(self.leave, "ConsumerSpec.leave", LeaveKind))
+        if isinstance(self.topics, list):
+            object.__setattr__(self, "topics", tuple(self.topics))
 
 
 @dataclass(frozen=True)
@@ -218,20 +221,26 @@ class Scenario:
         return bool(self.topic_changes or self.outages)
 
     @property
-    def filters_by_tag(self) -> bool:
-        """True when producers tag their messages or a consumer subscribes to tags: pulls are then filtered."""
-        return bool(self.message_tags) or any(spec.subscription != "*" for spec in self.consumers)
+    def narrows_subscriptions(self) -> bool:
+        """True when producers tag their messages, or a consumer subscribes to only some topics or some tags: pulls
+        may then be filtered or refused, and some messages may be meant for nobody."""
+        return bool(self.message_tags) or any(s.subscription != "*" or s.topics is not None for s in self.consumers)
 
     @property
     def subscriptions_agree(self) -> bool:
-        """True when every consumer subscribes with the same tag expression, as RocketMQ expects of a group."""
-        return len({_tags_of(spec.subscription) for spec in self.consumers}) == 1
+        """True when every consumer subscribes to the same topics with the same tags, as RocketMQ expects of a
+        group."""
+        return len({(frozenset(self.topics_of(spec)), _tags_of(spec.subscription)) for spec in self.consumers}) == 1
 
-    @property
-    def subscribed_tags(self) -> frozenset[str] | None:
-        """The tags some consumer subscribes to; None when one subscribes to every tag (``"*"``). A message whose
-        tag no consumer subscribes to is not meant for the group (:attr:`SimResult.unsubscribed`)."""
-        tag_sets = [_tags_of(spec.subscription) for spec in self.consumers]
+    def topics_of(self, spec: ConsumerSpec) -> tuple[str, ...]:
+        """The topics consumer ``spec`` subscribes to."""
+        return tuple(self.topics) if spec.topics is None else spec.topics
+
+    def tags_taken(self, topic: str) -> frozenset[str] | None:
+        """The tags of ``topic`` that some consumer subscribes to; None when one takes every tag (``"*"``), empty
+        when none subscribes to the topic. A message no consumer takes is not meant for the group
+        (:attr:`SimResult.unsubscribed`)."""
+        tag_sets = [_tags_of(s.subscription) for s in self.consumers if topic in self.topics_of(s)]
         if any(not tags for tags in tag_sets):
             return None
         return frozenset().union(*tag_sets)
@@ -279,6 +288,18 @@ class Scenario:
                 type(spec.leave) is LeaveKind,
                 "consumers",
                 f"{spec.client_id}: leave must be a LeaveKind, got {spec.leave!r}",
+            )
+            _need(
+                spec.topics is None
+                or (
+                    isinstance(spec.topics, tuple)
+                    and spec.topics
+                    and all(topic in self.topics for topic in spec.topics)
+                    and len(set(spec.topics)) == len(spec.topics)
+                ),
+                "consumers",
+                f"{spec.client_id}: topics must be None or a tuple of distinct topics of the scenario, "
+                f"got {spec.topics!r}",
             )
             _need(
                 isinstance(spec.subscription, str) and _parses(spec.subscription),
@@ -383,10 +404,10 @@ class Scenario:
             f"got {self.message_tags!r}",
         )
         _need(
-            self.consume_mode is not ConsumeMode.POP or not self.filters_by_tag,
+            self.consume_mode is not ConsumeMode.POP or not self.narrows_subscriptions,
             "message_tags" if self.message_tags else "consumers",
-            "tags are not modelled with POP (a pop carries its own tag expression): leave message_tags empty and "
-            "every subscription '*'",
+            "tags and per-consumer topics are not modelled with POP (a pop carries its own tag expression): leave "
+            "message_tags empty, every subscription '*' and every consumer's topics None",
         )
         _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
         _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")

@@ -219,6 +219,15 @@ def mixed_subscriptions(**overrides) -> Scenario:
     return _build("mixed_subscriptions", dict(consumers=consumers, message_tags=("TagA", "TagB")), overrides)
 
 
+def mixed_topics(**overrides) -> Scenario:
+    """Two topics; two consumers subscribe to TopicTest, two to TopicOrders, in one group. Each heartbeat sets the
+    group's topics on a broker to its sender's, which notifies every member: the rounds never stop, pulls of the
+    topic a broker's registry lacks are refused, and each topic's queues dealt to the other pair are never read."""
+    consumers = _group(2, topics=("TopicTest",)) + _group(2, start=3, topics=("TopicOrders",))
+    topics = {"TopicTest": 4, "TopicOrders": 4}
+    return _build("mixed_topics", dict(consumers=consumers, topics=topics), overrides)
+
+
 ALL = {
     f.__name__: f
     for f in (
@@ -242,5 +251,6 @@ ALL = {
         broker_outage_with_slave,
         broker_vanishes,
         mixed_subscriptions,
+        mixed_topics,
     )
 }

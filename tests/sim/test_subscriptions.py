@@ -1,4 +1,5 @@
-"""Tagged messages and tag subscriptions in the simulator: who gets what when a group's members agree or not."""
+"""Tags, tag subscriptions and per-consumer topics in the simulator: who gets what when a group's members agree or
+not."""
 
 from collections import Counter
 from functools import cache
@@ -46,6 +47,11 @@ def consumed_tags(result) -> dict[str, Counter]:
         (dict(consumers=group("TagA", None)), "consumers"),
         (dict(consume_mode="POP", message_tags=("TagA",)), "message_tags"),
         (dict(consume_mode="POP", consumers=group("TagA", "*")), "consumers"),
+        (dict(consume_mode="POP", consumers=(ConsumerSpec("c1", topics=("TopicTest",)),)), "consumers"),
+        (dict(consumers=(ConsumerSpec("c1", topics=("TopicOrders",)),)), "consumers"),
+        (dict(consumers=(ConsumerSpec("c1", topics=()),)), "consumers"),
+        (dict(consumers=(ConsumerSpec("c1", topics=("TopicTest", "TopicTest")),)), "consumers"),
+        (dict(consumers=(ConsumerSpec("c1", topics="TopicTest"),)), "consumers"),
     ],
 )
 def test_bad_tags_and_subscriptions_are_refused_naming_the_field(changes, field):
@@ -57,18 +63,30 @@ def test_a_list_of_tags_is_kept_as_a_tuple():
     assert Scenario(message_tags=["TagA", "TagB"]).message_tags == ("TagA", "TagB")
 
 
-def test_the_kafka_group_model_refuses_tags():
+@pytest.mark.parametrize("name", ["mixed_subscriptions", "mixed_topics"])
+def test_the_kafka_group_model_refuses_tags_and_per_consumer_topics(name):
     with pytest.raises(ValueError, match="scenario.message_tags/consumers"):
-        simulate_kafka_group(scenarios.mixed_subscriptions())
+        simulate_kafka_group(scenarios.ALL[name]())
 
 
 def test_what_a_group_subscribes_to():
-    assert Scenario(consumers=group("TagA", "TagB || TagA")).subscribed_tags == {"TagA", "TagB"}
-    assert Scenario(consumers=group("TagA", "*")).subscribed_tags is None
+    two = {"TopicTest": 4, "TopicOrders": 2}
+    assert Scenario(consumers=group("TagA", "TagB || TagA")).tags_taken("TopicTest") == {"TagA", "TagB"}
+    assert Scenario(consumers=group("TagA", "*")).tags_taken("TopicTest") is None
+    only_orders = (ConsumerSpec("c1", topics=("TopicOrders",)), ConsumerSpec("c2", topics=["TopicOrders"]))
+    assert Scenario(topics=two, consumers=only_orders).tags_taken("TopicTest") == frozenset()
+    assert Scenario(topics=two, consumers=only_orders).consumers[1].topics == ("TopicOrders",)
     assert Scenario(consumers=group("TagA || TagB", "TagB||TagA")).subscriptions_agree
     assert not Scenario(consumers=group("TagA", "TagA || TagB")).subscriptions_agree
-    assert not Scenario().filters_by_tag and Scenario(message_tags=("TagA",)).filters_by_tag
-    assert Scenario(consumers=group("TagA", "TagA")).filters_by_tag
+    assert not Scenario(
+        topics=two, consumers=(ConsumerSpec("c1", topics=("TopicTest",)), ConsumerSpec("c2"))
+    ).subscriptions_agree
+    assert Scenario(
+        topics=two, consumers=(ConsumerSpec("c1", topics=("TopicOrders", "TopicTest")), ConsumerSpec("c2"))
+    ).subscriptions_agree
+    assert not Scenario().narrows_subscriptions and Scenario(message_tags=("TagA",)).narrows_subscriptions
+    assert Scenario(consumers=group("TagA", "TagA")).narrows_subscriptions
+    assert Scenario(consumers=(ConsumerSpec("c1", topics=("TopicTest",)),)).narrows_subscriptions
 
 
 def test_untagged_runs_record_no_tags_and_filter_nothing():
@@ -155,3 +173,43 @@ def test_tagged_runs_are_deterministic(seed):
 def test_tag_of_names_the_argument():
     with pytest.raises(ValueError, match="message_id"):
         run().tag_of(-1)
+
+
+def consumed_topics(result) -> dict[str, set[str]]:
+    """Per consumer, the topics of the queues its listener consumed from."""
+    topics: dict[str, set[str]] = {}
+    for queue, batches in result.consumption.items():
+        for batch in batches:
+            topics.setdefault(batch.consumer, set()).add(queue.split("topic=")[1].split(",")[0])
+    return topics
+
+
+@cache
+def topics_run(agree: bool = False):
+    overrides = dict(duration_ms=90_000, drain_ms=20_000)
+    if agree:
+        overrides["consumers"] = tuple(ConsumerSpec(cid) for cid in client_ids(4))
+    return simulate(scenarios.mixed_topics(**overrides), seed=1)
+
+
+def test_members_on_different_topics_each_read_only_their_share_of_their_topic():
+    result = topics_run()
+    specs = {s.client_id: s for s in result.scenario.consumers}
+    got = consumed_topics(result)
+    assert {cid: set(specs[cid].topics) for cid in got} == got and len(got) == 4
+    # each topic's queues are dealt over all four members, so the two that do not subscribe to it leave half
+    assert 0.45 < len(result.lost) / result.produced < 0.55 and result.unsubscribed == frozenset()
+    assert sum(result.unconsumed().values()) == len(result.lost) and result.offset_violations == []
+
+
+def test_members_on_different_topics_rewrite_the_groups_topics_at_every_heartbeat():
+    """ConsumerGroupInfo#updateSubscription drops the topics a heartbeat leaves out and reports a change, so every
+    heartbeat of the other pair takes a topic out, notifies every member, and pulls of it are refused meanwhile."""
+    result, agreed = topics_run(), topics_run(agree=True)
+    removed = [e for e in result.events_of("subscription") if ": none (" in e.detail]
+    settled = result.scenario.produce_start_ms
+    assert removed and max(e.time_ms for e in removed) > 60_000  # heartbeats every 30 s go on doing it
+    assert [e for e in result.events_of("notify") if e.time_ms > settled]  # and rounds keep coming
+    assert not [e for e in agreed.events_of("notify") if e.time_ms > settled]
+    assert result.counters["pulls refused: SUBSCRIPTION_NOT_EXIST"] > 0
+    assert agreed.lost == [] and not [key for key in agreed.counters if key.startswith("pulls refused")]
