@@ -43,6 +43,7 @@ from rmqlib.model import INT_MAX, MessageQueue
 from rmqlib.namesrv import MASTER_ID, TopicRouteData
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
+from rmqlib.sim.result import subscription_detail
 from rmqlib.sim.routes import FIRST_ROUTE_POLL_MS, Routes, route_text
 from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
 from rmqlib.sim.shared_views import SharedViews
@@ -412,7 +413,9 @@ class ConsumerNode:
             for topic in sc.topics:
                 if before.get(topic) != after.get(topic):
                     expression = after.get(topic, "none")  # a heartbeat without the topic takes it out
-                    self.recorder.log(now_ms, "subscription", broker.label, f"{topic}: {expression} (from {self.cid})")
+                    self.recorder.log(
+                        now_ms, "subscription", broker.label, subscription_detail(topic, expression, self.cid)
+                    )
         broker.flush_notifications()
 
     def group_subscriptions(self, broker) -> dict[str, str]:

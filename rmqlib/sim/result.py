@@ -60,6 +60,22 @@ EVENT_KINDS = (
 )
 
 
+class SubscriptionChange(NamedTuple):
+    """A broker's registry changed the group's tag expression for a topic (an event of kind ``subscription``)."""
+
+    time_ms: int
+    broker: str
+    topic: str
+    expression: str  # "none": the sender's heartbeat left the topic out, so the registry dropped it
+    sender: str  # the client whose heartbeat made the change
+
+
+def subscription_detail(topic: str, expression: str, sender: str) -> str:
+    """The detail of a ``subscription`` event, as :meth:`SimResult.subscription_changes` reads it back."""
+    return f"{topic}: {expression} (from {sender})"
+
+
+_SUBSCRIPTION_DETAIL = re.compile(r"(?P<topic>[^:]+): (?P<expression>.*) \(from (?P<sender>[^()]+)\)")
 _QUEUE_FIELDS = re.compile(r"MessageQueue \[topic=(?P<topic>.*), brokerName=(?P<broker>.*), queueId=\d+\]")
 
 
@@ -236,6 +252,21 @@ class SimResult:
         """The tag the producer gave message ``message_id`` (None: untagged)."""
         check_int(message_id, "message_id", 0, self.produced - 1)
         return None if self.message_tags is None else self.message_tags[message_id]
+
+    def subscription_changes(self, broker: str | None = None) -> list[SubscriptionChange]:
+        """Each change of the group's expression for a topic in a broker's registry (only ``broker``'s, if given),
+        in time order. Logged only when the scenario narrows subscriptions (``Scenario.narrows_subscriptions``)."""
+        if broker is not None:
+            check_str(broker, "broker")
+        changes = []
+        for event in self.events_of("subscription"):
+            if broker in (None, event.who):
+                fields = _SUBSCRIPTION_DETAIL.fullmatch(event.detail)
+                assert fields is not None, event  # the recorder writes it with subscription_detail
+                changes.append(
+                    SubscriptionChange(event.time_ms, event.who, *fields.group("topic", "expression", "sender"))
+                )
+        return changes
 
     def first_owned_ms(self, queue: str) -> int | None:
         """When a consumer first believed it owned ``queue`` (its ``str``), or None if none ever did."""

@@ -67,7 +67,7 @@ def test_at_least_once_nothing_lost_and_only_produced_messages_delivered(name, s
     assert result.produced > 0
     if result.scenario.subscriptions_agree:
         assert result.lost == []
-    else:  # a group whose members disagree loses what the broker's one subscription filters out: test_tags.py
+    else:  # a group whose members disagree loses what the broker's one subscription filters out: test_subscriptions.py
         assert result.lost
     assert set(result.delivered) == set(range(result.produced))
     if result.scenario.consume_mode != POP:

@@ -113,9 +113,9 @@ def test_each_queue_takes_the_tags_in_turn_and_a_group_that_agrees_gets_exactly_
 
 def test_members_that_disagree_consume_only_what_the_brokers_last_subscription_and_their_own_both_take():
     result = run()
-    final = {e.who: e.detail for e in result.events_of("subscription")}
+    final = {change.broker: change.expression for change in result.subscription_changes()}
     assert set(final) == {"broker-a", "broker-b"} and len(set(final.values())) == 1
-    stored_tag = next(iter(final.values())).split(": ")[1].split(" (")[0]
+    stored_tag = final["broker-a"]
     winners = {s.client_id for s in result.scenario.consumers if s.subscription == stored_tag}
     got = consumed_tags(result)
     assert {cid for cid, tags in got.items() if sum(tags.values())} == winners
@@ -133,10 +133,15 @@ def test_members_that_disagree_consume_only_what_the_brokers_last_subscription_a
 def test_the_group_subscription_flips_to_whichever_member_changed_its_queues_last():
     """RebalancePushImpl#messageQueueChanged versions a member's subscription anew and heartbeats it; a broker's
     ConsumerGroupInfo keeps the newest version, so the group's expression changes with each member's round."""
-    details = [e.detail for e in run().events_of("subscription") if e.who == "broker-a"]
-    assert len(details) >= 3
-    assert all(a != b for a, b in zip(details, details[1:]))  # logged only when the expression changes
-    assert {d.split(": ")[1].split(" (")[0] for d in details} == {"TagA", "TagB"}
+    result = run()
+    changes = result.subscription_changes("broker-a")
+    assert len(changes) >= 3 and {c.broker for c in changes} == {"broker-a"}
+    expressions = [c.expression for c in changes]
+    assert all(a != b for a, b in zip(expressions, expressions[1:]))  # logged only when the expression changes
+    assert set(expressions) == {"TagA", "TagB"}
+    subscription_of = {spec.client_id: spec.subscription for spec in result.scenario.consumers}
+    assert all(subscription_of[c.sender] == c.expression for c in changes)  # the sender's own expression wins
+    assert len(result.subscription_changes()) == len(result.events_of("subscription"))
 
 
 def test_in_broadcasting_the_members_whose_tag_lost_get_nothing():
@@ -206,7 +211,7 @@ def test_members_on_different_topics_rewrite_the_groups_topics_at_every_heartbea
     """ConsumerGroupInfo#updateSubscription drops the topics a heartbeat leaves out and reports a change, so every
     heartbeat of the other pair takes a topic out, notifies every member, and pulls of it are refused meanwhile."""
     result, agreed = topics_run(), topics_run(agree=True)
-    removed = [e for e in result.events_of("subscription") if ": none (" in e.detail]
+    removed = [c for c in result.subscription_changes() if c.expression == "none"]
     settled = result.scenario.produce_start_ms
     assert removed and max(e.time_ms for e in removed) > 60_000  # heartbeats every 30 s go on doing it
     assert [e for e in result.events_of("notify") if e.time_ms > settled]  # and rounds keep coming
