@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.conftest import LocalPage, serve_lab
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,11 +207,18 @@ def _load_lab(page, url: str, token: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab_page(browser_context, jupyter_lab):
-    """One JupyterLab page for the module, loaded once; each test opens its notebooks in it."""
-    from tests.browser.conftest import LocalPage
+def untouched_lab(tmp_path_factory):
+    """A JupyterLab of its own over a fresh copy of the book, for the opening tests only: the session's
+    ``jupyter_lab`` is shared with tests that run chapters, and JupyterLab autosaves a notebook left dirty
+    (after 120 s), so by the time these tests open it a chapter there may already differ from the commit."""
+    with serve_lab(tmp_path_factory.mktemp("opening")) as lab:
+        yield lab
 
-    url, token, _ = jupyter_lab
+
+@pytest.fixture(scope="module")
+def lab_page(browser_context, untouched_lab):
+    """One JupyterLab page for the module, loaded once; each opening test opens its notebooks in it."""
+    url, token, _ = untouched_lab
     lp = LocalPage(browser_context)
     try:
         _load_lab(lp.page, url, token)
@@ -219,8 +228,8 @@ def lab_page(browser_context, jupyter_lab):
 
 
 @pytest.mark.parametrize("notebooks", OPENING_BATCHES, ids=lambda b: f"{b[0].replace('/', '-')}..{Path(b[-1]).stem}")
-def test_opening_notebooks_leaves_them_clean(lab_page, jupyter_lab, artifacts, request, notebooks):
-    url, token, root = jupyter_lab
+def test_opening_notebooks_leaves_them_clean(lab_page, untouched_lab, artifacts, request, notebooks):
+    url, token, root = untouched_lab
     page = lab_page.page
     errors_before = len(lab_page.errors)
     shut_down_kernels(url, token)
