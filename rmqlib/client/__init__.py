@@ -42,7 +42,7 @@ from rmqlib.client.offset_store import (
     OffsetStore,
     ReadOffsetType,
 )
-from rmqlib.client.pop import PopProcessQueue, PopRequest
+from rmqlib.client.pop import PopProcessQueue, PopRequest, process_pop_result
 from rmqlib.client.process_queue import (
     CLEAN_EXPIRED_MSG_DELAY_LEVEL,
     PULL_MAX_IDLE_TIME,
@@ -141,6 +141,7 @@ __all__ = [
     "check_pull_gates",
     "process_consume_result_concurrently",
     "process_consume_result_orderly",
+    "process_pop_result",
     "process_pull_exception",
     "process_pull_result",
     "pull_message",

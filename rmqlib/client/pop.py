@@ -9,9 +9,14 @@ circulates its PullRequest. The broker side is in :mod:`rmqlib.broker.pop`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from rmqlib.broker.pop import PoppedMessage
 from rmqlib.checks import check_instance, check_int, check_str
+from rmqlib.client.consume import DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY
 from rmqlib.client.process_queue import PULL_MAX_IDLE_TIME, check_time
 from rmqlib.model import MessageQueue
+from rmqlib.protocol import SubscriptionData
 
 #: ConsumeInitMode.MIN / MAX (common/.../constant/ConsumeInitMode.java): where a group with no
 #: offset starts popping.
@@ -103,3 +108,27 @@ class PopRequest:
 
     def __repr__(self) -> str:
         return f"PopRequest[topic={self.topic}, consumerGroup={self.consumer_group}, messageQueue={self.message_queue}]"
+
+
+def process_pop_result(
+    popped: Sequence[PoppedMessage], subscription: SubscriptionData, max_reconsume_times: int = -1
+) -> tuple[list[PoppedMessage], list[PoppedMessage]]:
+    """Split a pop's messages into those to consume and those the client acks without consuming: a message whose
+    tag ``subscription`` does not list (when it lists tags: an untagged message is dropped too), and one reconsumed
+    more than ``max_reconsume_times`` times (-1 means 16). The broker already filtered the topic's messages by the
+    pop's own expression, so the tag check drops only what it did not filter: messages of the pop retry topic, which
+    the broker reads with ``*``.
+
+    Mirrors: DefaultMQPushConsumerImpl#processPopResult (no filter hooks, no class filter mode)
+    """
+    check_instance(subscription, "subscription", SubscriptionData)
+    max_reconsume_times = check_int(max_reconsume_times, "max_reconsume_times", -1)
+    limit = DEFAULT_MAX_RECONSUME_TIMES_CONCURRENTLY if max_reconsume_times == -1 else max_reconsume_times
+    tags = subscription.tags_set
+    kept: list[PoppedMessage] = []
+    dropped: list[PoppedMessage] = []
+    for item in popped:
+        message = check_instance(item, "popped", PoppedMessage).message
+        wanted = not tags or (message.tags is not None and message.tags in tags)
+        (kept if wanted and message.reconsume_times <= limit else dropped).append(item)
+    return kept, dropped

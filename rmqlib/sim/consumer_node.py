@@ -35,6 +35,7 @@ from rmqlib.client import (
     PushConsumerConfig,
     RebalanceImpl,
     RebalanceService,
+    process_pop_result,
     process_pull_exception,
 )
 from rmqlib.client.consume import _CONSUME_SUCCESS, _process_consume_result_concurrently_trusted
@@ -687,8 +688,15 @@ class ConsumerNode:
                 yield from self._pop_failed(broker, sent, retry_ms, vanished=broker.silent)
                 continue
             self.reach(broker, now)
+            subscription = self.impl.subscription_inner[topic]
             result = broker.pop.pop(
-                sc.consumer_group, topic, queue_id, sc.pop_batch_nums, sc.pop_invisible_time_ms, now
+                sc.consumer_group,
+                topic,
+                queue_id,
+                sc.pop_batch_nums,
+                sc.pop_invisible_time_ms,
+                now,
+                sub_expression=subscription.sub_string,
             )
             if result.code not in _POP_ANSWERS:  # the broker refuses the pop (processPopResponse throws)
                 yield from self._pop_failed(broker, sent, retry_ms, vanished=False, why=result.code.name)
@@ -705,9 +713,16 @@ class ConsumerNode:
             yield clock.timeout(sc.rpc_latency_ms)
             if not self.alive:
                 return
-            ppq.inc_found_msg(len(result.messages))
-            recorder.log(int(clock.now), "pop", self.cid, f"{len(result.messages)} from {broker_name}")
-            for popped in _consume_batches(result.messages, self.impl.config.consume_message_batch_max_size):
+            kept, dropped = process_pop_result(result.messages, subscription, self.impl.config.max_reconsume_times)
+            for unwanted in dropped:  # acked unconsumed, so they never come back
+                self.ack_async(broker, unwanted.handle)
+            if dropped:
+                recorder.counters["filtered by client"] += len(dropped)
+            if not kept:  # popped again at once, without waiting
+                continue
+            ppq.inc_found_msg(len(kept))
+            recorder.log(int(clock.now), "pop", self.cid, f"{len(kept)} from {broker_name}")
+            for popped in _consume_batches(kept, self.impl.config.consume_message_batch_max_size):
                 self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
 
     def ack_async(self, broker, handle) -> None:

@@ -1,9 +1,13 @@
-"""The Pop consumer's client side: PopProcessQueue and PopRequest."""
+"""The Pop consumer's client side: PopProcessQueue, PopRequest, and what the client keeps of a pop's answer."""
+
+import random
 
 import pytest
 
-from rmqlib.client import PopProcessQueue, PopRequest
+from rmqlib.broker import BrokerConfig, MessageStore, PopMessageProcessor
+from rmqlib.client import PopProcessQueue, PopRequest, process_pop_result
 from rmqlib.model import MessageQueue
+from rmqlib.protocol import SubscriptionData
 
 
 def test_pop_process_queue_counts_and_expires_after_120s():
@@ -37,3 +41,47 @@ def test_pop_request_refuses_bad_fields_by_name(field, value):
     args[field] = value
     with pytest.raises((TypeError, ValueError), match=field):
         PopRequest(**args)
+
+
+def popped(tags, reconsume_times=0):
+    """What one pop with ``*`` answers for messages tagged ``tags`` in order (None: untagged)."""
+    store = MessageStore(BrokerConfig())
+    store.create_topic("T", 1)
+    for tag in tags:
+        store.put_message("T", 0, now_ms=0, tags=tag, reconsume_times=reconsume_times)
+    store.reput(0)
+    return PopMessageProcessor(store, rng=random.Random(0)).pop("G", "T", 0, 32, 60_000, now_ms=1).messages
+
+
+def test_a_pop_answer_keeps_the_tags_its_subscription_lists_and_drops_the_rest_untagged_included():
+    answer = popped(["TagA", "TagB", None, "TagC", "TagA"])
+    kept, dropped = process_pop_result(answer, SubscriptionData("T", "TagA || TagC"))
+    assert [m.message.tags for m in kept] == ["TagA", "TagC", "TagA"]
+    assert [m.message.tags for m in dropped] == ["TagB", None]
+    assert sorted(kept + dropped, key=lambda m: m.message.queue_offset) == answer  # nothing lost or made up
+
+
+def test_a_pop_answer_keeps_every_message_under_a_star_subscription():
+    answer = popped(["TagA", None, "TagB"])
+    assert process_pop_result(answer, SubscriptionData("T", "*")) == (answer, [])
+
+
+@pytest.mark.parametrize("max_reconsume_times, limit", [(-1, 16), (0, 0), (3, 3)])
+def test_a_pop_answer_drops_messages_reconsumed_more_than_the_limit(max_reconsume_times, limit):
+    at_limit, past_limit = popped(["TagA"], limit), popped(["TagA"], limit + 1)
+    star = SubscriptionData("T", "*")
+    assert process_pop_result(at_limit, star, max_reconsume_times) == (at_limit, [])
+    assert process_pop_result(past_limit, star, max_reconsume_times) == ([], past_limit)
+
+
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        (([object()], SubscriptionData("T", "*")), "popped"),
+        (([], "TagA"), "subscription"),
+        (([], SubscriptionData("T", "*"), -2), "max_reconsume_times"),
+    ],
+)
+def test_process_pop_result_refuses_bad_arguments_by_name(args, name):
+    with pytest.raises((TypeError, ValueError), match=name):
+        process_pop_result(*args)
