@@ -1,17 +1,40 @@
-"""Root pytest hooks: report how long the notebook suite (nbval items) took; make hypothesis reproducible; fail a
-Chinese chapter's cell whose figure shows English."""
+"""Root pytest hooks: report how long the notebook suite (nbval items) took; make hypothesis reproducible; start
+nbval's kernels on IPC files; fail a Chinese chapter's cell whose figure shows English."""
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
 
+import nbval.kernel
 import pytest
 from hypothesis import settings
+from jupyter_client.manager import KernelManager
 
 # The same examples on every run and every machine (a property test that fails, fails every time), and no
 # example database written into the reader's checkout.
 settings.register_profile("rmqlib", derandomize=True, database=None)
 settings.load_profile("rmqlib")
+
+# nbval's kernels listen on IPC files in a folder of this process, not on TCP ports. With the suite on every core,
+# a port that jupyter_client found free can be taken before the kernel binds it; that kernel dies unseen (nbval
+# sends its stderr to /dev/null) and nbval waits out the whole startup timeout, failing every cell of the notebook.
+_KERNEL_SOCKETS = Path(tempfile.mkdtemp(prefix="rmqlib-kernels-"))
+atexit.register(shutil.rmtree, _KERNEL_SOCKETS, ignore_errors=True)
+
+
+class _IpcKernelManager(KernelManager):
+    """A KernelManager whose kernel talks over its own IPC files (the browser tests start JupyterLab's the same way)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(transport="ipc", ip=str(_KERNEL_SOCKETS / uuid.uuid4().hex[:12]), **kwargs)
+
+
+nbval.kernel.KernelManager = _IpcKernelManager  # what nbval.kernel.start_new_kernel builds
 
 _notebook_time: dict[str, float] = {}
 
