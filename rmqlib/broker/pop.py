@@ -24,11 +24,12 @@ once, as with ``pollTime`` 0); no orderly Pop; one retry-topic version (V1
 from __future__ import annotations
 
 import random
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 
 from rmqlib.broker.config import BrokerConfig
 from rmqlib.broker.message_store import GetMessageStatus, MessageStore, StoredMessage
+from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS, PollingResult, PopLongPollingService
 from rmqlib.broker.protocol import (
     POP_RETRY_SEPARATOR_V1,
     POP_RETRY_SEPARATOR_V2,
@@ -327,6 +328,47 @@ class PopMessageProcessor:
         code = ResponseCode.SUCCESS if out else ResponseCode.POLLING_TIMEOUT
         status = GetMessageStatus.FOUND if out else GetMessageStatus.NO_MESSAGE_IN_QUEUE
         return PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value)
+
+    def process_request(
+        self,
+        request: object,
+        long_polling: PopLongPollingService,
+        group: str,
+        topic: str,
+        queue_id: int,
+        max_msg_nums: int,
+        invisible_time: int,
+        born_ms: int,
+        now_ms: int,
+        sub_expression: str = SUB_ALL,
+        poll_time_ms: int = POP_POLL_TIME_MILLIS,
+        channel_active: Callable[[], bool] | None = None,
+    ) -> tuple[PopResult | None, list[object]]:
+        """POP_MESSAGE ``request``, sent at ``born_ms``, as the broker answers it: :meth:`pop`; a pop that finds
+        nothing is held in ``long_polling`` until ``born_ms + poll_time_ms`` (the answer is then None: it comes when
+        the pop is woken and run again), or answered POLLING_FULL or POLLING_TIMEOUT; a pop that leaves messages
+        behind (``rest_num`` > 0) wakes the next pop held under its own key. Returns the answer and the requests
+        that wake-up woke, for the caller to run again.
+
+        Mirrors: PopMessageProcessor.java#processRequest (what follows the pop: polling, and the restNum notify)
+        """
+        result = self.pop(group, topic, queue_id, max_msg_nums, invisible_time, now_ms, sub_expression=sub_expression)
+        status = None
+        if result.code is ResponseCode.POLLING_TIMEOUT:  # found nothing
+            filter_data = SubscriptionData(topic, sub_expression)
+            status = long_polling.polling(
+                request, topic, group, queue_id, born_ms, now_ms, poll_time_ms, filter_data, channel_active
+            )
+        woken: list[object] = []
+        if result.rest_num > 0 and (result.messages or status is PollingResult.POLLING_SUC):
+            again = long_polling.notify_queue(topic, queue_id, group)
+            if again is not None:
+                woken.append(again)
+        if status is PollingResult.POLLING_SUC:
+            return None, woken
+        if status is PollingResult.POLLING_FULL:
+            return PopResult(ResponseCode.POLLING_FULL, now_ms, remark="polling full"), woken
+        return result, woken
 
     def _read_queue_nums(self, topic: str) -> int | None:
         """The topic's read queue count in the broker's topic config, or None if the broker has no such topic

@@ -30,6 +30,7 @@ from rmqlib.broker import (
     MessageStore,
     PopLongPollingService,
     PopMessageProcessor,
+    PopResult,
     PopReviveService,
     PullMessageProcessor,
     QueryAssignmentProcessor,
@@ -48,7 +49,7 @@ from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
 from rmqlib.sim.scenario import POP, Scenario
-from rmqlib.sim.wire import BrokerUnavailable, Wire
+from rmqlib.sim.wire import BrokerUnavailable, PopCall, Wire
 
 BODY_SIZE = 1024  # bytes of every simulated message
 _CODE_NAMES = {code: code.name for code in ResponseCode}  # Enum.name is a slow property
@@ -163,7 +164,10 @@ class BrokerNode:
         self.hold = self.processor.hold_service
         self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)
         self.route_info = TopicRouteInfoManager(self.routes.route)
-        self.pop_polling = PopLongPollingService()  # holds simpy events: each one resumes a waiting pop
+        self.pop_polling = PopLongPollingService()  # holds PopCalls
+        self.pop_polling_started_ms = int(self.clock.now)  # its scan runs every 20 ms from here
+        self.pop_scan_at: int | None = None  # the next scan scheduled
+        self.woken_pops: list[PopCall] = []  # woken by arrivals, to run again once the store has dispatched them
 
     def set_topic(self, topic: str, read: int, write: int) -> None:
         """Give ``topic`` these queue counts here (0 and 0: drop it from the config); the store only grows."""
@@ -195,9 +199,9 @@ class BrokerNode:
         self.wire.fail_pending_pulls(self)
         self.recorder.close_locks(self.name, now)
         if not silent:  # the connections close: every pop this broker holds fails at its client at once
-            for waiter in self.pop_polling.held:
-                if not waiter.triggered:
-                    waiter.succeed(BrokerUnavailable(f"pop to {self.name} failed: broker down"))
+            for call in self.pop_polling.held + self.woken_pops:
+                call.answer(BrokerUnavailable(f"pop to {self.name} failed: broker down"))
+        self.woken_pops = []
 
     def come_up(self) -> None:
         now = int(self.clock.now)
@@ -230,10 +234,67 @@ class BrokerNode:
 
     def _on_arrival(self, topic, queue_id, max_offset, tags_code, store_time, properties, now_ms):
         self.hold._notify_message_arriving_trusted(topic, queue_id, max_offset, now_ms, tags_code)
-        if self.pop_polling.held:
-            for waiter in self.pop_polling.notify_message_arriving(topic, queue_id):
-                if not waiter.triggered:  # a pop whose poll time ran out has gone on without it
-                    waiter.succeed()
+        if self.pop_polling.total_polling_num:
+            self.wake_pops(self.pop_polling.notify_message_arriving(topic, queue_id, max_offset, tags_code))
+
+    # --- Pop: POP_MESSAGE, and the pops held in PopLongPollingService ------------------------------------
+    def serve_pop(self, call: PopCall) -> PopResult | None:
+        """The broker takes ``call`` now (PopMessageProcessor#processRequest): its answer, or None when it holds
+        the pop (the answer then goes to ``call.waiter`` once the pop is woken and run again)."""
+        now = int(self.clock.now)
+        sc = self.scenario
+        result, woken = self.pop.process_request(
+            call,
+            self.pop_polling,
+            sc.consumer_group,
+            call.topic,
+            call.queue_id,
+            sc.pop_batch_nums,
+            sc.pop_invisible_time_ms,
+            call.born_ms,
+            now,
+            call.expression,
+            channel_active=call.channel_active,
+        )
+        self.wake_pops(woken)
+        if result is None:
+            self.schedule_pop_scan(now)
+        return result
+
+    def wake_pops(self, calls: list) -> None:
+        """Run the woken pops again (PopLongPollingService#wakeUp hands them to the pull executor): after what the
+        store is dispatching now, each in turn."""
+        if not calls:
+            return
+        if not self.woken_pops:
+            self.clock.later(0, self.run_woken_pops, self.pop_polling)
+        self.woken_pops.extend(calls)
+
+    def run_woken_pops(self, service) -> None:
+        if service is not self.pop_polling or not self.up:  # the broker stopped: its woken pops died with it
+            return
+        calls, self.woken_pops = self.woken_pops, []
+        for call in calls:
+            result = self.serve_pop(call)
+            if result is not None:
+                call.answer(result)
+
+    def schedule_pop_scan(self, now: int, earliest: int | None = None) -> None:
+        """Make sure the service's scan runs (at ``earliest`` or later) when the first held pop expires
+        (PopLongPollingService#run)."""
+        due = self.pop_polling.next_scan_ms(now if earliest is None else earliest, self.pop_polling_started_ms)
+        if due is not None and (self.pop_scan_at is None or due < self.pop_scan_at):
+            self.pop_scan_at = due
+            self.clock.later(due - now, self.pop_scan, self.pop_polling)
+
+    def pop_scan(self, service) -> None:
+        now = int(self.clock.now)
+        if service is not self.pop_polling or not self.up:
+            return
+        if self.pop_scan_at == now:
+            self.pop_scan_at = None
+        self.wake_pops(self.pop_polling.scan(now))
+        self.schedule_pop_scan(now, earliest=now + 1)
 
     def flush_pull_answers(self) -> None:
         """Send the answers of woken held pulls back to their consumers."""

@@ -48,16 +48,16 @@ from rmqlib.sim.result import subscription_detail
 from rmqlib.sim.routes import FIRST_ROUTE_POLL_MS, Routes, route_text
 from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
 from rmqlib.sim.shared_views import SharedViews
-from rmqlib.sim.wire import BrokerUnavailable, Wire
+from rmqlib.sim.wire import BrokerUnavailable, PopCall, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
-POP_LONG_POLLING_MS = POP_POLL_TIME_MILLIS  # what the client sends as pollTime; it times its own wait out
 POP_RPC_TIMEOUT_MS = POP_POLL_TIME_MILLIS + 10_000  # PullAPIWrapper#popAsync: the poll time plus 10 s
 # MQClientAPIImpl#processPopResponse: a pop answer with any other code is thrown as an MQBrokerException
 _POP_ANSWERS = frozenset(
     (ResponseCode.SUCCESS, ResponseCode.POLLING_FULL, ResponseCode.POLLING_TIMEOUT, ResponseCode.PULL_NOT_FOUND)
 )
 _SUCCESS = ResponseCode.SUCCESS
+_POLLING_FULL = ResponseCode.POLLING_FULL
 _SUBSCRIPTION_REFUSALS = (ResponseCode.SUBSCRIPTION_NOT_EXIST, ResponseCode.SUBSCRIPTION_NOT_LATEST)
 _PULL_STATUS = {status.value: status for status in PullStatus}  # PullStatus[...] is a Python-level call
 
@@ -659,10 +659,12 @@ class ConsumerNode:
         self.clock.process(self.pop_loop(request))
 
     def pop_loop(self, request: PopRequest):
-        """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage). A pop that fails
-        (its broker is down, or goes down while it holds the pop) is sent again pullTimeDelayMillsWhenException
-        later: at once when the connection was refused or closed, after the pop's RPC timeout (its 15 s poll time
-        plus 10 s, PullAPIWrapper#popAsync) when the broker vanished."""
+        """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage). The broker answers
+        at once or holds the pop until a message for it arrives or its 15 s poll time ends (BrokerNode.serve_pop);
+        an answer without messages sends the pop out again at once (POLLING_FULL: 3 s later). A pop that fails (its
+        broker is down, or goes down while it holds the pop) is sent again pullTimeDelayMillsWhenException later:
+        at once when the connection was refused or closed, after the pop's RPC timeout (its poll time plus 10 s,
+        PullAPIWrapper#popAsync) when no answer came."""
         clock, recorder, sc = self.clock, self.recorder, self.scenario
         ppq, mq = request.pop_process_queue, request.message_queue
         broker_name, topic, queue_id = mq.broker_name, mq.topic, mq.queue_id
@@ -680,39 +682,37 @@ class ConsumerNode:
                     self._log_pop_failure(broker_name, "not in any route")
                     yield clock.timeout(retry_ms)
                     continue
+            subscription = self.impl.subscription_inner[topic]
             sent = int(clock.now)
             yield clock.timeout(sc.rpc_latency_ms)
-            now = int(clock.now)
             recorder.pulls += 1
+            recorder.counters["pops"] += 1  # sent (pulls counts them too, with the retry topic's pulls)
             if not broker.up:
                 yield from self._pop_failed(broker, sent, retry_ms, vanished=broker.silent)
                 continue
-            self.reach(broker, now)
-            subscription = self.impl.subscription_inner[topic]
-            result = broker.pop.pop(
-                sc.consumer_group,
-                topic,
-                queue_id,
-                sc.pop_batch_nums,
-                sc.pop_invisible_time_ms,
-                now,
-                sub_expression=subscription.sub_string,
-            )
+            self.reach(broker, int(clock.now))
+            active = self.channel_active_to(broker)
+            call = PopCall(topic, queue_id, subscription.sub_string, sent, active, clock.event())
+            result = broker.serve_pop(call)
+            if result is None:  # held: the answer comes when the broker wakes the pop, or never (it vanished)
+                yield call.waiter | clock.timeout(sent + POP_RPC_TIMEOUT_MS - int(clock.now))
+                result = call.waiter.value if call.waiter.triggered else None
+                if result is None:
+                    yield from self._pop_failed(broker, sent, retry_ms, vanished=True)
+                    continue
+                if isinstance(result, BrokerUnavailable):  # its connections closed
+                    yield from self._pop_failed(broker, sent, retry_ms, vanished=False)
+                    continue
             if result.code not in _POP_ANSWERS:  # the broker refuses the pop (processPopResponse throws)
                 yield from self._pop_failed(broker, sent, retry_ms, vanished=False, why=result.code.name)
-                continue
-            if not result.messages:
-                waiter, starts = clock.event(), broker.starts
-                broker.pop_polling.polling(waiter, POP_LONG_POLLING_MS)
-                yield waiter | clock.timeout(POP_LONG_POLLING_MS)
-                if isinstance(waiter.value if waiter.triggered else None, BrokerUnavailable):  # connections closed
-                    yield from self._pop_failed(broker, sent, retry_ms, vanished=False)
-                elif not broker.up or broker.starts != starts:  # it vanished holding the pop (and may be back)
-                    yield from self._pop_failed(broker, sent, retry_ms, vanished=True)
                 continue
             yield clock.timeout(sc.rpc_latency_ms)
             if not self.alive:
                 return
+            if not result.messages:  # POLLING_NOT_FOUND: at once; POLLING_FULL: pullTimeDelayMillsWhenException
+                if result.code is _POLLING_FULL:
+                    yield clock.timeout(retry_ms)
+                continue
             kept, dropped = process_pop_result(result.messages, subscription, self.impl.config.max_reconsume_times)
             for unwanted in dropped:  # acked unconsumed, so they never come back
                 self.ack_async(broker, unwanted.handle)
@@ -725,11 +725,27 @@ class ConsumerNode:
             for popped in _consume_batches(kept, self.impl.config.consume_message_batch_max_size):
                 self.pool.submit(PopConsumeRequest(self, broker, ppq, popped))
 
+    def channel_active_to(self, broker):
+        """How ``broker`` tells whether this client's connection is open (Netty's Channel#isActive): until the client
+        closes it (a shutdown) or its kernel does (a crash); a vanished host's connection looks open until the
+        broker drops its channel (ConsumerManager#scanNotActiveChannel)."""
+        group, channel = self.scenario.consumer_group, self.channel(broker)
+
+        def active() -> bool:
+            if self.connected:
+                return True
+            if self.spec.leave is not HOST_LOSS:
+                return False
+            return broker.consumer_manager.find_channel(group, channel) is not None
+
+        return active
+
     def ack_async(self, broker, handle) -> None:
         """DefaultMQPushConsumerImpl#ackAsync: ACK_MESSAGE reaches ``broker`` one network delay later. An ack that
         fails (the connection refused now, or closed before the ack arrives) is only logged: the message revives
         after its invisible time."""
         if broker.up:
+            self.recorder.counters["acks"] += 1  # sent (what a pull consumer needs no request for)
             self.clock.later(self.scenario.rpc_latency_ms, self._ack_at_broker, broker, handle, broker.starts)
         else:
             self.recorder.counters["acks_failed"] += 1

@@ -21,8 +21,10 @@ Modelling choices:
 * Broker calls made by the rebalance (consumer list, assignments, locks, offsets,
   heartbeats) take no simulated time; pulls and pops take ``rpc_latency_ms``
   each way.
-* Pop long polling: an empty pop is held by the broker's PopLongPollingService until a
-  message arrives on that broker, or the client's 15 s poll time ends.
+* Pop long polling: an empty pop is held by the broker's PopLongPollingService until an
+  arrival wakes it (the first held pop of its key, if its tag filter takes the message) or the
+  service's scan answers it 50 ms before its 15 s poll time ends; a woken pop runs again on the
+  broker once the store has dispatched what is arriving at that instant.
 """
 
 from __future__ import annotations

@@ -404,11 +404,9 @@ class Scenario:
             f"got {self.message_tags!r}",
         )
         _need(
-            self.consume_mode is not ConsumeMode.POP or not self.narrows_subscriptions,
-            "message_tags" if self.message_tags else "consumers",
-            "tags and per-consumer topics are not modelled with POP (which messages a tag filter loses there depends "
-            "on which held pop an arrival wakes, and the simulator's pop long polling wakes every held pop): leave "
-            "message_tags empty, every subscription '*' and every consumer's topics None",
+            self.consume_mode is not ConsumeMode.POP or all(spec.topics is None for spec in self.consumers),
+            "consumers",
+            "per-consumer topics are not modelled with POP: leave every consumer's topics None",
         )
         _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
         _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")

@@ -1,6 +1,6 @@
-"""The network between the nodes: pull requests to a broker and answers back, and the broker's notifications,
-each way after ``rpc_latency_ms``. A pull to a broker that is down fails (at once when it refused the
-connection, after the pull's timeout when it vanished).
+"""The network between the nodes: pull requests to a broker and answers back, the broker's notifications, and what
+a pop carries (:class:`PopCall`), each way after ``rpc_latency_ms``. A pull to a broker that is down fails (at once
+when it refused the connection, after the pull's timeout when it vanished).
 
 The wire knows the nodes by name (brokers) and by channel (consumers); it decides nothing about RocketMQ.
 """
@@ -23,6 +23,23 @@ _SLAVE_PULL_COUNTERS = {True: "slave_pull_found", False: "slave_pull_retry"}
 
 class BrokerUnavailable(Exception):
     """A call to a broker that is down (connection refused, or no answer before the timeout)."""
+
+
+class PopCall:
+    """One POP_MESSAGE as its broker sees it: the topic and queue (-1: the broker chooses) to pop, the member's
+    expression, the time the client sent it (its poll time counts from there), the connection it came on, and
+    where its answer goes (``waiter``, a simulated event the client waits on while the broker holds the pop)."""
+
+    __slots__ = ("topic", "queue_id", "expression", "born_ms", "channel_active", "waiter")
+
+    def __init__(self, topic, queue_id, expression, born_ms, channel_active, waiter):
+        self.topic, self.queue_id, self.expression, self.born_ms = topic, queue_id, expression, born_ms
+        self.channel_active, self.waiter = channel_active, waiter
+
+    def answer(self, result) -> None:
+        """The broker's answer (a PopResult, or BrokerUnavailable) sets off on its way to the client."""
+        if not self.waiter.triggered:
+            self.waiter.succeed(result)
 
 
 class Wire:

@@ -13,6 +13,7 @@ from rmqlib.broker import (
     ConsumerManager,
     MessageRequestMode,
     MessageStore,
+    PopLongPollingService,
     PopMessageProcessor,
     PopReviveService,
     QueryAssignmentProcessor,
@@ -384,3 +385,29 @@ def test_seeded_stress_every_message_acked_or_in_flight(seed):
             break
     assert set(outstanding) <= acked
     assert pop.in_flight() == 0
+
+
+# ---- processRequest: the pop, then the long polling ------------------------------------------------------------
+
+
+def test_process_request_holds_an_empty_pop_and_a_pop_that_leaves_messages_wakes_the_next_held_one():
+    store, pop, _ = setup(0, queues=1)
+    polling = PopLongPollingService()
+    assert pop.process_request("first", polling, "G", "T", -1, 1, 60_000, born_ms=0, now_ms=0) == (None, [])
+    assert pop.process_request("second", polling, "G", "T", -1, 1, 60_000, born_ms=1, now_ms=1) == (None, [])
+    assert polling.held == ["first", "second"]
+    store.put_message("T", 0, now_ms=2)
+    store.put_message("T", 0, now_ms=2)
+    store.reput(2)
+    # a third pop takes one of the two (max 1) and leaves one: the first held pop is woken to run again
+    answer, woken = pop.process_request("third", polling, "G", "T", -1, 1, 60_000, born_ms=2, now_ms=2)
+    assert answer.code is ResponseCode.SUCCESS and len(answer.messages) == 1 and answer.rest_num == 1
+    assert woken == ["first"] and polling.held == ["second"]
+
+
+def test_process_request_answers_polling_full_or_timeout_when_it_cannot_hold_the_pop():
+    _, pop, _ = setup(0, queues=1)
+    full, _ = pop.process_request("p", PopLongPollingService(max_pop_polling_size=0), "G", "T", -1, 1, 60_000, 0, 0)
+    assert full.code is ResponseCode.POLLING_FULL and not full.messages
+    late, _ = pop.process_request("p", PopLongPollingService(), "G", "T", -1, 1, 60_000, born_ms=0, now_ms=20_000)
+    assert late.code is ResponseCode.POLLING_TIMEOUT and not late.messages

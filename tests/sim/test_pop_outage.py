@@ -8,7 +8,7 @@ from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS
 from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
 from rmqlib.client import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rmqlib.sim import BrokerOutage, scenarios, simulate
-from rmqlib.sim.consumer_node import POP_LONG_POLLING_MS, POP_RPC_TIMEOUT_MS
+from rmqlib.sim.consumer_node import POP_RPC_TIMEOUT_MS
 from rmqlib.sim.engine import Simulation
 
 
@@ -55,7 +55,7 @@ def test_a_pop_held_by_a_broker_that_vanishes_and_comes_back_fails_at_its_rpc_ti
     result = simulate(scenarios.pop_broker_outage(outages=(outage,)), seed=1)
     failed = result.events_of("pop failed")
     assert failed and {e.detail for e in failed} == {"broker-b: no answer before the timeout"}
-    held_since = outage.down_ms - POP_LONG_POLLING_MS - result.scenario.rpc_latency_ms  # the oldest held pop's send
+    held_since = outage.down_ms - POP_POLL_TIME_MILLIS - result.scenario.rpc_latency_ms  # the oldest held pop's send
     assert min(e.time_ms for e in failed) < outage.down_ms + POP_RPC_TIMEOUT_MS
     assert all(held_since + POP_RPC_TIMEOUT_MS <= e.time_ms for e in failed)
     assert result.lost == [] and result.unconsumed() == {}

@@ -5,10 +5,10 @@ new broker waits for the routes and a rebalance, as in pull mode."""
 
 from functools import cache
 
+from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS
 from rmqlib.client import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rmqlib.client.rebalance import DISPATCH_POP_REQUEST_DELAY_MILLS
 from rmqlib.sim import TopicChange, scenarios, simulate
-from rmqlib.sim.consumer_node import POP_LONG_POLLING_MS
 from rmqlib.sim.engine import Simulation
 
 POP = dict(consume_mode="POP", consume_time_ms=200.0)
@@ -72,7 +72,7 @@ def test_a_broker_that_drops_the_topic_refuses_pops_until_no_assignment_names_it
     retry_gap = PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION + 2 * sc.rpc_latency_ms
     for member, times in by_member.items():
         # the pop broker-b held across the change went out in the last second before it
-        assert 60_000 - 1_000 + POP_LONG_POLLING_MS < times[0] and times[-1] <= rounds[member] + retry_gap
+        assert 60_000 - 1_000 + POP_POLL_TIME_MILLIS < times[0] and times[-1] <= rounds[member] + retry_gap
         assert {b - a for a, b in zip(times, times[1:])} == {retry_gap}
     # the acks of the messages popped just before the change are refused, and the topic is gone from broker-b's
     # config, so its revive passes their checkpoints over: consumed once, never again

@@ -45,8 +45,6 @@ def consumed_tags(result) -> dict[str, Counter]:
         (dict(message_tags="TagA"), "message_tags"),
         (dict(consumers=group("TagA", " || ")), "consumers"),
         (dict(consumers=group("TagA", None)), "consumers"),
-        (dict(consume_mode="POP", message_tags=("TagA",)), "message_tags"),
-        (dict(consume_mode="POP", consumers=group("TagA", "*")), "consumers"),
         (dict(consume_mode="POP", consumers=(ConsumerSpec("c1", topics=("TopicTest",)),)), "consumers"),
         (dict(consumers=(ConsumerSpec("c1", topics=("TopicOrders",)),)), "consumers"),
         (dict(consumers=(ConsumerSpec("c1", topics=()),)), "consumers"),
@@ -218,3 +216,36 @@ def test_members_on_different_topics_rewrite_the_groups_topics_at_every_heartbea
     assert not [e for e in agreed.events_of("notify") if e.time_ms > settled]
     assert result.counters["pulls refused: SUBSCRIPTION_NOT_EXIST"] > 0
     assert agreed.lost == [] and not [key for key in agreed.counters if key.startswith("pulls refused")]
+
+
+# ---- Pop: each pop carries its member's own expression ----------------------------------------------------------
+POP_BURSTS = dict(consume_mode="POP", produce_batch_ms=1000)  # a queue's ten messages of a second arrive together
+
+
+def delivered_tags(result) -> Counter:
+    """The tags of the messages some listener got (a Pop run keeps no per-queue consumption log)."""
+    return Counter(result.tag_of(mid) for mid, count in result.delivered.items() if count)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_pop_group_whose_members_take_different_tags_loses_what_the_first_pop_to_reach_it_does_not_want(seed):
+    """Every member pops every queue; a pop takes the messages its own expression takes and moves the group's offset
+    past the rest (addCkMock), so each burst's other tag is gone: half the messages, whoever pops first. Unlike the
+    push group (question 33), no expression wins: every member consumes, and both tags are consumed alike."""
+    result = run(seed=seed, **POP_BURSTS)
+    assert len(result.lost) == result.produced // 2 and not result.unsubscribed and result.duplicates == 0
+    assert all(n > 0 for n in result.consumed_by().values()) and len(result.consumed_by()) == 4
+    assert delivered_tags(result) == {"TagA": result.produced // 4, "TagB": result.produced // 4}
+    assert result.counters.get("filtered by client", 0) == 0  # the broker filtered by the pop's expression already
+
+
+def test_a_pop_group_whose_members_agree_on_their_tags_loses_nothing():
+    result = run(consumers=group(*["TagA || TagB"] * 4), **POP_BURSTS)
+    assert result.produced > 0 and not result.lost and result.duplicates == 0
+    assert sum(delivered_tags(result).values()) == result.produced
+
+
+def test_a_pop_group_that_takes_one_tag_leaves_the_other_unsubscribed_not_lost():
+    result = run(consumers=group(*["TagA"] * 4), **POP_BURSTS)
+    assert len(result.unsubscribed) == result.produced // 2 and not result.lost
+    assert delivered_tags(result) == {"TagA": result.produced // 2}
