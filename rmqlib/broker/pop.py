@@ -16,8 +16,9 @@ Simplified, and said so where it matters: the revive log is an in-memory
 table of checkpoints with acks applied at once (Java writes ck and ack
 messages to ``rmq_sys_REVIVE_LOG_<cluster>`` and merges them when it scans);
 the consumer offset is committed at pop time (Java keeps it in
-PopBufferMergeService first); no Pop long polling (an empty pop answers at
-once, as with ``pollTime`` 0); no orderly Pop; one retry-topic version (V1
+PopBufferMergeService first); :meth:`PopMessageProcessor.pop` answers an empty pop
+at once, and :meth:`PopMessageProcessor.process_request` holds it in a
+PopLongPollingService instead; no orderly Pop; one retry-topic version (V1
 ``_`` unless ``enable_retry_topic_v2``).
 """
 
