@@ -403,11 +403,6 @@ class Scenario:
             f"a tuple of at most {MAX_TAGS} distinct tags of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, "
             f"got {self.message_tags!r}",
         )
-        _need(
-            self.consume_mode is not ConsumeMode.POP or all(spec.topics is None for spec in self.consumers),
-            "consumers",
-            "per-consumer topics are not modelled with POP: leave every consumer's topics None",
-        )
         _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
         _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")
         self._validate_route_changes()

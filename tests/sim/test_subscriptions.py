@@ -6,6 +6,8 @@ from functools import cache
 
 import pytest
 
+from rmqlib.broker.query_assignment import QueryAssignmentProcessor
+from rmqlib.model import MessageQueue
 from rmqlib.sim import ConsumerSpec, Scenario, scenarios, simulate
 from rmqlib.sim.kafka_group import simulate_kafka_group
 from rmqlib.sim.scenarios import client_ids
@@ -45,7 +47,6 @@ def consumed_tags(result) -> dict[str, Counter]:
         (dict(message_tags="TagA"), "message_tags"),
         (dict(consumers=group("TagA", " || ")), "consumers"),
         (dict(consumers=group("TagA", None)), "consumers"),
-        (dict(consume_mode="POP", consumers=(ConsumerSpec("c1", topics=("TopicTest",)),)), "consumers"),
         (dict(consumers=(ConsumerSpec("c1", topics=("TopicOrders",)),)), "consumers"),
         (dict(consumers=(ConsumerSpec("c1", topics=()),)), "consumers"),
         (dict(consumers=(ConsumerSpec("c1", topics=("TopicTest", "TopicTest")),)), "consumers"),
@@ -249,3 +250,53 @@ def test_a_pop_group_that_takes_one_tag_leaves_the_other_unsubscribed_not_lost()
     result = run(consumers=group(*["TagA"] * 4), **POP_BURSTS)
     assert len(result.unsubscribed) == result.produced // 2 and not result.lost
     assert delivered_tags(result) == {"TagA": result.produced // 2}
+
+
+# ---- Pop with per-consumer topics: the broker pops by the pop's own topic ---------------------------------------
+@cache
+def pop_topics_run(pop_share_queue_num: int = -1):
+    overrides = dict(duration_ms=90_000, drain_ms=20_000, pop_share_queue_num=pop_share_queue_num)
+    return simulate(scenarios.mixed_topics(consume_mode="POP", **overrides), seed=1)
+
+
+def test_a_pop_group_on_different_topics_reads_each_topic_in_full_by_its_own_members():
+    """A pop names its topic and expression, and the broker pops without looking up the group's registered topics
+    (it adds the pop's to them instead), so no pop is refused; by default every member pops every queue of the
+    topics it subscribes to. The heartbeats still swap the group's topics and notify every member, as with pulls."""
+    result = pop_topics_run()
+    assert result.produced > 0 and not result.lost and not result.unsubscribed and result.duplicates == 0
+    stored = Counter()
+    for queue, n in result.stored.items():
+        stored[queue.split("topic=")[1].split(",")[0]] += n
+    consumed = Counter()
+    for spec in result.scenario.consumers:
+        consumed[spec.topics[0]] += result.consumed_by()[spec.client_id]
+    assert consumed == stored and len(stored) == 2
+    assert all(n > 0 for n in result.consumed_by().values())
+    assert "pops_failed" not in result.counters
+    settled = result.scenario.produce_start_ms
+    assert [c for c in result.subscription_changes() if c.expression == "none" and c.time_ms > settled]
+    assert [e for e in result.events_of("notify") if e.time_ms > settled]
+
+
+def test_a_pop_group_on_different_topics_sharing_queues_leaves_the_shares_dealt_to_members_without_the_topic():
+    """With popShareQueueNum 1 the broker deals each topic's queues over every member of the group, as a pull group's
+    rebalance does (allocate4Pop), each member taking its own share and its neighbour's: the shares that only
+    members without the topic hold are never read."""
+    result = pop_topics_run(pop_share_queue_num=1)
+    sc = result.scenario
+    members = sorted(spec.client_id for spec in sc.consumers)
+    unread = set()
+    for topic, queues in sc.topics.items():
+        mq_all = sorted(MessageQueue(topic, broker, q) for broker in sc.brokers for q in range(queues))
+        read = {
+            mq
+            for spec in sc.consumers
+            if topic in spec.topics
+            for mq in QueryAssignmentProcessor.allocate_for_pop(
+                "AVG", sc.consumer_group, spec.client_id, mq_all, members, 1
+            )
+        }
+        unread |= {str(mq) for mq in mq_all if mq not in read}
+    assert len(unread) == 4 and set(result.unconsumed()) == unread
+    assert sum(result.unconsumed().values()) == len(result.lost) and result.duplicates == 0
