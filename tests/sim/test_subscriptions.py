@@ -179,12 +179,17 @@ def test_tag_of_names_the_argument():
         run().tag_of(-1)
 
 
+def topic_of(queue: str) -> str:
+    """The topic of a queue as a result names it (MessageQueue's Java toString)."""
+    return queue.split("topic=")[1].split(",")[0]
+
+
 def consumed_topics(result) -> dict[str, set[str]]:
     """Per consumer, the topics of the queues its listener consumed from."""
     topics: dict[str, set[str]] = {}
     for queue, batches in result.consumption.items():
         for batch in batches:
-            topics.setdefault(batch.consumer, set()).add(queue.split("topic=")[1].split(",")[0])
+            topics.setdefault(batch.consumer, set()).add(topic_of(queue))
     return topics
 
 
@@ -267,7 +272,7 @@ def test_a_pop_group_on_different_topics_reads_each_topic_in_full_by_its_own_mem
     assert result.produced > 0 and not result.lost and not result.unsubscribed and result.duplicates == 0
     stored = Counter()
     for queue, n in result.stored.items():
-        stored[queue.split("topic=")[1].split(",")[0]] += n
+        stored[topic_of(queue)] += n
     consumed = Counter()
     for spec in result.scenario.consumers:
         consumed[spec.topics[0]] += result.consumed_by()[spec.client_id]
