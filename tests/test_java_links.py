@@ -147,6 +147,7 @@ CLASS_FILES = {
         "ConsumeType": [_REMOTING + "protocol/heartbeat/ConsumeType.java"],
         "ConsumerData": [_REMOTING + "protocol/heartbeat/ConsumerData.java"],
         "FilterAPI": [_REMOTING + "protocol/filter/FilterAPI.java"],
+        "HeartbeatData": [_REMOTING + "protocol/heartbeat/HeartbeatData.java"],
         "MessageModel": [_REMOTING + "protocol/heartbeat/MessageModel.java"],
         "NettyServerConfig": [_REMOTING + "netty/NettyServerConfig.java"],
         "PullMessageRequestHeader": [_REMOTING + "protocol/header/PullMessageRequestHeader.java"],

@@ -5,7 +5,8 @@ Pure Python, no threads, no wall clock: every time-dependent call takes
 simulator (or a notebook cell) decides when they run. Notifications and
 answers to woken requests are records in outboxes, not network sends.
 
-Modules, one idea each: ``consumer_manager`` (heartbeats, CHANGE notify, 120 s scan), ``message_store`` (commit
+Modules, one idea each: ``client_manage`` (HEART_BEAT, the first way and the second), ``consumer_manager``
+(the registry: CHANGE notify, 120 s scan), ``message_store`` (commit
 log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling), ``pull_processor``
 (PULL_MESSAGE), ``lock_manager`` (orderly locks), ``replica_locks`` (lock requests across a broker's replicas,
 ``lockInStrictMode``), ``slave_synchronize`` (a slave's copy of its master's offsets), ``send_check`` (whether a
@@ -14,6 +15,7 @@ send is taken), ``pop`` (Pop mode: pop, ack, revive),
 broker's copy of routes that allocation reads).
 """
 
+from rmqlib.broker.client_manage import ClientManageProcessor, HeartbeatAnswer
 from rmqlib.broker.config import BrokerConfig, BrokerRole
 from rmqlib.broker.consumer_manager import (
     ClientChannelInfo,
@@ -90,6 +92,7 @@ __all__ = [
     "BrokerMemberGroup",
     "ClientChannelInfo",
     "ClientHousekeepingService",
+    "ClientManageProcessor",
     "ConsumeFromWhere",
     "ConsumeInitMode",
     "ConsumeType",
@@ -101,6 +104,7 @@ __all__ = [
     "DefaultConsumerIdsChangeListener",
     "GetMessageResult",
     "GetMessageStatus",
+    "HeartbeatAnswer",
     "ListenerEvent",
     "LockEntry",
     "ManyPullRequest",

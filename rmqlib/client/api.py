@@ -112,5 +112,8 @@ class ClientBrokerAPI(Protocol):
     def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
         """SEARCH_OFFSET_BY_TIMESTAMP."""
 
-    def send_heartbeat(self, client_id: str, consumers: list[ConsumerData], now_ms: int) -> None:
-        """HEART_BEAT to every broker of the consumer's topics."""
+    def send_heartbeat(
+        self, client_id: str, consumers: list[ConsumerData], now_ms: int, is_rebalance: bool = False
+    ) -> None:
+        """HEART_BEAT to every broker of the consumer's topics; ``is_rebalance``: sent because the consumer's queues
+        changed (``sendHeartbeatToAllBrokerWithLockV2(true)``, which the second way heeds)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rmqlib.checks import ArgumentTypeError, check_int, check_items, check_str
+from rmqlib.checks import ArgumentTypeError, check_bool, check_int, check_items, check_str
 from rmqlib.client.api import BrokerError, ConsumerData, OffsetNotFoundError
 from rmqlib.client.process_queue import check_time
 from rmqlib.model import MessageQueue
@@ -50,6 +50,7 @@ class InMemoryClientBrokerAPI:
         self.max_offsets: dict[MessageQueue, int] = {}
         self.timestamp_offsets: dict[tuple[MessageQueue, int], int] = {}
         self.heartbeats: list[tuple[int, str, list[ConsumerData]]] = []
+        self.rebalance_heartbeats: list[int] = []  # when a heartbeat was sent because the queues changed
         self.unlock_calls: list[tuple[str, str, frozenset[MessageQueue]]] = []
         self.lock_calls: list[tuple[str, str, frozenset[MessageQueue]]] = []
         self.fail: set[str] = set()
@@ -135,10 +136,15 @@ class InMemoryClientBrokerAPI:
         self._maybe_fail("search_offset")
         return self.timestamp_offsets.get((mq, timestamp_ms), 0)
 
-    def send_heartbeat(self, client_id: str, consumers: list[ConsumerData], now_ms: int) -> None:
+    def send_heartbeat(
+        self, client_id: str, consumers: list[ConsumerData], now_ms: int, is_rebalance: bool = False
+    ) -> None:
         check_str(client_id, "client_id")
+        check_bool(is_rebalance, "is_rebalance")
         if not isinstance(consumers, list) or not all(isinstance(c, ConsumerData) for c in consumers):
             raise ArgumentTypeError(f"consumers must be a list of ConsumerData, got {consumers!r:.80}")
         check_time(now_ms)
         self._maybe_fail("send_heartbeat")
         self.heartbeats.append((now_ms, client_id, consumers))
+        if is_rebalance:
+            self.rebalance_heartbeats.append(now_ms)

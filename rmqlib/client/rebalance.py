@@ -961,7 +961,7 @@ class RebalanceImpl:
                 self.config.pull_threshold_for_queue = max(1, self.config.pull_threshold_for_topic // count)
             if self.config.pull_threshold_size_for_topic != -1:
                 self.config.pull_threshold_size_for_queue = max(1, self.config.pull_threshold_size_for_topic // count)
-        self.send_heartbeat(now_ms)
+        self.send_heartbeat(now_ms, is_rebalance=True)
         if self.message_queue_listener is not None:
             self.message_queue_listener(topic, set(mq_all), set(mq_divided))
 
@@ -977,11 +977,12 @@ class RebalanceImpl:
             ],
         )
 
-    def send_heartbeat(self, now_ms: int) -> None:
-        """Heartbeat to the brokers; failures are swallowed (MQClientInstance#sendHeartbeatToAllBrokerWithLock)."""
+    def send_heartbeat(self, now_ms: int, is_rebalance: bool = False) -> None:
+        """Heartbeat to the brokers; failures are swallowed (MQClientInstance#sendHeartbeatToAllBrokerWithLock, or
+        #sendHeartbeatToAllBrokerWithLockV2 with ``is_rebalance`` when the queues changed)."""
         check_time(now_ms)
         try:
-            self.api.send_heartbeat(self.client_id, [self.consumer_data()], now_ms)
+            self.api.send_heartbeat(self.client_id, [self.consumer_data()], now_ms, is_rebalance=is_rebalance)
         except Exception:
             pass
 

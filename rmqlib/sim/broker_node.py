@@ -38,6 +38,7 @@ from rmqlib.broker import (
     SlaveSynchronize,
     TopicRouteInfoManager,
 )
+from rmqlib.broker.client_manage import ClientManageProcessor
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.broker.send_check import _msg_check_trusted
 from rmqlib.broker.slave_synchronize import SLAVE_SYNC_CHECK_INTERVAL_MS, SLAVE_SYNC_FIRST_DELAY_MS
@@ -153,8 +154,10 @@ class BrokerNode:
         self.store.replica = slave.store
 
     def _start_services(self) -> None:
-        """What a (re)started broker keeps only in memory: its consumer registry, held pulls and lock table."""
+        """What a (re)started broker keeps only in memory: its consumer registry (and the groups' heartbeat
+        fingerprints), held pulls and lock table."""
         self.consumer_manager = ConsumerManager([self.listener], self.config)
+        self.client_manage = ClientManageProcessor(self.consumer_manager)  # HEART_BEAT
         self.processor = PullMessageProcessor(
             self.store,
             consumer_manager=self.consumer_manager,

@@ -39,6 +39,7 @@ from rmqlib.client import (
     process_pull_exception,
 )
 from rmqlib.client.consume import _CONSUME_SUCCESS, _process_consume_result_concurrently_trusted
+from rmqlib.client.heartbeat import HeartbeatV2State, heartbeat_fingerprint
 from rmqlib.client.pull import _process_pull_result_trusted, _pull_message_trusted
 from rmqlib.model import INT_MAX, MessageQueue
 from rmqlib.namesrv import MASTER_ID, TopicRouteData
@@ -155,8 +156,8 @@ class SimClientAPI:
                 return offset
         return hi
 
-    def send_heartbeat(self, client_id, consumers, now_ms):
-        self.consumer.heartbeat(now_ms, consumers)
+    def send_heartbeat(self, client_id, consumers, now_ms, is_rebalance=False):
+        self.consumer.heartbeat(now_ms, consumers, is_rebalance)
 
     def query_assignment(self, topic, group, client_id, strategy_name, message_model):
         """QUERY_ASSIGNMENT to a random broker of the topic's route as this client last saw it
@@ -210,6 +211,8 @@ class ConsumerNode:
         # MQClientInstance#brokerAddrTable: broker name -> the broker ids of the routes taken (the last route
         # taken that names it wins), until cleanOfflineBroker finds the name in no route
         self.broker_addrs: dict[str, frozenset[int]] = {}
+        # MQClientInstance's second-way heartbeat tables (by BrokerNode.label), with useHeartbeatV2 only
+        self.heartbeat_v2 = HeartbeatV2State() if scenario.use_heartbeat_v2 else None
         jitter = scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (rng.randrange(jitter + 1) if jitter else 0)
 
@@ -379,11 +382,14 @@ class ConsumerNode:
                 broker.consumer_manager.unregister_consumer(sc.consumer_group, info, True, now)
             broker.flush_notifications()
 
-    def heartbeat(self, now_ms, consumers=None):
-        """HEART_BEAT to every broker of the routes this client holds (MQClientInstance#sendHeartbeatToAllBroker);
-        one that is down misses it."""
+    def heartbeat(self, now_ms, consumers=None, is_rebalance: bool = False):
+        """HEART_BEAT to every broker of the routes this client holds (MQClientInstance#sendHeartbeatToAllBroker,
+        or #sendHeartbeatToAllBrokerV2, which sends the subscriptions to every broker when ``is_rebalance``); one
+        that is down misses it."""
         if not self.connected:
             return
+        if is_rebalance and self.heartbeat_v2 is not None:
+            self.heartbeat_v2.reset()
         data = (consumers or [self.impl.consumer_data()])[0]
         known = self.routed_broker_names()
         for master in self.cluster.values():
@@ -399,16 +405,24 @@ class ConsumerNode:
         sc = self.scenario
         info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
         before = self.group_subscriptions(broker) if self.narrows_subscriptions else None
-        broker.consumer_manager.register_consumer(
+        v2 = self.heartbeat_v2
+        fingerprint = heartbeat_fingerprint([data]) if v2 is not None else 0
+        with_sub = v2 is None or v2.with_sub(broker.label, fingerprint)
+        answer = broker.client_manage.heart_beat(
             sc.consumer_group,
             info,
             data.consume_type.value,
             data.message_model.value,
             data.consume_from_where.value,
             data.subscription_data_set,
-            True,
             now_ms,
+            fingerprint,
+            without_sub=not with_sub,
         )
+        if v2 is not None:
+            v2.answered(broker.label, fingerprint, with_sub, answer.support_v2, answer.sub_change)
+            if not with_sub:
+                self.recorder.counters["heartbeats without subscriptions"] += 1
         if before is not None:
             after = self.group_subscriptions(broker)
             for topic in sc.topics:

@@ -138,6 +138,8 @@ class Scenario:
     rebalance_interval_ms: int = 20_000  # rocketmq.client.rebalance.waitInterval
     rebalance_min_interval_ms: int = 1_000  # rocketmq.client.rebalance.minInterval (retry when unbalanced)
     heartbeat_interval_ms: int = 30_000  # ClientConfig.heartbeatBrokerInterval
+    # ClientConfig.useHeartbeatV2 (rocketmq.heartbeat.v2): a broker that took this fingerprint gets no subscriptions
+    use_heartbeat_v2: bool = False
     offset_persist_interval_ms: int = 5_000  # ClientConfig.persistConsumerOffsetInterval
     lock_renew_interval_ms: int = 20_000  # rocketmq.client.rebalance.lockInterval
     client_lock_expiry_ms: int = 30_000  # rocketmq.client.rebalance.lockMaxLiveTime
@@ -379,7 +381,7 @@ class Scenario:
             "pop_share_queue_num",
             f"an int in -1..{MAX_CONSUMERS}",
         )
-        for name in ("real_time_notify", "long_polling", "slave_read_enable"):
+        for name in ("real_time_notify", "long_polling", "slave_read_enable", "use_heartbeat_v2"):
             value = getattr(self, name)
             _need(value is True or value is False, name, f"True or False, got {value!r}")
         _need(isinstance(self.name, str), "name", f"a str, got {self.name!r}")

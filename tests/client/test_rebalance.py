@@ -114,6 +114,9 @@ def test_message_queue_changed_bumps_sub_version_heartbeats_and_calls_listener(c
     sent = {s.topic: s.sub_version for s in api.heartbeats[-1][2][0].subscription_data_set}
     assert sent["TopicA"] == 5000
     assert seen == [("TopicA", 4, 4)]
+    assert api.rebalance_heartbeats == [5000]  # sendHeartbeatToAllBrokerWithLockV2(true)
+    impl.send_heartbeat(6000)  # the periodic one is not
+    assert api.rebalance_heartbeats == [5000] and api.heartbeats[-1][0] == 6000
 
 
 def test_unchanged_rebalance_does_not_notify(consumer, api, mqs):

@@ -305,3 +305,27 @@ def test_a_pop_group_on_different_topics_sharing_queues_leaves_the_shares_dealt_
         unread |= {str(mq) for mq in mq_all if mq not in read}
     assert len(unread) == 4 and set(result.unconsumed()) == unread
     assert sum(result.unconsumed().values()) == len(result.lost) and result.duplicates == 0
+
+
+# ---- useHeartbeatV2: a heartbeat whose fingerprint a broker took leaves the subscriptions out --------------------
+def test_with_heartbeat_v2_a_settled_group_sends_bare_heartbeats_and_consumes_as_before():
+    first_way = simulate(scenarios.steady_state(**SHORT), seed=1)
+    second_way = simulate(scenarios.steady_state(use_heartbeat_v2=True, **SHORT), seed=1)
+    assert second_way.counters["heartbeats without subscriptions"] > 0
+    assert "heartbeats without subscriptions" not in first_way.counters
+    assert second_way.consumed_by() == first_way.consumed_by() and second_way.lost == first_way.lost == []
+    assert len(second_way.events_of("notify")) == len(first_way.events_of("notify"))
+
+
+def test_heartbeat_v2_thins_but_does_not_stop_the_churn_of_members_on_different_topics():
+    """The broker keeps one fingerprint per group, so members with other topics keep answering each other
+    sub_change and most heartbeats still carry the subscriptions; a bare one leaves the group's topics as they are,
+    which skips a swap now and then."""
+    first_way = topics_run()
+    second_way = simulate(scenarios.mixed_topics(duration_ms=90_000, drain_ms=20_000, use_heartbeat_v2=True), seed=1)
+    settled = first_way.scenario.produce_start_ms
+    late = [len([e for e in r.events_of("notify") if e.time_ms > settled]) for r in (first_way, second_way)]
+    assert 0 < late[1] < late[0]
+    assert second_way.counters["heartbeats without subscriptions"] > 0
+    assert second_way.counters["pulls refused: SUBSCRIPTION_NOT_EXIST"] > 0
+    assert 0.45 < len(second_way.lost) / second_way.produced < 0.55
