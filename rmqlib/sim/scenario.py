@@ -138,7 +138,7 @@ class Scenario:
     rebalance_interval_ms: int = 20_000  # rocketmq.client.rebalance.waitInterval
     rebalance_min_interval_ms: int = 1_000  # rocketmq.client.rebalance.minInterval (retry when unbalanced)
     heartbeat_interval_ms: int = 30_000  # ClientConfig.heartbeatBrokerInterval
-    # ClientConfig.useHeartbeatV2 (rocketmq.heartbeat.v2): a broker that took this fingerprint gets no subscriptions
+    # ClientConfig.useHeartbeatV2 (com.rocketmq.heartbeat.v2): a broker that took this fingerprint gets no subscriptions
     use_heartbeat_v2: bool = False
     offset_persist_interval_ms: int = 5_000  # ClientConfig.persistConsumerOffsetInterval
     lock_renew_interval_ms: int = 20_000  # rocketmq.client.rebalance.lockInterval
