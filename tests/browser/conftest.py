@@ -16,6 +16,7 @@ import contextlib
 import functools
 import http.server
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -91,6 +92,16 @@ def browser_context(tmp_path_factory):
             pw.stop()
 
 
+#: JupyterLab (4.4 on; ``commsOverSubshells`` is "perCommTarget" by default) asks the kernel for a subshell per comm
+#: target. When its kernel connection drops its pending requests (a websocket reconnect; seen once in a CI run with two
+#: browser sessions on two cores, never on a quiet machine), the dropped request surfaces as an uncaught rejection in
+#: JupyterLab's own code. Such errors are kept apart from the page's errors, which the tests assert empty; the tests'
+#: own checks of the panels and widgets still run on that page.
+JUPYTERLAB_SUBSHELL_CANCEL = re.compile(
+    r"Error: Canceled future for (create|delete)_subshell_request message before replies were done"
+)
+
+
 class LocalPage:
     """A page that lets only 127.0.0.1 through and records what it blocked and any page errors."""
 
@@ -98,8 +109,13 @@ class LocalPage:
         self.page = context.new_page()
         self.blocked: list[str] = []
         self.errors: list[str] = []
+        self.subshell_cancels: list[str] = []  # see JUPYTERLAB_SUBSHELL_CANCEL
         self.page.route("**/*", self._route)
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("pageerror", self._page_error)
+
+    def _page_error(self, exc) -> None:
+        text = str(exc)
+        (self.subshell_cancels if JUPYTERLAB_SUBSHELL_CANCEL.fullmatch(text) else self.errors).append(text)
 
     def _route(self, route):
         url = route.request.url
