@@ -63,7 +63,6 @@ class ClientManageProcessor:
         else:
             last = table.get(group)
             sub_change = last is not None and last != heartbeat_fingerprint
-        table[group] = heartbeat_fingerprint
         manager = self.consumer_manager
         if without_sub:
             changed = manager.register_consumer_without_sub(
@@ -86,4 +85,5 @@ class ClientManageProcessor:
                 is_notify_consumer_ids_changed_enable,
                 now_ms,
             )
+        table[group] = heartbeat_fingerprint  # Java stores it first; here a refused heartbeat leaves no trace
         return HeartbeatAnswer(changed, True, sub_change)

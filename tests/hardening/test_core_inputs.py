@@ -30,6 +30,7 @@ from rmqlib.broker import (
     BrokerMemberGroup,
     ClientChannelInfo,
     ClientHousekeepingService,
+    ClientManageProcessor,
     ConsumerGroupInfo,
     ConsumerManager,
     ConsumerOffsetManager,
@@ -73,6 +74,7 @@ from rmqlib.client import (
     process_pull_result,
     pull_message,
 )
+from rmqlib.client.heartbeat import HeartbeatV2State, heartbeat_fingerprint
 from rmqlib.client.pop import PopProcessQueue
 from rmqlib.model import MessageQueue
 
@@ -651,6 +653,57 @@ ENTRIES = [
             is_notify_consumer_ids_changed_enable=True,
             now_ms=0,
         ),
+    ),
+    ("ClientManageProcessor", ClientManageProcessor, dict(consumer_manager=ConsumerManager())),
+    (
+        "ClientManageProcessor.heart_beat",
+        lambda group, client_channel_info, consume_type, message_model, consume_from_where, subscriptions, now_ms, heartbeat_fingerprint, without_sub: (  # noqa: E501 (a lambda's parameters cannot wrap)
+            ClientManageProcessor(ConsumerManager()).heart_beat(
+                group,
+                client_channel_info,
+                consume_type,
+                message_model,
+                consume_from_where,
+                subscriptions,
+                now_ms,
+                heartbeat_fingerprint,
+                without_sub=without_sub,
+            )
+        ),
+        dict(
+            group="G",
+            client_channel_info=ClientChannelInfo("ch", "c1"),
+            consume_type="CONSUME_PASSIVELY",
+            message_model="CLUSTERING",
+            consume_from_where="CONSUME_FROM_LAST_OFFSET",
+            subscriptions=[SubscriptionData("T")],
+            now_ms=0,
+            heartbeat_fingerprint=7,
+            without_sub=False,
+        ),
+    ),
+    (
+        "heartbeat_fingerprint",
+        heartbeat_fingerprint,
+        dict(
+            consumers=[
+                ConsumerData(
+                    "G", "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", [SubscriptionData("T")]
+                )
+            ]
+        ),
+    ),
+    (
+        "HeartbeatV2State.with_sub",
+        lambda addr, fingerprint: HeartbeatV2State().with_sub(addr, fingerprint),
+        dict(addr="a", fingerprint=7),
+    ),
+    (
+        "HeartbeatV2State.answered",
+        lambda addr, fingerprint, with_sub, support_v2, sub_change: HeartbeatV2State().answered(
+            addr, fingerprint, with_sub, support_v2, sub_change
+        ),
+        dict(addr="a", fingerprint=7, with_sub=True, support_v2=True, sub_change=False),
     ),
     (
         "ConsumerManager.unregister_consumer",
