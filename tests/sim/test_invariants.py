@@ -342,9 +342,10 @@ def test_broadcasting_gives_every_consumer_every_message_once():
 @st.composite
 def random_scenarios(draw):
     """A small group over one to three brokers: members that come and go (every way of leaving), any consume mode,
-    topic changes (not with Pop, which the simulator does not combine with them) and broker outages. Broadcasting
-    gets neither (a broadcasting consumer starts a queue at its last offset, so what a queue held before its first
-    pull is skipped by design), and its producers start once the members that stay have joined."""
+    either way of heartbeating, topic changes (not with Pop, which the simulator does not combine with them) and
+    broker outages. Broadcasting gets neither (a broadcasting consumer starts a queue at its last offset, so what a
+    queue held before its first pull is skipped by design), and its producers start once the members that stay have
+    joined."""
     brokers = tuple(f"broker-{c}" for c in "abc"[: draw(st.integers(1, 3))])
     topics = {f"T{i}": draw(st.integers(1, 5)) for i in range(draw(st.integers(1, 2)))}
     model = draw(st.sampled_from([MessageModel.CLUSTERING, MessageModel.CLUSTERING, MessageModel.BROADCASTING]))
@@ -388,6 +389,7 @@ def random_scenarios(draw):
         rebalance_interval_ms=draw(st.sampled_from([1_000, 5_000, 20_000])),
         real_time_notify=draw(st.booleans()),
         long_polling=draw(st.booleans()),
+        use_heartbeat_v2=draw(st.booleans()),
         rpc_latency_ms=draw(st.integers(0, 5)),
         start_jitter_ms=draw(st.sampled_from([0, 500])),
         produce_batch_ms=draw(st.sampled_from([100, 1_000])),
