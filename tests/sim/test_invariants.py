@@ -342,10 +342,9 @@ def test_broadcasting_gives_every_consumer_every_message_once():
 @st.composite
 def random_scenarios(draw):
     """A small group over one to three brokers: members that come and go (every way of leaving), any consume mode,
-    either way of heartbeating, topic changes (not with Pop, which the simulator does not combine with them) and
-    broker outages. Broadcasting gets neither (a broadcasting consumer starts a queue at its last offset, so what a
-    queue held before its first pull is skipped by design), and its producers start once the members that stay have
-    joined."""
+    either way of heartbeating, topic changes and broker outages. Broadcasting gets neither (a broadcasting consumer
+    starts a queue at its last offset, so what a queue held before its first pull is skipped by design), and its
+    producers start once the members that stay have joined."""
     brokers = tuple(f"broker-{c}" for c in "abc"[: draw(st.integers(1, 3))])
     topics = {f"T{i}": draw(st.integers(1, 5)) for i in range(draw(st.integers(1, 2)))}
     model = draw(st.sampled_from([MessageModel.CLUSTERING, MessageModel.CLUSTERING, MessageModel.BROADCASTING]))
@@ -366,7 +365,7 @@ def random_scenarios(draw):
         else None
     )
     changes, outages = (), ()
-    if clustering and mode is not ConsumeMode.POP and draw(st.booleans()):
+    if clustering and draw(st.booleans()):
         read = draw(st.integers(0, 8))
         write = draw(st.integers(1, 8)) if read else 0
         at, broker = draw(st.integers(1_000, 60_000)), draw(st.sampled_from(brokers))
