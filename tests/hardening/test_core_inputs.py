@@ -251,6 +251,18 @@ def consumer_manager() -> ConsumerManager:
 
 
 # An entry: (label, call, good keyword arguments). ``call(**kwargs)`` builds whatever it needs afresh.
+# A heartbeat's arguments that work (ConsumerManager.register_consumer, ClientManageProcessor.heart_beat)
+REGISTER_CONSUMER = dict(
+    group="G",
+    client_channel_info=ClientChannelInfo("ch", "c1"),
+    consume_type="CONSUME_PASSIVELY",
+    message_model="CLUSTERING",
+    consume_from_where="CONSUME_FROM_LAST_OFFSET",
+    subscriptions=[SubscriptionData("T")],
+    is_notify_consumer_ids_changed_enable=True,
+    now_ms=0,
+)
+
 ENTRIES = [
     # ---- rmqlib.model / protocol / hashring
     ("MessageQueue", MessageQueue, dict(topic="T", broker_name="b", queue_id=0)),
@@ -643,44 +655,13 @@ ENTRIES = [
                 now_ms,
             )
         ),
-        dict(
-            group="G",
-            client_channel_info=ClientChannelInfo("ch", "c1"),
-            consume_type="CONSUME_PASSIVELY",
-            message_model="CLUSTERING",
-            consume_from_where="CONSUME_FROM_LAST_OFFSET",
-            subscriptions=[SubscriptionData("T")],
-            is_notify_consumer_ids_changed_enable=True,
-            now_ms=0,
-        ),
+        REGISTER_CONSUMER,
     ),
     ("ClientManageProcessor", ClientManageProcessor, dict(consumer_manager=ConsumerManager())),
     (
         "ClientManageProcessor.heart_beat",
-        lambda group, client_channel_info, consume_type, message_model, consume_from_where, subscriptions, now_ms, heartbeat_fingerprint, without_sub: (  # noqa: E501 (a lambda's parameters cannot wrap)
-            ClientManageProcessor(ConsumerManager()).heart_beat(
-                group,
-                client_channel_info,
-                consume_type,
-                message_model,
-                consume_from_where,
-                subscriptions,
-                now_ms,
-                heartbeat_fingerprint,
-                without_sub=without_sub,
-            )
-        ),
-        dict(
-            group="G",
-            client_channel_info=ClientChannelInfo("ch", "c1"),
-            consume_type="CONSUME_PASSIVELY",
-            message_model="CLUSTERING",
-            consume_from_where="CONSUME_FROM_LAST_OFFSET",
-            subscriptions=[SubscriptionData("T")],
-            now_ms=0,
-            heartbeat_fingerprint=7,
-            without_sub=False,
-        ),
+        lambda **arguments: ClientManageProcessor(ConsumerManager()).heart_beat(**arguments),
+        dict(REGISTER_CONSUMER, heartbeat_fingerprint=7, without_sub=False),
     ),
     (
         "heartbeat_fingerprint",
