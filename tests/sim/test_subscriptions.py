@@ -8,7 +8,7 @@ import pytest
 
 from rmqlib.broker.query_assignment import QueryAssignmentProcessor
 from rmqlib.model import MessageQueue
-from rmqlib.sim import ConsumerSpec, Scenario, scenarios, simulate
+from rmqlib.sim import BrokerOutage, ConsumerSpec, Scenario, scenarios, simulate
 from rmqlib.sim.kafka_group import simulate_kafka_group
 from rmqlib.sim.scenarios import client_ids
 
@@ -329,3 +329,18 @@ def test_heartbeat_v2_thins_but_does_not_stop_the_churn_of_members_on_different_
     assert second_way.counters["heartbeats without subscriptions"] > 0
     assert second_way.counters["pulls refused: SUBSCRIPTION_NOT_EXIST"] > 0
     assert 0.45 < len(second_way.lost) / second_way.produced < 0.55
+
+
+def test_with_heartbeat_v2_a_broker_restart_shorter_than_a_route_poll_can_leave_a_member_refused_for_good():
+    """What the model predicts from the Java read at 8fc57f14: a 5 s restart changes nobody's queues through the
+    routes, and the members' tables still hold the restarted broker's fingerprint, so they send it bare heartbeats.
+    The one full heartbeat it gets (a member whose queues changed as the group re-formed there) sets the group's
+    subscription version to that member's; a member whose own version is newer has every pull of that broker refused
+    SUBSCRIPTION_NOT_LATEST, and nothing sends that broker its subscriptions again while its queues stay put. With
+    the first way every heartbeat carries them, and nothing is refused."""
+    outage = (BrokerOutage("broker-b", 70_000, 75_000),)
+    first_way = simulate(scenarios.broker_outage(outages=outage), seed=11)
+    second_way = simulate(scenarios.broker_outage(outages=outage, use_heartbeat_v2=True), seed=11)
+    assert first_way.lost == [] and not [key for key in first_way.counters if key.startswith("pulls refused")]
+    assert second_way.counters["pulls refused: SUBSCRIPTION_NOT_LATEST"] > 100 and second_way.lost
+    assert second_way.unconsumed() and all("brokerName=broker-b" in queue for queue in second_way.unconsumed())
