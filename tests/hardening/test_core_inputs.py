@@ -643,18 +643,7 @@ ENTRIES = [
     ("ConsumerManager", ConsumerManager, dict(listeners=None, broker_config=BrokerConfig())),
     (
         "ConsumerManager.register_consumer",
-        lambda group, client_channel_info, consume_type, message_model, consume_from_where, subscriptions, is_notify_consumer_ids_changed_enable, now_ms: (  # noqa: E501 (a lambda's parameters cannot wrap)
-            ConsumerManager().register_consumer(
-                group,
-                client_channel_info,
-                consume_type,
-                message_model,
-                consume_from_where,
-                subscriptions,
-                is_notify_consumer_ids_changed_enable,
-                now_ms,
-            )
-        ),
+        lambda **arguments: ConsumerManager().register_consumer(**arguments),
         REGISTER_CONSUMER,
     ),
     ("ClientManageProcessor", ClientManageProcessor, dict(consumer_manager=ConsumerManager())),
