@@ -10,7 +10,7 @@ Modules, one idea each: ``client_manage`` (HEART_BEAT, the first way and the sec
 log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling), ``pull_processor``
 (PULL_MESSAGE), ``lock_manager`` (orderly locks), ``replica_locks`` (lock requests across a broker's replicas,
 ``lockInStrictMode``), ``slave_synchronize`` (a slave's copy of its master's offsets), ``send_check`` (whether a
-send is taken), ``pop`` (Pop mode: pop, ack, revive),
+send is taken), ``pop`` (Pop mode: pop, ack, revive), ``consumer_order_info`` (orderly Pop's batches),
 ``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation), ``topic_route_info`` (the
 broker's copy of routes that allocation reads).
 """
@@ -27,6 +27,7 @@ from rmqlib.broker.consumer_manager import (
     DefaultConsumerIdsChangeListener,
     ListenerEvent,
 )
+from rmqlib.broker.consumer_order_info import ConsumerOrderInfoManager, OrderInfo
 from rmqlib.broker.hold_service import (
     ManyPullRequest,
     NotifyMessageArrivingListener,
@@ -48,6 +49,7 @@ from rmqlib.broker.message_store import (
     StoredMessage,
 )
 from rmqlib.broker.pop import (
+    POP_ORDER_REVIVE_QUEUE,
     AckHandle,
     ConsumeInitMode,
     PopCheckPoint,
@@ -100,6 +102,7 @@ __all__ = [
     "ConsumerGroupInfo",
     "ConsumerIdsChangedNotification",
     "ConsumerManager",
+    "ConsumerOrderInfoManager",
     "ConsumerOffsetManager",
     "DefaultConsumerIdsChangeListener",
     "GetMessageResult",
@@ -113,6 +116,8 @@ __all__ = [
     "MessageRequestMode",
     "MessageStore",
     "NotifyMessageArrivingListener",
+    "OrderInfo",
+    "POP_ORDER_REVIVE_QUEUE",
     "PopCheckPoint",
     "PopLongPollingService",
     "PopMessageProcessor",

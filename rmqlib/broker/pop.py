@@ -18,17 +18,22 @@ messages to ``rmq_sys_REVIVE_LOG_<cluster>`` and merges them when it scans);
 the consumer offset is committed at pop time (Java keeps it in
 PopBufferMergeService first); :meth:`PopMessageProcessor.pop` answers an empty pop
 at once, and :meth:`PopMessageProcessor.process_request` holds it in a
-PopLongPollingService instead; no orderly Pop; one retry-topic version (V1
-``_`` unless ``enable_retry_topic_v2``).
+PopLongPollingService instead; one retry-topic version (V1 ``_`` unless ``enable_retry_topic_v2``).
+
+Orderly Pop (``order=True``, what a FIFO group's 5.x consumers send): no checkpoint and no retry topic; the
+group's offset stays at the first message lent, and :class:`~rmqlib.broker.consumer_order_info.ConsumerOrderInfoManager`
+keeps every other orderly pop off that queue until the batch is acked or its invisible time runs out, when the
+same messages are lent again.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rmqlib.broker.config import BrokerConfig
+from rmqlib.broker.consumer_order_info import ORDER_INFO_ILLEGAL, ConsumerOrderInfoManager
 from rmqlib.broker.message_store import GetMessageStatus, MessageStore, StoredMessage
 from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS, PollingResult, PopLongPollingService
 from rmqlib.broker.protocol import (
@@ -58,6 +63,7 @@ ACK_TIME_INTERVAL = 1000  # PopAckConstants.ackTimeInterval
 SECOND = 1000  # PopAckConstants.SECOND
 PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"  # MessageConst.PROPERTY_FIRST_POP_TIME
 PROPERTY_POP_CK = "POP_CK"  # MessageConst.PROPERTY_POP_CK
+POP_ORDER_REVIVE_QUEUE = 999  # KeyBuilder.POP_ORDER_REVIVE_QUEUE: the revive queue id that marks an orderly handle
 
 
 class ConsumeInitMode:
@@ -171,6 +177,11 @@ class AckHandle:
     def revive_time(self) -> float:
         return self.pop_time + self.invisible_time
 
+    @property
+    def is_order(self) -> bool:
+        """Lent by an orderly pop. Mirrors: ExtraInfoUtil#isOrder"""
+        return self.revive_qid == POP_ORDER_REVIVE_QUEUE
+
 
 @dataclass(frozen=True)
 class PoppedMessage:
@@ -204,6 +215,8 @@ class PopResult:
     revive_qid: int = 0
     rest_num: int = 0
     remark: str = ""
+    order_count_info: dict[tuple[str, int, int], int] = field(default_factory=dict)
+    """Orderly pops only: (topic read, queue id, queue offset) -> how many times that message was lent before."""
 
 
 def _normal_topic(topic: str, cid: str) -> str:
@@ -254,6 +267,7 @@ class PopMessageProcessor:
         self.topic_config = topic_config
         self.ck_message_number = 0
         self.checkpoints: dict[tuple, PopCheckPoint] = {}  # the revive log, acks applied
+        self.consumer_order_info = ConsumerOrderInfoManager()  # orderly pops' batches (BrokerController's)
         self.ack_log: list[tuple[float, AckHandle, bool]] = []  # (time, handle, matched a live ck)
         self.arrivals: list[tuple[str, int, int, float]] = []
 
@@ -268,12 +282,16 @@ class PopMessageProcessor:
         now_ms,
         init_mode: int = ConsumeInitMode.MAX,
         sub_expression: str = SUB_ALL,
+        order: bool = False,
+        attempt_id: str | None = None,
     ) -> PopResult:
         """Pop up to ``max_msg_nums`` messages of ``topic`` for ``group``.
 
         ``queue_id`` < 0 reads every queue, starting from a random one.
         Retry topic first with probability 20 %; otherwise read the retry
-        topic only if the batch is not full.
+        topic only if the batch is not full. ``order``: an orderly pop (no
+        retry topic; a queue whose batch is out is skipped unless
+        ``attempt_id`` is the one that batch was lent to).
 
         Mirrors: PopMessageProcessor.java#processRequest
         """
@@ -296,6 +314,9 @@ class PopMessageProcessor:
             check_str(topic, "topic", empty=True)
             _check_init_mode(init_mode)
             check_str_or_none(sub_expression, "sub_expression")
+        if order is not False or attempt_id is not None:
+            check_bool(order, "order")
+            check_str_or_none(attempt_id, "attempt_id")
         if max_msg_nums > POP_MAX_MSG_NUMS:
             return PopResult(ResponseCode.INVALID_PARAMETER, now_ms, remark="pop message's num is greater than 32")
         read_queue_nums = self._read_queue_nums(topic)
@@ -309,26 +330,36 @@ class PopMessageProcessor:
             raise ValueError(f"sub_expression: {exc}") from None
 
         random_q = self.rng.randrange(100)  # Java: random.nextInt(100)
-        revive_qid = self.ck_message_number % self.broker_config.revive_queue_num
-        self.ck_message_number += 1
+        if order:
+            revive_qid = POP_ORDER_REVIVE_QUEUE
+        else:
+            revive_qid = self.ck_message_number % self.broker_config.revive_queue_num
+            self.ck_message_number += 1
         need_retry = random_q < self.broker_config.pop_from_retry_probability
         retry_topic = build_pop_retry_topic(topic, group, self.broker_config.enable_retry_topic_v2)
         pop_time = now_ms
         out: list[PoppedMessage] = []
+        order_counts: dict[tuple[str, int, int], int] | None = {} if order else None
         rest = 0
-        args = (group, topic, max_msg_nums, invisible_time, pop_time, revive_qid, init_mode, message_filter, out)
-        if need_retry:
+        args = (
+            group, topic, max_msg_nums, invisible_time, pop_time, revive_qid, init_mode, message_filter, out,
+            attempt_id, order_counts,
+        )  # fmt: skip
+        if need_retry and not order:
             rest = self._pop_from_topic(retry_topic, True, random_q, rest, *args)
         if queue_id < 0:
             rest = self._pop_from_topic(topic, False, random_q, rest, *args)
         else:
             rest = self._pop_from_queue(topic, False, queue_id, rest, *args)
-        if not need_retry and len(out) < max_msg_nums:
+        if not need_retry and len(out) < max_msg_nums and not order:
             rest = self._pop_from_topic(retry_topic, True, random_q, rest, *args)
 
         code = ResponseCode.SUCCESS if out else ResponseCode.POLLING_TIMEOUT
         status = GetMessageStatus.FOUND if out else GetMessageStatus.NO_MESSAGE_IN_QUEUE
-        return PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value)
+        result = PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value)
+        if order_counts:
+            result.order_count_info = order_counts
+        return result
 
     def process_request(
         self,
@@ -344,6 +375,8 @@ class PopMessageProcessor:
         sub_expression: str = SUB_ALL,
         poll_time_ms: int = POP_POLL_TIME_MILLIS,
         channel_active: Callable[[], bool] | None = None,
+        order: bool = False,
+        attempt_id: str | None = None,
     ) -> tuple[PopResult | None, list[object]]:
         """POP_MESSAGE ``request``, sent at ``born_ms``, as the broker answers it: :meth:`pop`; a pop that finds
         nothing is held in ``long_polling`` until ``born_ms + poll_time_ms`` (the answer is then None: it comes when
@@ -353,7 +386,10 @@ class PopMessageProcessor:
 
         Mirrors: PopMessageProcessor.java#processRequest (what follows the pop: polling, and the restNum notify)
         """
-        result = self.pop(group, topic, queue_id, max_msg_nums, invisible_time, now_ms, sub_expression=sub_expression)
+        result = self.pop(
+            group, topic, queue_id, max_msg_nums, invisible_time, now_ms, sub_expression=sub_expression, order=order,
+            attempt_id=attempt_id,
+        )  # fmt: skip
         status = None
         if result.code is ResponseCode.POLLING_TIMEOUT:  # found nothing
             filter_data = SubscriptionData(topic, sub_expression)
@@ -402,10 +438,17 @@ class PopMessageProcessor:
         init_mode,
         message_filter,
         out,
+        attempt_id,
+        order_counts,
     ) -> int:
-        """Mirrors: PopMessageProcessor.java#popMsgFromQueue (the queue lock always succeeds here)."""
+        """Mirrors: PopMessageProcessor.java#popMsgFromQueue (the queue lock always succeeds here).
+        ``order_counts`` is None for a pop that is not orderly."""
         store = self.store
         offset = self.get_pop_offset(read_topic, group, queue_id, init_mode, init=True)
+        if order_counts is not None and self.consumer_order_info.check_block(
+            attempt_id, read_topic, group, queue_id, invisible_time, pop_time
+        ):
+            return rest  # a blocked queue adds nothing to the rest
         if len(out) >= max_msg_nums:
             return store.get_max_offset(read_topic, queue_id) - offset + rest
         final_offset = offset
@@ -419,19 +462,27 @@ class PopMessageProcessor:
             offset = result.next_begin_offset
             result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out), message_filter)
         if result.messages:
-            ck = PopCheckPoint(
-                read_topic,
-                group,
-                queue_id,
-                final_offset,
-                pop_time,
-                invisible_time,
-                revive_qid,
-                self.broker_config.broker_name,
-                [m.queue_offset - final_offset for m in result.messages],
-            )
-            self.checkpoints[ck.key()] = ck
-            store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
+            if order_counts is not None:
+                offsets = [m.queue_offset for m in result.messages]
+                counts = self.consumer_order_info.update(
+                    attempt_id, read_topic, group, queue_id, pop_time, invisible_time, offsets, pop_time
+                )
+                order_counts.update({(read_topic, queue_id, o): count for o, count in counts.items()})
+                store.commit_offset(group, read_topic, queue_id, final_offset)  # stays at the batch's first message
+            else:
+                ck = PopCheckPoint(
+                    read_topic,
+                    group,
+                    queue_id,
+                    final_offset,
+                    pop_time,
+                    invisible_time,
+                    revive_qid,
+                    self.broker_config.broker_name,
+                    [m.queue_offset - final_offset for m in result.messages],
+                )
+                self.checkpoints[ck.key()] = ck
+                store.commit_offset(group, read_topic, queue_id, result.next_begin_offset)
             for m in result.messages:
                 handle = AckHandle(
                     group,
@@ -542,11 +593,43 @@ class PopMessageProcessor:
         Mirrors: broker/.../processor/AckMessageProcessor.java#processRequest, #appendAck
         """
         check_time(now_ms)
+        if isinstance(handle, AckHandle) and handle.is_order:
+            return self.ack_orderly(handle, now_ms)[0]
         error = self._validate_handle(handle, upper_inclusive=True)
         if error is not None:
             return error
         self._apply_ack(handle, now_ms)
         return ResponseCode.SUCCESS
+
+    def ack_orderly(
+        self, handle: AckHandle, now_ms: int, long_polling: PopLongPollingService | None = None
+    ) -> tuple[ResponseCode, object | None]:
+        """Ack one message an orderly pop lent: the group's offset moves to the batch's first unacked message (past
+        the batch once all are acked); an ack behind the committed offset, or of an older batch, changes nothing.
+        When the queue stops blocking, the first pop held under this queue's own key in ``long_polling`` is woken
+        (not one held for "any queue", -1): returned for the caller to run again.
+
+        Mirrors: AckMessageProcessor.java#ackOrderly (offset resets not modelled)
+        """
+        check_time(now_ms)
+        error = self._validate_handle(handle, upper_inclusive=True)
+        if error is not None:
+            return error, None
+        topic, group, queue_id = handle.topic, handle.group, handle.queue_id
+        if handle.queue_offset < self.store.query_offset(group, topic, queue_id):
+            return ResponseCode.SUCCESS, None
+        orders = self.consumer_order_info
+        next_offset = orders.commit_and_next(topic, group, queue_id, handle.queue_offset, handle.pop_time)
+        self.ack_log.append((now_ms, handle, next_offset > ORDER_INFO_ILLEGAL))
+        if next_offset == ORDER_INFO_ILLEGAL:
+            return ResponseCode.MESSAGE_ILLEGAL, None
+        woken = None
+        if next_offset > ORDER_INFO_ILLEGAL:
+            self.store.commit_offset(group, topic, queue_id, next_offset)
+            if not orders.check_block(None, topic, group, queue_id, handle.invisible_time, now_ms):
+                if long_polling is not None:
+                    woken = long_polling.notify_queue(topic, queue_id, group)
+        return ResponseCode.SUCCESS, woken
 
     def change_invisible_time(
         self, handle: AckHandle, invisible_time: int, now_ms
@@ -563,6 +646,8 @@ class PopMessageProcessor:
         error = self._validate_handle(handle, upper_inclusive=False)
         if error is not None:
             return error, None
+        if handle.is_order:
+            return self._change_invisible_time_for_order(handle, invisible_time, now_ms)
         ck = PopCheckPoint(
             handle.topic,
             handle.group,
@@ -589,8 +674,22 @@ class PopMessageProcessor:
         )
         return ResponseCode.SUCCESS, new_handle
 
+    def _change_invisible_time_for_order(
+        self, handle: AckHandle, invisible_time: int, now_ms: int
+    ) -> tuple[ResponseCode, AckHandle | None]:
+        """The message stays in its batch, visible again at ``now_ms + invisible_time``; the new handle keeps the
+        pop time. An offset the group has already committed past: SUCCESS and no new handle (Java answers with an
+        empty header). Mirrors: ChangeInvisibleTimeProcessor.java#processChangeInvisibleTimeForOrder"""
+        if handle.queue_offset < self.store.query_offset(handle.group, handle.topic, handle.queue_id):
+            return ResponseCode.SUCCESS, None
+        next_visible_time = now_ms + invisible_time
+        self.consumer_order_info.update_next_visible_time(
+            handle.topic, handle.group, handle.queue_id, handle.queue_offset, handle.pop_time, next_visible_time
+        )
+        return ResponseCode.SUCCESS, replace(handle, invisible_time=next_visible_time - handle.pop_time)
+
     def in_flight(self) -> int:
-        """Messages lent and neither acked nor revived."""
+        """Messages lent by pops that are not orderly and neither acked nor revived."""
         return sum(ck.num - bin(ck.bit_map).count("1") for ck in self.checkpoints.values())
 
     def _check(self) -> None:

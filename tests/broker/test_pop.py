@@ -5,6 +5,7 @@ import random
 import pytest
 
 from rmqlib.broker import (
+    POP_ORDER_REVIVE_QUEUE,
     SERVER_SIDE_STRATEGIES,
     AckHandle,
     BrokerConfig,
@@ -411,3 +412,74 @@ def test_process_request_answers_polling_full_or_timeout_when_it_cannot_hold_the
     assert full.code is ResponseCode.POLLING_FULL and not full.messages
     late, _ = pop.process_request("p", PopLongPollingService(), "G", "T", -1, 1, 60_000, born_ms=0, now_ms=20_000)
     assert late.code is ResponseCode.POLLING_TIMEOUT and not late.messages
+
+
+# ---- orderly pops (a FIFO group's) -------------------------------------------------------------------------------
+
+
+def offsets_of(result):
+    return [(m.message.queue_id, m.message.queue_offset) for m in result.messages]
+
+
+def test_an_orderly_pop_leaves_the_offset_at_its_batch_and_keeps_every_other_pop_off_that_queue():
+    store, pop, _ = setup(6, queues=1, prob=0)
+    first = pop.pop("G", "T", 0, 3, 1000, now_ms=100, order=True, attempt_id="a1")
+    assert offsets_of(first) == [(0, 0), (0, 1), (0, 2)]
+    assert store.query_offset("G", "T", 0) == 0 and not pop.checkpoints  # no checkpoint: the offset is the record
+    assert all(m.handle.is_order and m.handle.start_offset == 0 for m in first.messages)
+    assert pop.pop("G", "T", 0, 3, 1000, now_ms=200, order=True, attempt_id="b1").messages == []
+    # the same attempt, retried (its answer was lost), gets the same batch again, lent anew at 200
+    retried = pop.pop("G", "T", 0, 3, 1000, now_ms=200, order=True, attempt_id="a1")
+    assert offsets_of(retried) == offsets_of(first) and retried.order_count_info == first.order_count_info
+    assert pop.ack(first.messages[0].handle, 250) is ResponseCode.SUCCESS  # the lost answer's handle: no effect
+    assert store.query_offset("G", "T", 0) == 0
+    assert pop.ack(retried.messages[1].handle, 300) is ResponseCode.SUCCESS
+    assert store.query_offset("G", "T", 0) == 0  # message 0 is still out
+    assert pop.ack(retried.messages[0].handle, 300) is ResponseCode.SUCCESS
+    assert store.query_offset("G", "T", 0) == 2
+    # message 2 is never acked: once its invisible time has passed, the next orderly pop gets it again, first
+    assert pop.pop("G", "T", 0, 3, 1000, now_ms=1199, order=True, attempt_id="b2").messages == []
+    again = pop.pop("G", "T", 0, 3, 1000, now_ms=1200, order=True, attempt_id="b3")
+    assert offsets_of(again) == [(0, 2), (0, 3), (0, 4)]
+    assert again.order_count_info == {("T", 0, 2): 1, ("T", 0, 3): 0, ("T", 0, 4): 0}
+    # the first consumer's late ack of message 2 belongs to the old batch: nothing moves
+    assert pop.ack(retried.messages[2].handle, 1300) is ResponseCode.SUCCESS
+    assert store.query_offset("G", "T", 0) == 2
+
+
+def test_an_orderly_pop_of_any_queue_skips_the_blocked_ones_and_never_reads_the_retry_topic():
+    store, pop, _ = setup(4, queues=2, prob=100)  # a pop that is not orderly would read the retry topic first
+    store.create_topic(RETRY, 1)
+    store.put_message(RETRY, 0, now_ms=0)
+    store.reput(0)
+    first = pop.pop("G", "T", -1, 1, 1000, now_ms=0, order=True, attempt_id="a1")
+    second = pop.pop("G", "T", -1, 32, 1000, now_ms=1, order=True, attempt_id="b1")
+    assert not any(m.is_retry for m in first.messages + second.messages)
+    [(queue_a, _)] = offsets_of(first)
+    assert {queue for queue, _ in offsets_of(second)} == {1 - queue_a}  # the other queue only
+    assert pop.pop("G", "T", -1, 32, 1000, now_ms=2, order=True, attempt_id="c1").messages == []
+    plain = pop.pop("G", "T", -1, 32, 1000, now_ms=3)
+    assert any(m.is_retry for m in plain.messages)
+
+
+def test_an_orderly_ack_that_ends_the_block_wakes_a_pop_held_for_that_queue_but_not_one_held_for_any_queue():
+    store, pop, _ = setup(1, queues=1)
+    polling = PopLongPollingService()
+    lent, _ = pop.process_request("a", polling, "G", "T", 0, 1, 60_000, 0, 0, order=True, attempt_id="a1")
+    for name, queue_id in (("any", -1), ("queue-0", 0)):
+        held, _ = pop.process_request(name, polling, "G", "T", queue_id, 1, 60_000, 1, 1, order=True, attempt_id=name)
+        assert held is None
+    code, woken = pop.ack_orderly(lent.messages[0].handle, 2, polling)
+    assert code is ResponseCode.SUCCESS and woken == "queue-0" and polling.held == ["any"]
+
+
+def test_an_orderly_change_of_invisible_time_keeps_the_pop_time_and_moves_only_that_message():
+    store, pop, _ = setup(2, queues=1)
+    lent = pop.pop("G", "T", 0, 2, 1000, now_ms=100, order=True, attempt_id="a1")
+    code, handle = pop.change_invisible_time(lent.messages[1].handle, 5000, now_ms=500)
+    assert code is ResponseCode.SUCCESS
+    assert (handle.pop_time, handle.invisible_time, handle.revive_qid) == (100, 5400, POP_ORDER_REVIVE_QUEUE)
+    pop.ack(lent.messages[0].handle, 600)
+    assert pop.pop("G", "T", 0, 2, 1000, now_ms=5499, order=True, attempt_id="b1").messages == []
+    assert offsets_of(pop.pop("G", "T", 0, 2, 1000, now_ms=5500, order=True, attempt_id="b2")) == [(0, 1)]
+    assert pop.change_invisible_time(lent.messages[0].handle, 5000, now_ms=5600) == (ResponseCode.SUCCESS, None)

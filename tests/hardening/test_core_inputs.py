@@ -24,6 +24,7 @@ from support import TooSlow, time_limit
 
 from rmqlib import hashring, model, protocol, strategies
 from rmqlib.broker import (
+    POP_ORDER_REVIVE_QUEUE,
     AckHandle,
     AdminBrokerProcessor,
     BrokerConfig,
@@ -34,6 +35,7 @@ from rmqlib.broker import (
     ConsumerGroupInfo,
     ConsumerManager,
     ConsumerOffsetManager,
+    ConsumerOrderInfoManager,
     DefaultConsumerIdsChangeListener,
     MessageStore,
     NotifyMessageArrivingListener,
@@ -894,9 +896,7 @@ ENTRIES = [
     ),
     (
         "PopMessageProcessor.pop",
-        lambda group, topic, queue_id, max_msg_nums, invisible_time, now_ms, init_mode, sub_expression: (
-            pop_processor().pop(group, topic, queue_id, max_msg_nums, invisible_time, now_ms, init_mode, sub_expression)
-        ),
+        lambda **kwargs: pop_processor().pop(**kwargs),
         dict(
             group="G",
             topic="T",
@@ -906,6 +906,8 @@ ENTRIES = [
             now_ms=0,
             init_mode=0,
             sub_expression="*",
+            order=True,
+            attempt_id="a1",
         ),
     ),
     ("AckHandle", handle, dict(queue_id=0, queue_offset=0, pop_time=0, topic="T")),
@@ -913,6 +915,30 @@ ENTRIES = [
         "PopMessageProcessor.ack",
         lambda handle, now_ms: pop_processor().ack(handle, now_ms),
         dict(handle=handle(), now_ms=0),
+    ),
+    (
+        "PopMessageProcessor.ack_orderly",
+        lambda handle, now_ms: pop_processor().ack_orderly(handle, now_ms),
+        dict(handle=handle(revive_qid=POP_ORDER_REVIVE_QUEUE), now_ms=0),
+    ),
+    (
+        "ConsumerOrderInfoManager.update",
+        lambda **kwargs: ConsumerOrderInfoManager().update(**kwargs),
+        dict(
+            attempt_id="a1",
+            topic="T",
+            group="G",
+            queue_id=0,
+            pop_time=0,
+            invisible_time=60000,
+            queue_offsets=[0, 1],
+            now_ms=0,
+        ),
+    ),
+    (
+        "ConsumerOrderInfoManager.commit_and_next",
+        lambda **kwargs: ConsumerOrderInfoManager().commit_and_next(**kwargs),
+        dict(topic="T", group="G", queue_id=0, queue_offset=0, pop_time=0),
     ),
     (
         "PopMessageProcessor.change_invisible_time",
