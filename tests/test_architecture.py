@@ -14,6 +14,7 @@ CORE = [
     "rmqlib.protocol",
     "rmqlib.client",
     "rmqlib.broker",
+    "rmqlib.proxy",
     "rmqlib.cli",
     "rmqlib.kafka",
 ]

@@ -1,0 +1,84 @@
+"""A 5.x gRPC push consumer's assignment loop: no rebalance of its own, only the proxy's answer, taken as it comes.
+
+Every 5 s (the first time 1 s after start) the consumer asks the proxy, topic by topic, for its assignment
+(:func:`rmqlib.proxy.query_assignment`) and makes its process queues match it: a queue no longer assigned is
+dropped, a newly assigned one starts receiving. An answer that is not OK changes nothing: the consumer keeps what it
+had, and one that never had an assignment keeps none.
+
+Mirrors: ``apache/rocketmq-clients`` java/client/.../impl/consumer/PushConsumerImpl.java (``startUp``'s schedule,
+``scanAssignments``, ``syncProcessQueue``). Not modelled: a process queue dropped because it stopped receiving
+(``ProcessQueue#expired``), and the receiving itself (each process queue's receive is a pop, see
+:mod:`rmqlib.broker.pop`).
+"""
+
+from __future__ import annotations
+
+import enum
+
+from rmqlib.checks import check_instance, check_str
+from rmqlib.model import MessageQueue
+from rmqlib.proxy import Code, QueryAssignmentResponse
+
+SCAN_ASSIGNMENTS_INITIAL_DELAY_MS = 1_000  # PushConsumerImpl#startUp: scheduleWithFixedDelay(..., 1, 5, SECONDS)
+SCAN_ASSIGNMENTS_PERIOD_MS = 5_000
+
+
+class ScanOutcome(enum.Enum):
+    """What one topic's scan did."""
+
+    FAILED = "failed"  # the answer was an error: nothing changes
+    STILL_EMPTY = "still empty"  # an empty answer and nothing held before: nothing changes
+    CHANGED = "changed"  # a new assignment, process queues synced to it
+    SAME = "same"  # the same assignment, process queues synced again
+
+
+class PushConsumerImpl:
+    """One gRPC push consumer's assignments and process queues.
+
+    ``cache_assignments``: topic -> the last assignment taken (its queues, in the answer's order);
+    ``process_queue_table``: the queues it receives from now.
+    """
+
+    def __init__(self, group: str, client_id: str) -> None:
+        self.group = check_str(group, "group")
+        self.client_id = check_str(client_id, "client_id")
+        self.cache_assignments: dict[str, tuple[MessageQueue, ...]] = {}
+        self.process_queue_table: dict[MessageQueue, None] = {}
+
+    def scan_assignments(self, topic: str, response: QueryAssignmentResponse) -> ScanOutcome:
+        """Take the proxy's answer for ``topic``. Mirrors: PushConsumerImpl#scanAssignments (one topic's callback)"""
+        check_str(topic, "topic")
+        check_instance(response, "response", QueryAssignmentResponse)
+        if response.code is not Code.OK:
+            return ScanOutcome.FAILED  # StatusChecker.check throws; onFailure only logs
+        latest = tuple(a.message_queue for a in response.assignments)
+        existed = self.cache_assignments.get(topic)
+        if not latest and not existed:
+            return ScanOutcome.STILL_EMPTY
+        self.sync_process_queue(topic, latest)
+        if latest != existed:
+            self.cache_assignments[topic] = latest
+            return ScanOutcome.CHANGED
+        return ScanOutcome.SAME
+
+    def sync_process_queue(self, topic: str, latest: tuple[MessageQueue, ...]) -> None:
+        """Drop the topic's process queues not in ``latest``; create one for each new queue.
+        Mirrors: PushConsumerImpl#syncProcessQueue"""
+        wanted = set(latest)
+        for mq in [mq for mq in self.process_queue_table if mq.topic == topic and mq not in wanted]:
+            del self.process_queue_table[mq]
+        for mq in latest:
+            self.process_queue_table.setdefault(mq, None)
+
+    def assigned(self, topic: str) -> list[MessageQueue]:
+        """The queues of ``topic`` this consumer receives from now."""
+        check_str(topic, "topic")
+        return [mq for mq in self.process_queue_table if mq.topic == topic]
+
+
+__all__ = [
+    "SCAN_ASSIGNMENTS_INITIAL_DELAY_MS",
+    "SCAN_ASSIGNMENTS_PERIOD_MS",
+    "PushConsumerImpl",
+    "ScanOutcome",
+]

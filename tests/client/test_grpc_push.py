@@ -1,0 +1,60 @@
+"""A gRPC push consumer's assignment loop (rocketmq-clients PushConsumerImpl#scanAssignments)."""
+
+import pytest
+
+from rmqlib.client.grpc_push import PushConsumerImpl, ScanOutcome
+from rmqlib.namesrv import RouteInfoManager
+from rmqlib.proxy import query_assignment
+
+
+def _routes() -> RouteInfoManager:
+    table = RouteInfoManager()
+    for name in ("broker-a", "broker-b"):
+        table.register_broker(name, {"T": (4, 4)}, now_ms=0)
+        table.register_broker(name, {"T": (4, 4)}, now_ms=0, broker_id=1)
+    return table
+
+
+def _answer(table, fifo=False):
+    return query_assignment(table.pickup_topic_route_data("T"), "T", fifo)
+
+
+def test_every_member_takes_the_same_answer_and_a_second_scan_changes_nothing():
+    table = _routes()
+    members = [PushConsumerImpl("G", f"c{i}") for i in range(3)]
+    assert {m.scan_assignments("T", _answer(table)) for m in members} == {ScanOutcome.CHANGED}
+    assert len({tuple(m.assigned("T")) for m in members}) == 1
+    assert [mq.broker_name for mq in members[0].assigned("T")] == ["broker-a", "broker-b"]
+    assert members[0].scan_assignments("T", _answer(table)) is ScanOutcome.SAME
+
+
+def test_a_failed_answer_keeps_what_a_member_had_and_leaves_a_new_member_with_nothing():
+    table = _routes()
+    old = PushConsumerImpl("G", "old")
+    old.scan_assignments("T", _answer(table))
+    table.unregister_broker("broker-a")  # broker-a's master stops: the proxy's answer fails
+    new = PushConsumerImpl("G", "new")
+    assert new.scan_assignments("T", _answer(table)) is ScanOutcome.FAILED
+    assert old.scan_assignments("T", _answer(table)) is ScanOutcome.FAILED
+    assert new.assigned("T") == [] and len(old.assigned("T")) == 2
+    table.unregister_broker("broker-a", broker_id=1)  # its slave goes too: broker-a leaves the route
+    assert new.scan_assignments("T", _answer(table)) is ScanOutcome.CHANGED
+    assert old.scan_assignments("T", _answer(table)) is ScanOutcome.CHANGED
+    assert [mq.broker_name for mq in old.assigned("T")] == ["broker-b"] == [mq.broker_name for mq in new.assigned("T")]
+
+
+def test_a_group_turned_fifo_drops_the_any_queue_entries_for_one_per_queue():
+    table = _routes()
+    member = PushConsumerImpl("G", "c0")
+    member.scan_assignments("T", _answer(table))
+    member.scan_assignments("T", _answer(table, fifo=True))
+    assert sorted((mq.broker_name, mq.queue_id) for mq in member.assigned("T")) == [
+        (name, q) for name in ("broker-a", "broker-b") for q in range(4)
+    ]
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="group"):
+        PushConsumerImpl("", "c0")
+    with pytest.raises(TypeError, match="response"):
+        PushConsumerImpl("G", "c0").scan_assignments("T", None)
