@@ -127,7 +127,10 @@ CLASS_FILES = {
         "TopicRouteInfoManager": [_B + "topic/TopicRouteInfoManager.java"],
         # proxy
         "RouteActivity": [_PROXY + "grpc/v2/route/RouteActivity.java"],
-        "MessageQueueSelector": [_PROXY + "service/route/MessageQueueSelector.java", _C + "producer/MessageQueueSelector.java"],
+        "MessageQueueSelector": [  # the proxy's, and the producer's interface of the same name
+            _PROXY + "service/route/MessageQueueSelector.java",
+            _C + "producer/MessageQueueSelector.java",
+        ],
         "ReceiveMessageActivity": [_PROXY + "grpc/v2/consumer/ReceiveMessageActivity.java"],
         # store
         "CommitLog": [_S + "CommitLog.java"],
@@ -289,6 +292,18 @@ def test_every_java_twin_in_the_docs_is_in_the_class_list():
     assert twins - set(CLASS_FILES) - set(GRPC_CLIENT_FILES) == set()
     for name, paths in CLASS_FILES.items():
         assert all(p.endswith(".java") and (p.endswith(f"/{name}.java") or name in NESTED) for p in paths), name
+
+
+GRPC_LINK = re.compile(r"\]\((https://github\.com/apache/rocketmq-clients/blob/([^/\s)]+)/([^#)\s]+)(#L\d+)?)\)")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
+def test_links_into_the_grpc_client_name_a_twin_at_the_pinned_commit_and_a_line(path):
+    """The book's links into apache/rocketmq-clients land on a file of GRPC_CLIENT_FILES at GRPC_CLIENT_COMMIT, at
+    a line (their anchors were read against that commit by hand: the tool above reads apache/rocketmq only)."""
+    links = GRPC_LINK.findall(path.read_text(encoding="utf-8"))
+    for url, commit, file, anchor in links:
+        assert commit == GRPC_CLIENT_COMMIT and file in GRPC_CLIENT_FILES.values() and anchor, url
 
 
 def links_by_cell(path):
