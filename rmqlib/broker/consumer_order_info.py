@@ -23,7 +23,7 @@ ORDER_INFO_ILLEGAL = -1  # commitAndNext: the offset is not in the batch, or no 
 MAX_BATCH = 64  # commitOffsetBit is a Java long: one bit per message of a batch
 
 
-def _check_offset(offset, name: str) -> int:
+def _check_offset(offset: object, name: str) -> int:
     return check_int(offset, name, 0)
 
 
