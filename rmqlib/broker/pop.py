@@ -356,10 +356,8 @@ class PopMessageProcessor:
 
         code = ResponseCode.SUCCESS if out else ResponseCode.POLLING_TIMEOUT
         status = GetMessageStatus.FOUND if out else GetMessageStatus.NO_MESSAGE_IN_QUEUE
-        result = PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value)
-        if order_counts:
-            result.order_count_info = order_counts
-        return result
+        counts = order_counts or {}
+        return PopResult(code, now_ms, out, pop_time, invisible_time, revive_qid, rest, status.value, counts)
 
     def process_request(
         self,
@@ -615,6 +613,8 @@ class PopMessageProcessor:
         error = self._validate_handle(handle, upper_inclusive=True)
         if error is not None:
             return error, None
+        if not handle.is_order:
+            raise ValueError(f"handle was not lent by an orderly pop (revive queue {handle.revive_qid}, not 999)")
         topic, group, queue_id = handle.topic, handle.group, handle.queue_id
         if handle.queue_offset < self.store.query_offset(group, topic, queue_id):
             return ResponseCode.SUCCESS, None

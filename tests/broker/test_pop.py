@@ -483,3 +483,10 @@ def test_an_orderly_change_of_invisible_time_keeps_the_pop_time_and_moves_only_t
     assert pop.pop("G", "T", 0, 2, 1000, now_ms=5499, order=True, attempt_id="b1").messages == []
     assert offsets_of(pop.pop("G", "T", 0, 2, 1000, now_ms=5500, order=True, attempt_id="b2")) == [(0, 1)]
     assert pop.change_invisible_time(lent.messages[0].handle, 5000, now_ms=5600) == (ResponseCode.SUCCESS, None)
+
+
+def test_ack_orderly_refuses_a_handle_an_ordinary_pop_lent():
+    _, pop, _ = setup(1, queues=1)
+    [lent] = pop.pop("G", "T", 0, 1, 1000, now_ms=0).messages
+    with pytest.raises(ValueError, match="handle"):
+        pop.ack_orderly(lent.handle, 1)
