@@ -167,7 +167,7 @@ class ConsumerOrderInfoManager:
     ) -> bool:
         """Whether an orderly pop with ``attempt_id`` must skip the queue. Mirrors: #checkBlock"""
         check_time(now_ms)
-        info = self.table.setdefault((topic, group), {}).get(queue_id)
+        info = self.table.get((topic, group), {}).get(queue_id)
         return info is not None and info.need_block(attempt_id, invisible_time, now_ms)
 
     def clear_block(self, topic: str, group: str, queue_id: int) -> None:
