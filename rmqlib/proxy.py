@@ -9,11 +9,17 @@ the queue it names and pops queue -1 of that broker, orderly for a FIFO group: s
 decides which queue each batch comes from, and orderly Pop's blocks
 (:mod:`rmqlib.broker.consumer_order_info`) keep each queue's order.
 
+A push consumer's receive asks the proxy to renew what it hands out (``autoRenew``): the proxy pops with a 60 s
+invisible time, keeps each message invisible while the client holds it (renewing it 10 s before it would show, for
+up to 3 h), and when the client leaves, makes what it held visible again 1 s later (:class:`ReceiptHandleManager`).
+
 Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3):
 
 * proxy/.../grpc/v2/route/RouteActivity.java#queryAssignment -- :func:`query_assignment`;
 * proxy/.../service/route/MessageQueueSelector.java (``buildRead``, the broker-acting queues, ``getQueueByBrokerName``,
-  ``selectOne``) and grpc/v2/consumer/ReceiveMessageActivity.java#ReceiveMessageQueueSelector -- :func:`receive_queue`.
+  ``selectOne``) and grpc/v2/consumer/ReceiveMessageActivity.java#ReceiveMessageQueueSelector -- :func:`receive_queue`;
+* proxy/.../service/receipt/DefaultReceiptHandleManager.java, proxy/.../processor/ReceiptHandleProcessor.java,
+  proxy/.../common/RenewStrategyPolicy.java -- :class:`ReceiptHandleManager`.
 
 The answer's broker endpoints are the proxy's own in cluster mode; they are left out here (a
 :class:`~rmqlib.model.MessageQueue` names the broker).
@@ -22,14 +28,27 @@ The answer's broker endpoints are the proxy's own in cluster mode; they are left
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from rmqlib.checks import check_bool, check_instance, check_str
+from rmqlib.broker.pop import AckHandle, PopMessageProcessor
+from rmqlib.broker.protocol import ResponseCode
+from rmqlib.checks import check_bool, check_callable, check_instance, check_int, check_mapping, check_str
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import TopicRouteData, is_readable, is_writeable
 from rmqlib.protocol import MASTER_ID
 
 BROKER_ACTING_QUEUE_ID = -1  # MessageQueueSelector.BROKER_ACTING_QUEUE_ID: "pop from any queue of this broker"
+DEFAULT_INVISIBLE_TIME_MILLS = 60_000  # ProxyConfig.defaultInvisibleTimeMills: an auto-renewed receive's pop
+RENEW_AHEAD_TIME_MILLIS = 10_000  # ProxyConfig.renewAheadTimeMillis
+RENEW_MAX_TIME_MILLIS = 3 * 3_600_000  # ProxyConfig.renewMaxTimeMillis
+RENEW_SCHEDULE_PERIOD_MILLIS = 5_000  # ProxyConfig.renewSchedulePeriodMillis
+INVISIBLE_TIME_MILLIS_WHEN_CLEAR = 1_000  # ProxyConfig.invisibleTimeMillisWhenClear
+RENEW_STRATEGY_MILLIS = (60_000, 180_000, 300_000, 600_000, 1_800_000, 3_600_000)  # RenewStrategyPolicy.next
+# CustomizedRetryPolicy.next, a group's default retry policy: 1 s 5 s 10 s 30 s, 1-10 min, 20 min, 30 min, 1 h, 2 h
+CUSTOMIZED_RETRY_MILLIS = (
+    1_000, 5_000, 10_000, 30_000, *(m * 60_000 for m in range(1, 11)), 1_200_000, 1_800_000, 3_600_000, 7_200_000
+)  # fmt: skip
 
 
 class Code(enum.Enum):
@@ -138,12 +157,141 @@ def receive_queue(route: TopicRouteData, topic: str, broker_name: str) -> tuple[
     return None
 
 
+class RenewKind(enum.Enum):
+    """Why the proxy changes a held message's invisible time. Mirrors: RenewEvent.EventType"""
+
+    RENEW = "renew"  # still held: keep it invisible longer
+    STOP_RENEW = "stop renew"  # held for renewMaxTimeMillis: hand it back after the group's retry delay
+    CLEAR_GROUP = "clear group"  # its client left: visible again 1 s later
+
+
+@dataclass(frozen=True)
+class RenewEvent:
+    """One change of invisible time the proxy sent to a broker, and the broker's answer."""
+
+    time_ms: int
+    kind: RenewKind
+    channel: str
+    handle: AckHandle
+    invisible_time_ms: int
+    code: ResponseCode
+
+
+@dataclass
+class MessageReceiptHandle:
+    """A message the proxy handed to a client and watches: the handle it holds now (each renewal replaces it), when it
+    was popped, how many times it was renewed. Mirrors: proxy/.../common/MessageReceiptHandle.java"""
+
+    handle: AckHandle
+    reconsume_times: int
+    consume_timestamp: int
+    renew_times: int = 0
+
+    @property
+    def next_visible_time(self) -> int:
+        return self.handle.pop_time + self.handle.invisible_time
+
+
+def _message_key(handle: AckHandle) -> tuple[str, int, int]:
+    return handle.topic, handle.queue_id, handle.queue_offset
+
+
+class ReceiptHandleManager:
+    """What the proxy's clients hold, by (client channel, group), and the renewals that keep it invisible.
+
+    The proxy calls the brokers itself: ``brokers`` maps a broker name to its
+    :class:`~rmqlib.broker.pop.PopMessageProcessor`, and each change of invisible time goes to the broker the handle
+    names. Mirrors: DefaultReceiptHandleManager.java (``addReceiptHandle``, ``removeReceiptHandle``,
+    ``scheduleRenewTask``, ``startRenewMessage``, ``clearGroup``) and ReceiptHandleProcessor's listener; a renewal
+    that fails is dropped (Java retries some failures), and the renew worker pool is not modelled.
+    """
+
+    def __init__(self, brokers: Mapping[str, PopMessageProcessor]) -> None:
+        self.brokers = check_mapping(brokers, "brokers")
+        self.groups: dict[tuple[str, str], dict[tuple[str, int, int], MessageReceiptHandle]] = {}
+        self.events: list[RenewEvent] = []
+
+    def add_receipt_handle(self, channel: str, group: str, handle: AckHandle, reconsume_times: int = 0) -> None:
+        """A receive handed ``handle``'s message to the client on ``channel``. Mirrors: #addReceiptHandle"""
+        check_str(channel, "channel")
+        check_str(group, "group")
+        check_instance(handle, "handle", AckHandle)
+        check_int(reconsume_times, "reconsume_times", 0)
+        watched = MessageReceiptHandle(handle, reconsume_times, handle.pop_time)
+        self.groups.setdefault((channel, group), {})[_message_key(handle)] = watched
+
+    def remove_receipt_handle(self, channel: str, group: str, handle: AckHandle) -> MessageReceiptHandle | None:
+        """The client acked (or changed) the message: stop watching it. Mirrors: #removeReceiptHandle"""
+        check_instance(handle, "handle", AckHandle)
+        return self.groups.get((channel, group), {}).pop(_message_key(handle), None)
+
+    def held(self, channel: str, group: str) -> list[AckHandle]:
+        """The handles the proxy watches for one client, as they are now."""
+        return [watched.handle for watched in self.groups.get((channel, group), {}).values()]
+
+    def schedule_renew_task(self, now_ms: int, is_online: Callable[[str, str], bool]) -> list[RenewEvent]:
+        """The scan every 5 s: a client that is no longer registered (``is_online(channel, group)`` false) has its
+        messages cleared; every other held message within 10 s of showing again is renewed (1 min, then 3, 5, 10,
+        30 min, then 1 h at a time), or, once held for 3 h, handed back after the group's retry delay.
+        Mirrors: #scheduleRenewTask, #startRenewMessage"""
+        check_int(now_ms, "now_ms", 0)
+        check_callable(is_online, "is_online")
+        done: list[RenewEvent] = []
+        for channel, group in list(self.groups):
+            if not is_online(channel, group):
+                done += self.clear_group(channel, group, now_ms)
+                continue
+            watched_by_key = self.groups[(channel, group)]
+            for key, watched in list(watched_by_key.items()):
+                if watched.next_visible_time - now_ms > RENEW_AHEAD_TIME_MILLIS:
+                    continue
+                if now_ms - watched.consume_timestamp < RENEW_MAX_TIME_MILLIS:
+                    renew = RENEW_STRATEGY_MILLIS[min(watched.renew_times, len(RENEW_STRATEGY_MILLIS) - 1)]
+                    event, new_handle = self._change(now_ms, RenewKind.RENEW, channel, watched.handle, renew)
+                    if new_handle is None:
+                        del watched_by_key[key]
+                    else:
+                        watched.handle = new_handle
+                        watched.renew_times += 1
+                else:
+                    index = min(watched.reconsume_times + 2, len(CUSTOMIZED_RETRY_MILLIS) - 1)
+                    kind = RenewKind.STOP_RENEW
+                    event, _ = self._change(now_ms, kind, channel, watched.handle, CUSTOMIZED_RETRY_MILLIS[index])
+                    del watched_by_key[key]
+                done.append(event)
+        return done
+
+    def clear_group(self, channel: str, group: str, now_ms: int) -> list[RenewEvent]:
+        """The client on ``channel`` left ``group`` (CLIENT_UNREGISTER, or found offline by the scan): everything it
+        held becomes visible again 1 s from now. Mirrors: #clearGroup"""
+        check_int(now_ms, "now_ms", 0)
+        watched_by_key = self.groups.pop((check_str(channel, "channel"), check_str(group, "group")), {})
+        return [
+            self._change(now_ms, RenewKind.CLEAR_GROUP, channel, watched.handle, INVISIBLE_TIME_MILLIS_WHEN_CLEAR)[0]
+            for watched in watched_by_key.values()
+        ]
+
+    def _change(
+        self, now_ms: int, kind: RenewKind, channel: str, handle: AckHandle, invisible_time_ms: int
+    ) -> tuple[RenewEvent, AckHandle | None]:
+        """The listener's changeInvisibleTime on the handle's broker. Mirrors: ReceiptHandleProcessor's listener"""
+        code, new_handle = self.brokers[handle.broker_name].change_invisible_time(handle, invisible_time_ms, now_ms)
+        event = RenewEvent(now_ms, kind, channel, handle, invisible_time_ms, code)
+        self.events.append(event)
+        return event, new_handle if code is ResponseCode.SUCCESS else None
+
+
 __all__ = [
     "BROKER_ACTING_QUEUE_ID",
+    "DEFAULT_INVISIBLE_TIME_MILLS",
     "Assignment",
     "Code",
+    "MessageReceiptHandle",
     "Permission",
     "QueryAssignmentResponse",
+    "ReceiptHandleManager",
+    "RenewEvent",
+    "RenewKind",
     "convert_to_permission",
     "query_assignment",
     "receive_queue",

@@ -3,9 +3,20 @@ MessageQueueSelector)."""
 
 import pytest
 
+from rmqlib.broker import ResponseCode
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import PERM_READ, PERM_WRITE, QueueData, RouteInfoManager
-from rmqlib.proxy import BROKER_ACTING_QUEUE_ID, Code, Permission, query_assignment, receive_queue
+from rmqlib.proxy import (
+    BROKER_ACTING_QUEUE_ID,
+    DEFAULT_INVISIBLE_TIME_MILLS,
+    RENEW_SCHEDULE_PERIOD_MILLIS,
+    Code,
+    Permission,
+    ReceiptHandleManager,
+    RenewKind,
+    query_assignment,
+    receive_queue,
+)
 
 
 def _routes() -> RouteInfoManager:
@@ -76,3 +87,88 @@ def test_bad_arguments_are_named():
         query_assignment(route, "T", 1)
     with pytest.raises(ValueError, match="broker_name"):
         receive_queue(route, "T", "")
+
+
+# ---- the proxy's receipt handles: renewed while held, cleared when the client leaves ---------------------------
+
+
+def _fifo_broker(messages=3):
+    import random
+
+    from rmqlib.broker import BrokerConfig, MessageStore, PopMessageProcessor
+
+    config = BrokerConfig()
+    store = MessageStore(config)
+    store.create_topic("T", 1)
+    for i in range(messages):
+        store.put_message("T", 0, now_ms=0, uniq_key=f"m{i}")
+    store.reput(0)
+    return PopMessageProcessor(store, config, random.Random(0))
+
+
+def _receive(broker, manager, channel, now_ms):
+    """An auto-renewed orderly receive through the proxy: a 60 s pop, each message watched for its client."""
+    got = broker.pop(
+        "G", "T", -1, 32, DEFAULT_INVISIBLE_TIME_MILLS, now_ms, order=True, attempt_id=f"{channel}@{now_ms}"
+    )
+    for m in got.messages:
+        manager.add_receipt_handle(channel, "G", m.handle)
+    return [m.message.uniq_key for m in got.messages]
+
+
+def test_a_held_message_is_renewed_ten_seconds_before_it_would_show_so_a_slow_listener_keeps_its_queue():
+    broker = _fifo_broker()
+    manager = ReceiptHandleManager({"broker-a": broker})
+    assert _receive(broker, manager, "A", 0) == ["m0", "m1", "m2"]
+    for now in range(5_000, 120_001, RENEW_SCHEDULE_PERIOD_MILLIS):
+        manager.schedule_renew_task(now, lambda channel, group: True)
+    assert [(e.time_ms, e.kind, e.invisible_time_ms) for e in manager.events[::3]] == [
+        (50_000, RenewKind.RENEW, 60_000),  # 60 s after the pop, minus the 10 s ahead
+        (100_000, RenewKind.RENEW, 180_000),
+    ]
+    assert all(e.code is ResponseCode.SUCCESS for e in manager.events)
+    assert [h.pop_time + h.invisible_time for h in manager.held("A", "G")] == [280_000] * 3
+    assert _receive(broker, manager, "B", 120_000) == []  # without the renewals the queue was free at 60 s
+
+
+def test_a_client_that_leaves_has_what_it_held_shown_again_one_second_later():
+    broker = _fifo_broker()
+    manager = ReceiptHandleManager({"broker-a": broker})
+    _receive(broker, manager, "A", 0)
+    events = manager.clear_group("A", "G", 3_000)  # A's connection closed: the proxy unregisters it
+    assert {(e.kind, e.invisible_time_ms) for e in events} == {(RenewKind.CLEAR_GROUP, 1_000)} and len(events) == 3
+    assert manager.held("A", "G") == []
+    assert _receive(broker, manager, "B", 3_999) == []
+    assert _receive(broker, manager, "B", 4_000) == ["m0", "m1", "m2"]
+
+
+def test_the_scan_clears_a_client_it_finds_offline_and_stops_renewing_after_three_hours():
+    broker = _fifo_broker(1)
+    manager = ReceiptHandleManager({"broker-a": broker})
+    _receive(broker, manager, "A", 0)
+    manager.schedule_renew_task(5_000, lambda channel, group: False)
+    assert [e.kind for e in manager.events] == [RenewKind.CLEAR_GROUP]
+    broker = _fifo_broker(1)
+    manager = ReceiptHandleManager({"broker-a": broker})
+    _receive(broker, manager, "A", 0)
+    for now in range(
+        5_000, 4 * 3_600_000, RENEW_SCHEDULE_PERIOD_MILLIS
+    ):  # the last renewal before 3 h ends at 3 h 49 min
+        manager.schedule_renew_task(now, lambda channel, group: True)
+    kinds = [e.kind for e in manager.events]
+    assert kinds[-1] is RenewKind.STOP_RENEW and set(kinds[:-1]) == {RenewKind.RENEW} and manager.held("A", "G") == []
+    assert [e.invisible_time_ms for e in manager.events[:7]] == [60_000, 180_000, 300_000, 600_000, 1_800_000,
+                                                                3_600_000, 3_600_000]  # fmt: skip
+    assert (manager.events[-2].time_ms, manager.events[-1].time_ms) == (10_120_000, 13_710_000)
+    assert manager.events[-1].invisible_time_ms == 10_000  # the group's retry delay for a first consumption
+
+
+def test_a_renewal_of_an_ordinary_pop_moves_its_checkpoint():
+    broker = _fifo_broker(1)
+    manager = ReceiptHandleManager({"broker-a": broker})
+    got = broker.pop("G", "T", -1, 32, DEFAULT_INVISIBLE_TIME_MILLS, 0)
+    manager.add_receipt_handle("A", "G", got.messages[0].handle)
+    manager.schedule_renew_task(50_000, lambda channel, group: True)
+    [ck] = broker.checkpoints.values()
+    assert (ck.pop_time, ck.revive_time) == (50_000, 110_000)
+    assert manager.held("A", "G")[0].pop_time == 50_000

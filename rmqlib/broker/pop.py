@@ -149,7 +149,7 @@ class AckHandle:
     queue_id: int
     queue_offset: int
     start_offset: int
-    pop_time: float
+    pop_time: int
     invisible_time: int
     revive_qid: int
     broker_name: str
@@ -174,7 +174,7 @@ class AckHandle:
         check_time(self.pop_time, "pop_time")
 
     @property
-    def revive_time(self) -> float:
+    def revive_time(self) -> int:
         return self.pop_time + self.invisible_time
 
     @property

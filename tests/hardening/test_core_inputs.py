@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from support import TooSlow, time_limit
 
-from rmqlib import hashring, model, protocol, strategies
+from rmqlib import hashring, model, protocol, proxy, strategies
 from rmqlib.broker import (
     POP_ORDER_REVIVE_QUEUE,
     AckHandle,
@@ -76,9 +76,11 @@ from rmqlib.client import (
     process_pull_result,
     pull_message,
 )
+from rmqlib.client.grpc_push import PushConsumerImpl
 from rmqlib.client.heartbeat import HeartbeatV2State, heartbeat_fingerprint
 from rmqlib.client.pop import PopProcessQueue
 from rmqlib.model import MessageQueue
+from rmqlib.namesrv import RouteInfoManager
 
 ALARM_S = 10.0  # catches a hang; a slow or busy machine stays well inside it
 #: Examples per entry point; raise it for a deeper local run (RMQLIB_HARDENING_EXAMPLES=500 pytest ...).
@@ -86,6 +88,9 @@ EXAMPLES = int(os.environ.get("RMQLIB_HARDENING_EXAMPLES", "12"))
 MQ = MessageQueue("T", "broker-a", 0)
 MQS = [MessageQueue("T", "broker-a", q) for q in range(4)]
 CIDS = ["c1", "c2", "c3"]
+_NAMES = RouteInfoManager()
+_NAMES.register_broker("broker-a", {"T": (4, 4)}, now_ms=0)
+ROUTE = _NAMES.pickup_topic_route_data("T")
 
 
 Hung = TooSlow
@@ -1171,6 +1176,28 @@ ENTRIES = [
         "RebalanceImpl.remove_process_queue",
         lambda mq, now_ms: impl().remove_process_queue(mq, now_ms),
         dict(mq=MQ, now_ms=0),
+    ),
+    ("query_assignment", proxy.query_assignment, dict(route=ROUTE, topic="T", fifo=True)),
+    ("receive_queue", proxy.receive_queue, dict(route=ROUTE, topic="T", broker_name="broker-a")),
+    (
+        "ReceiptHandleManager.add_receipt_handle",
+        lambda **kwargs: proxy.ReceiptHandleManager({"broker-a": pop_processor()}).add_receipt_handle(**kwargs),
+        dict(channel="ch-1", group="G", handle=handle(), reconsume_times=0),
+    ),
+    (
+        "ReceiptHandleManager.schedule_renew_task",
+        lambda now_ms, is_online: proxy.ReceiptHandleManager({}).schedule_renew_task(now_ms, is_online),
+        dict(now_ms=0, is_online=lambda channel, group: True),
+    ),
+    (
+        "ReceiptHandleManager.clear_group",
+        lambda **kwargs: proxy.ReceiptHandleManager({}).clear_group(**kwargs),
+        dict(channel="ch-1", group="G", now_ms=0),
+    ),
+    (
+        "PushConsumerImpl.scan_assignments",
+        lambda topic, response: PushConsumerImpl("G", "c1").scan_assignments(topic, response),
+        dict(topic="T", response=proxy.query_assignment(ROUTE, "T", False)),
     ),
     (
         "QueryAssignmentProcessor.allocate_for_pop",
