@@ -10,8 +10,9 @@ decides which queue each batch comes from, and orderly Pop's blocks
 (:mod:`rmqlib.broker.consumer_order_info`) keep each queue's order.
 
 A push consumer's receive asks the proxy to renew what it hands out (``autoRenew``): the proxy pops with a 60 s
-invisible time, keeps each message invisible while the client holds it (renewing it 10 s before it would show, for
-up to 3 h), and when the client leaves, makes what it held visible again 1 s later (:class:`ReceiptHandleManager`).
+invisible time, keeps each message invisible while the client holds it (renewing it once it is within 10 s of
+showing, for up to 3 h), and when the client leaves, makes what it held visible again 1 s later
+(:class:`ReceiptHandleManager`).
 
 Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3):
 

@@ -132,6 +132,9 @@ CLASS_FILES = {
             _C + "producer/MessageQueueSelector.java",
         ],
         "ReceiveMessageActivity": [_PROXY + "grpc/v2/consumer/ReceiveMessageActivity.java"],
+        "DefaultReceiptHandleManager": [_PROXY + "service/receipt/DefaultReceiptHandleManager.java"],
+        "ReceiptHandleProcessor": [_PROXY + "processor/ReceiptHandleProcessor.java"],
+        "RenewStrategyPolicy": [_PROXY + "common/RenewStrategyPolicy.java"],
         # store
         "CommitLog": [_S + "CommitLog.java"],
         "DefaultMessageStore": [_S + "DefaultMessageStore.java"],

@@ -116,7 +116,7 @@ def _receive(broker, manager, channel, now_ms):
     return [m.message.uniq_key for m in got.messages]
 
 
-def test_a_held_message_is_renewed_ten_seconds_before_it_would_show_so_a_slow_listener_keeps_its_queue():
+def test_a_held_message_is_renewed_within_ten_seconds_of_showing_so_a_slow_listener_keeps_its_queue():
     broker = _fifo_broker()
     manager = ReceiptHandleManager({"broker-a": broker})
     assert _receive(broker, manager, "A", 0) == ["m0", "m1", "m2"]
