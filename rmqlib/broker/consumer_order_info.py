@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from rmqlib.checks import check_each, check_int, check_str, check_str_or_none, check_time
 
 ORDER_INFO_NO_COMMIT = -2  # commitAndNext: the ack belongs to an older batch of the queue (pop time differs)
-ORDER_INFO_ILLEGAL = -1  # commitAndNext: the offset is not in the batch, or no batch is recorded
+ORDER_INFO_ILLEGAL = -1  # commitAndNext: the offset is not in the recorded batch (or that batch is empty)
 MAX_BATCH = 64  # commitOffsetBit is a Java long: one bit per message of a batch
 
 
