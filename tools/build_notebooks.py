@@ -5,7 +5,7 @@
 Each notebook is executed top to bottom with the current Python environment
 (``pip install -e '.[test]'`` first), then stripped the way the hygiene tests
 want it: a code cell starting with ``# NBVAL_CHECK_OUTPUT`` keeps its text
-outputs (stream and ``text/plain`` results, which nbval compares), every other
+outputs (stream and ``text/plain`` results, which nbval compares; consecutive chunks of one stream joined), every other
 cell loses its outputs and execution count, and widget state is dropped, so no
 plotly.js or widget JSON is ever committed. Cell ids are made deterministic.
 
@@ -48,6 +48,19 @@ def code(source: str, **metadata):
     return cell
 
 
+def _joined_streams(outputs):
+    """One stream output where the kernel sent several in a row to the same stream: how the text arrived in chunks
+    depends on timing, and the stored notebook should not (nor should a reader see one printout as two blocks)."""
+    joined = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if last is not None and out.output_type == last.output_type == "stream" and last.name == out.name:
+            last.text += out.text
+        else:
+            joined.append(out)
+    return joined
+
+
 def strip(nb):
     """Keep text outputs of ``# NBVAL_CHECK_OUTPUT`` cells only; drop widget state and execution metadata."""
     nb.metadata.pop("widgets", None)
@@ -57,7 +70,7 @@ def strip(nb):
         if cell.cell_type != "code":
             continue
         if cell.source.startswith(CHECK_MARK):
-            cell.outputs = [o for o in cell.outputs if o.output_type in ("stream", "execute_result")]
+            cell.outputs = _joined_streams([o for o in cell.outputs if o.output_type in ("stream", "execute_result")])
             for out in cell.outputs:
                 if out.output_type == "execute_result":
                     out.data = {k: v for k, v in out.data.items() if k == "text/plain"}
