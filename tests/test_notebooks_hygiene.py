@@ -137,6 +137,10 @@ def test_the_storage_check_passes_a_clean_notebook():
         (_notebook([_code("x", [{"output_type": "stream", "name": "stdout", "text": "x"}])]), "not marked"),
         (_notebook([_code("# NBVAL_CHECK_OUTPUT\nprint(1)")]), "no stored output"),
         (
+            _notebook([_code("# NBVAL_CHECK_OUTPUT\nprint(1)", [CHECKED["outputs"][0], CHECKED["outputs"][0]])]),
+            "several chunks",
+        ),
+        (
             _notebook([CHECKED], kernelspec={"display_name": "Python 3", "language": "python", "name": "python3"}),
             "kernelspec",
         ),

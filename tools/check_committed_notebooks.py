@@ -72,6 +72,13 @@ def problems(text: str) -> list[str]:
                 found.append(f"cell {i}: marked {CHECK_MARK} but has no stored output (nbval would compare nothing)")
             if any(o.get("output_type") not in ("stream", "execute_result") for o in outputs):
                 found.append(f"cell {i}: a checked cell keeps an output that is not text")
+            if any(
+                a.get("output_type") == b.get("output_type") == "stream" and a.get("name") == b.get("name")
+                for a, b in zip(outputs, outputs[1:])
+            ):
+                found.append(
+                    f"cell {i}: one printout stored as several chunks (rebuild it with tools/build_notebooks.py)"
+                )
         elif outputs:
             found.append(f"cell {i}: keeps outputs but is not marked {CHECK_MARK}")
     return found
