@@ -111,6 +111,7 @@ CLASS_FILES = {
         "ConsumerManager": [_B + "client/ConsumerManager.java"],
         "ConsumerOffsetManager": [_B + "offset/ConsumerOffsetManager.java"],
         "ConsumerOrderInfoManager": [_B + "offset/ConsumerOrderInfoManager.java"],
+        "ConsumerOrderInfoLockManager": [_B + "offset/ConsumerOrderInfoLockManager.java"],
         "DefaultConsumerIdsChangeListener": [_B + "client/DefaultConsumerIdsChangeListener.java"],
         "DefaultPullMessageResultHandler": [_B + "processor/DefaultPullMessageResultHandler.java"],
         "ManyPullRequest": [_B + "longpolling/ManyPullRequest.java"],

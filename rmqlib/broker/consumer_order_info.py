@@ -7,9 +7,9 @@ moves the offset past the acked prefix; a batch that times out is read again fro
 message read again counts one more consumption.
 
 Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3): broker/.../offset/ConsumerOrderInfoManager.java and its
-``OrderInfo``. Times are milliseconds passed in by the caller (Java reads ``System.currentTimeMillis()``). Not
-modelled: persistence and ``autoClean``, and ConsumerOrderInfoLockManager (it only times the wake-up of held pops
-when a block ends).
+``OrderInfo``, and broker/.../offset/ConsumerOrderInfoLockManager.java (when a block ends, held pops are woken).
+Times are milliseconds passed in by the caller (Java reads ``System.currentTimeMillis()``). Not modelled:
+persistence and ``autoClean``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ MAX_BATCH = 64  # commitOffsetBit is a Java long: one bit per message of a batch
 
 def _check_offset(offset: object, name: str) -> int:
     return check_int(offset, name, 0)
+
+
+def _check_queue(topic: object, group: object, queue_id: object) -> None:
+    check_str(topic, "topic")
+    check_str(group, "group")
+    check_int(queue_id, "queue_id", 0)
 
 
 def _queue_offsets(offset_list: list[int]) -> list[int]:
@@ -123,11 +129,43 @@ class OrderInfo:
 
 
 @dataclass
+class ConsumerOrderInfoLockManager:
+    """When each blocked queue is due to be free: every change of a batch sets (or moves) one timer per queue, and a
+    timer that fires wakes a held pop (:meth:`rmqlib.broker.pop.PopMessageProcessor.notify_lock_free`). ``enabled``
+    is BrokerConfig.enableNotifyAfterPopOrderLockRelease (on by default). A timer fires at its due time here (Java's
+    wheel ticks every 100 ms). Mirrors: ConsumerOrderInfoLockManager.java"""
+
+    enabled: bool = True
+    due: dict[tuple[str, str, int], int] = field(default_factory=dict)  # (topic, group, queue id) -> when
+
+    def update_lock_free_timestamp(self, topic: str, group: str, queue_id: int, info: OrderInfo, now_ms: int) -> None:
+        """Set the queue's timer to the batch's lock-free time, replacing the one set before; a batch with no
+        invisible time leaves the old timer as it is. Mirrors: #updateLockFreeTimestamp"""
+        free_at = info.lock_free_timestamp(now_ms)
+        if self.enabled and free_at is not None:
+            self.due[(topic, group, queue_id)] = free_at
+
+    def next_due_ms(self) -> int | None:
+        """When the next timer fires, or None."""
+        return min(self.due.values(), default=None)
+
+    def take_due(self, now_ms: int) -> list[tuple[str, str, int]]:
+        """The queues whose timer has fired by ``now_ms``, earliest first; their timers are gone.
+        Mirrors: NotifyLockFreeTimerTask#run"""
+        check_time(now_ms)
+        fired = sorted((when, key) for key, when in self.due.items() if when <= now_ms)
+        for _, key in fired:
+            del self.due[key]
+        return [key for _, key in fired]
+
+
+@dataclass
 class ConsumerOrderInfoManager:
-    """The broker's table of orderly batches: (topic, group) -> queue id -> :class:`OrderInfo`.
-    Mirrors: ConsumerOrderInfoManager.java"""
+    """The broker's table of orderly batches: (topic, group) -> queue id -> :class:`OrderInfo`, and the lock-free
+    timers of its :class:`ConsumerOrderInfoLockManager`. Mirrors: ConsumerOrderInfoManager.java"""
 
     table: dict[tuple[str, str], dict[int, OrderInfo]] = field(default_factory=dict)
+    lock_manager: ConsumerOrderInfoLockManager = field(default_factory=ConsumerOrderInfoLockManager)
 
     def update(
         self,
@@ -144,9 +182,7 @@ class ConsumerOrderInfoManager:
         (queue offset -> count, 0 for a first reading): what the broker reports in ``orderCountInfo`` and the
         client turns into each message's reconsume times. Mirrors: #update"""
         check_str_or_none(attempt_id, "attempt_id")
-        check_str(topic, "topic")
-        check_str(group, "group")
-        check_int(queue_id, "queue_id", 0)
+        _check_queue(topic, group, queue_id)
         check_time(pop_time, "pop_time")
         check_int(invisible_time, "invisible_time", 0)
         check_time(now_ms)
@@ -159,6 +195,7 @@ class ConsumerOrderInfoManager:
         if old is not None:
             info.merge_offset_consumed_count(old.attempt_id, old.offset_list, old.offset_consumed_count)
         queues[queue_id] = info
+        self.lock_manager.update_lock_free_timestamp(topic, group, queue_id, info, now_ms)
         counts = info.offset_consumed_count or {}
         return {offset: counts.get(offset, 0) for offset in queue_offsets}
 
@@ -166,22 +203,28 @@ class ConsumerOrderInfoManager:
         self, attempt_id: str | None, topic: str, group: str, queue_id: int, invisible_time: int, now_ms: int
     ) -> bool:
         """Whether an orderly pop with ``attempt_id`` must skip the queue. Mirrors: #checkBlock"""
+        _check_queue(topic, group, queue_id)
         check_time(now_ms)
         info = self.table.get((topic, group), {}).get(queue_id)
         return info is not None and info.need_block(attempt_id, invisible_time, now_ms)
 
     def clear_block(self, topic: str, group: str, queue_id: int) -> None:
         """Forget the queue's batch (an offset reset). Mirrors: #clearBlock"""
+        _check_queue(topic, group, queue_id)
         queues = self.table.get((topic, group))
         if queues is not None:
             queues.pop(queue_id, None)
 
-    def commit_and_next(self, topic: str, group: str, queue_id: int, queue_offset: int, pop_time: int) -> int:
+    def commit_and_next(
+        self, topic: str, group: str, queue_id: int, queue_offset: int, pop_time: int, now_ms: int
+    ) -> int:
         """Mark one message of the batch acked; return the offset to commit, :data:`ORDER_INFO_ILLEGAL` (-1) for
         an offset the batch does not hold, or :data:`ORDER_INFO_NO_COMMIT` (-2) for an ack of an older batch.
         With no batch recorded, the offset just past the acked one. Mirrors: #commitAndNext"""
+        _check_queue(topic, group, queue_id)
         check_int(queue_offset, "queue_offset")
         check_time(pop_time, "pop_time")
+        check_time(now_ms)
         info = self.table.get((topic, group), {}).get(queue_id)
         if info is None:
             return queue_offset + 1
@@ -193,22 +236,39 @@ class ConsumerOrderInfoManager:
         if queue_offset not in offsets:
             return ORDER_INFO_ILLEGAL
         info.commit_offset_bit |= 1 << offsets.index(queue_offset)
+        self.lock_manager.update_lock_free_timestamp(topic, group, queue_id, info, now_ms)
         return info.next_offset()
 
     def update_next_visible_time(
-        self, topic: str, group: str, queue_id: int, queue_offset: int, pop_time: int, next_visible_time: int
+        self,
+        topic: str,
+        group: str,
+        queue_id: int,
+        queue_offset: int,
+        pop_time: int,
+        next_visible_time: int,
+        now_ms: int,
     ) -> None:
         """A change of invisible time for one message of the current batch (ignored for an older batch).
         Mirrors: #updateNextVisibleTime"""
+        _check_queue(topic, group, queue_id)
         check_int(queue_offset, "queue_offset")
         check_time(pop_time, "pop_time")
         check_time(next_visible_time, "next_visible_time")
+        check_time(now_ms)
         info = self.table.get((topic, group), {}).get(queue_id)
         if info is None or pop_time != info.pop_time:
             return
         if info.offset_next_visible_time is None:
             info.offset_next_visible_time = {}
         info.offset_next_visible_time[queue_offset] = next_visible_time
+        self.lock_manager.update_lock_free_timestamp(topic, group, queue_id, info, now_ms)
 
 
-__all__ = ["ORDER_INFO_ILLEGAL", "ORDER_INFO_NO_COMMIT", "ConsumerOrderInfoManager", "OrderInfo"]
+__all__ = [
+    "ORDER_INFO_ILLEGAL",
+    "ORDER_INFO_NO_COMMIT",
+    "ConsumerOrderInfoLockManager",
+    "ConsumerOrderInfoManager",
+    "OrderInfo",
+]

@@ -601,35 +601,60 @@ class PopMessageProcessor:
 
     def ack_orderly(
         self, handle: AckHandle, now_ms: int, long_polling: PopLongPollingService | None = None
-    ) -> tuple[ResponseCode, object | None]:
+    ) -> tuple[ResponseCode, list[object]]:
         """Ack one message an orderly pop lent: the group's offset moves to the batch's first unacked message (past
         the batch once all are acked); an ack behind the committed offset, or of an older batch, changes nothing.
-        When the queue stops blocking, the first pop held under this queue's own key in ``long_polling`` is woken
-        (not one held for "any queue", -1): returned for the caller to run again.
+        When the queue stops blocking, the ack wakes the first pop held under this queue's own key in
+        ``long_polling``; then the queue's lock-free timer, due at once, wakes a pop held for any queue (-1) if
+        messages wait (:meth:`notify_lock_free`). Returns the woken requests, for the caller to run again.
 
         Mirrors: AckMessageProcessor.java#ackOrderly (offset resets not modelled)
         """
         check_time(now_ms)
         error = self._validate_handle(handle, upper_inclusive=True)
         if error is not None:
-            return error, None
+            return error, []
         if not handle.is_order:
             raise ValueError(f"handle was not lent by an orderly pop (revive queue {handle.revive_qid}, not 999)")
         topic, group, queue_id = handle.topic, handle.group, handle.queue_id
         if handle.queue_offset < self.store.query_offset(group, topic, queue_id):
-            return ResponseCode.SUCCESS, None
+            return ResponseCode.SUCCESS, []
         orders = self.consumer_order_info
-        next_offset = orders.commit_and_next(topic, group, queue_id, handle.queue_offset, handle.pop_time)
+        next_offset = orders.commit_and_next(topic, group, queue_id, handle.queue_offset, handle.pop_time, now_ms)
         self.ack_log.append((now_ms, handle, next_offset > ORDER_INFO_ILLEGAL))
         if next_offset == ORDER_INFO_ILLEGAL:
-            return ResponseCode.MESSAGE_ILLEGAL, None
-        woken = None
+            return ResponseCode.MESSAGE_ILLEGAL, []
+        woken: list[object] = []
         if next_offset > ORDER_INFO_ILLEGAL:
             self.store.commit_offset(group, topic, queue_id, next_offset)
-            if not orders.check_block(None, topic, group, queue_id, handle.invisible_time, now_ms):
-                if long_polling is not None:
-                    woken = long_polling.notify_queue(topic, queue_id, group)
+            if long_polling is not None:
+                if not orders.check_block(None, topic, group, queue_id, handle.invisible_time, now_ms):
+                    request = long_polling.notify_queue(topic, queue_id, group)
+                    woken += [] if request is None else [request]
+                woken += self.notify_lock_free(now_ms, long_polling)
         return ResponseCode.SUCCESS, woken
+
+    def notify_lock_free(self, now_ms: int, long_polling: PopLongPollingService) -> list[object]:
+        """Fire every lock-free timer due by ``now_ms`` (ConsumerOrderInfoLockManager's): for each queue that still
+        has messages past the group's offset, wake the first pop held for any queue (-1), or else one held for that
+        queue. A driver calls it at :meth:`next_lock_free_ms`. Returns the woken requests.
+
+        Mirrors: ConsumerOrderInfoLockManager#notifyLockIsFree, PopMessageProcessor.java#notifyLongPollingRequestIfNeed
+        """
+        check_time(now_ms)
+        check_instance(long_polling, "long_polling", PopLongPollingService)
+        woken: list[object] = []
+        for topic, group, queue_id in self.consumer_order_info.lock_manager.take_due(now_ms):
+            if self.store.get_max_offset(topic, queue_id) > self.store.query_offset(group, topic, queue_id):
+                request = long_polling.notify_queue(topic, -1, group)
+                if request is None:
+                    request = long_polling.notify_queue(topic, queue_id, group)
+                woken += [] if request is None else [request]
+        return woken
+
+    def next_lock_free_ms(self) -> int | None:
+        """When the next lock-free timer fires, or None."""
+        return self.consumer_order_info.lock_manager.next_due_ms()
 
     def change_invisible_time(
         self, handle: AckHandle, invisible_time: int, now_ms
@@ -684,7 +709,7 @@ class PopMessageProcessor:
             return ResponseCode.SUCCESS, None
         next_visible_time = now_ms + invisible_time
         self.consumer_order_info.update_next_visible_time(
-            handle.topic, handle.group, handle.queue_id, handle.queue_offset, handle.pop_time, next_visible_time
+            handle.topic, handle.group, handle.queue_id, handle.queue_offset, handle.pop_time, next_visible_time, now_ms
         )
         return ResponseCode.SUCCESS, replace(handle, invisible_time=next_visible_time - handle.pop_time)
 

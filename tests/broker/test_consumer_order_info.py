@@ -3,7 +3,7 @@
 import pytest
 
 from rmqlib.broker import ConsumerOrderInfoManager, OrderInfo
-from rmqlib.broker.consumer_order_info import ORDER_INFO_ILLEGAL, ORDER_INFO_NO_COMMIT
+from rmqlib.broker.consumer_order_info import ORDER_INFO_ILLEGAL, ORDER_INFO_NO_COMMIT, ConsumerOrderInfoLockManager
 
 
 def lend(manager, offsets, pop_time=100, invisible=30_000, attempt="a1", queue_id=0):
@@ -20,17 +20,17 @@ def test_the_offset_list_is_kept_compact_and_read_back_as_queue_offsets():
 def test_acks_in_any_order_commit_up_to_the_first_unacked_message():
     manager = ConsumerOrderInfoManager()
     lend(manager, [5, 6, 7])
-    assert manager.commit_and_next("T", "G", 0, 6, 100) == 5  # message 5 still out
-    assert manager.commit_and_next("T", "G", 0, 5, 100) == 7
-    assert manager.commit_and_next("T", "G", 0, 7, 100) == 8  # all acked: past the batch
+    assert manager.commit_and_next("T", "G", 0, 6, 100, 300) == 5  # message 5 still out
+    assert manager.commit_and_next("T", "G", 0, 5, 100, 300) == 7
+    assert manager.commit_and_next("T", "G", 0, 7, 100, 300) == 8  # all acked: past the batch
 
 
 def test_an_ack_outside_the_batch_is_illegal_and_one_of_an_older_batch_commits_nothing():
     manager = ConsumerOrderInfoManager()
-    assert manager.commit_and_next("T", "G", 0, 3, 100) == 4  # no batch recorded: just past the ack
+    assert manager.commit_and_next("T", "G", 0, 3, 100, 300) == 4  # no batch recorded: just past the ack
     lend(manager, [5, 6])
-    assert manager.commit_and_next("T", "G", 0, 9, 100) == ORDER_INFO_ILLEGAL
-    assert manager.commit_and_next("T", "G", 0, 5, 99) == ORDER_INFO_NO_COMMIT
+    assert manager.commit_and_next("T", "G", 0, 9, 100, 300) == ORDER_INFO_ILLEGAL
+    assert manager.commit_and_next("T", "G", 0, 5, 99, 300) == ORDER_INFO_NO_COMMIT
 
 
 def test_a_batch_blocks_other_attempts_until_acked_or_visible_again():
@@ -40,17 +40,17 @@ def test_a_batch_blocks_other_attempts_until_acked_or_visible_again():
     assert not manager.check_block("a1", "T", "G", 0, 1000, now_ms=500)  # the same attempt, retried
     assert not manager.check_block("b1", "T", "G", 1, 1000, now_ms=500)  # another queue
     assert not manager.check_block("b1", "T", "G", 0, 1000, now_ms=1100)  # popTime + invisibleTime reached
-    manager.commit_and_next("T", "G", 0, 0, 100)
-    manager.commit_and_next("T", "G", 0, 1, 100)
+    manager.commit_and_next("T", "G", 0, 0, 100, 300)
+    manager.commit_and_next("T", "G", 0, 1, 100, 300)
     assert not manager.check_block("b1", "T", "G", 0, 1000, now_ms=500)
 
 
 def test_a_changed_invisible_time_keeps_only_that_message_out_longer():
     manager = ConsumerOrderInfoManager()
     lend(manager, [0, 1], pop_time=100, invisible=1000)
-    manager.update_next_visible_time("T", "G", 0, 1, 100, 5000)
-    manager.update_next_visible_time("T", "G", 0, 0, 99, 9000)  # an older batch's handle: ignored
-    manager.commit_and_next("T", "G", 0, 0, 100)
+    manager.update_next_visible_time("T", "G", 0, 1, 100, 5000, 400)
+    manager.update_next_visible_time("T", "G", 0, 0, 99, 9000, 400)  # an older batch's handle: ignored
+    manager.commit_and_next("T", "G", 0, 0, 100, 300)
     assert manager.check_block("b1", "T", "G", 0, 1000, now_ms=4999)
     assert not manager.check_block("b1", "T", "G", 0, 1000, now_ms=5000)
     assert manager.table[("T", "G")][0].lock_free_timestamp(4000) == 5000
@@ -79,3 +79,23 @@ def test_bad_batches_are_refused_by_name():
         lend(manager, list(range(65)))  # one bit per message in a Java long
     with pytest.raises(ValueError, match="queue_offsets\\[1\\]"):
         lend(manager, [0, -1])
+
+
+def test_each_change_of_a_batch_moves_its_queue_lock_free_timer():
+    manager = ConsumerOrderInfoManager()
+    timers = manager.lock_manager
+    lend(manager, [0, 1], pop_time=100, invisible=1000)
+    assert timers.due == {("T", "G", 0): 1100} and timers.next_due_ms() == 1100
+    manager.update_next_visible_time("T", "G", 0, 0, 100, 5000, now_ms=200)  # the first unacked one shows at 5000
+    assert timers.due[("T", "G", 0)] == 5000
+    manager.commit_and_next("T", "G", 0, 0, 100, now_ms=300)
+    assert timers.due[("T", "G", 0)] == 1100  # message 1 blocks until its own visible time now
+    manager.commit_and_next("T", "G", 0, 1, 100, now_ms=400)
+    assert timers.due[("T", "G", 0)] == 400  # all acked: free at once
+    assert timers.take_due(399) == [] and timers.take_due(400) == [("T", "G", 0)] and timers.due == {}
+
+
+def test_no_timer_when_notifying_after_a_lock_release_is_off():
+    manager = ConsumerOrderInfoManager(lock_manager=ConsumerOrderInfoLockManager(enabled=False))
+    lend(manager, [0])
+    assert manager.lock_manager.next_due_ms() is None

@@ -462,15 +462,29 @@ def test_an_orderly_pop_of_any_queue_skips_the_blocked_ones_and_never_reads_the_
     assert any(m.is_retry for m in plain.messages)
 
 
-def test_an_orderly_ack_that_ends_the_block_wakes_a_pop_held_for_that_queue_but_not_one_held_for_any_queue():
-    store, pop, _ = setup(1, queues=1)
+def hold_two_orderly_pops(messages):
+    store, pop, _ = setup(messages, queues=1)
     polling = PopLongPollingService()
     lent, _ = pop.process_request("a", polling, "G", "T", 0, 1, 60_000, 0, 0, order=True, attempt_id="a1")
     for name, queue_id in (("any", -1), ("queue-0", 0)):
         held, _ = pop.process_request(name, polling, "G", "T", queue_id, 1, 60_000, 1, 1, order=True, attempt_id=name)
         assert held is None
+    return pop, polling, lent
+
+
+def test_an_orderly_ack_that_ends_the_block_wakes_the_queue_own_held_pop_then_one_for_any_queue_if_messages_wait():
+    pop, polling, lent = hold_two_orderly_pops(1)  # nothing waits past the acked message: the timer wakes nobody
     code, woken = pop.ack_orderly(lent.messages[0].handle, 2, polling)
-    assert code is ResponseCode.SUCCESS and woken == "queue-0" and polling.held == ["any"]
+    assert code is ResponseCode.SUCCESS and woken == ["queue-0"] and polling.held == ["any"]
+    pop, polling, lent = hold_two_orderly_pops(2)  # one more message waits: the lock-free timer wakes "any" too
+    assert pop.ack_orderly(lent.messages[0].handle, 2, polling) == (ResponseCode.SUCCESS, ["queue-0", "any"])
+
+
+def test_a_batch_that_times_out_wakes_a_held_pop_when_its_lock_free_timer_fires():
+    pop, polling, lent = hold_two_orderly_pops(2)
+    assert pop.next_lock_free_ms() == 60_000  # the batch's pop time plus its invisible time
+    assert pop.notify_lock_free(59_999, polling) == []
+    assert pop.notify_lock_free(60_000, polling) == ["any"] and pop.next_lock_free_ms() is None
 
 
 def test_an_orderly_change_of_invisible_time_keeps_the_pop_time_and_moves_only_that_message():

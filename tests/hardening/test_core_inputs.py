@@ -39,6 +39,7 @@ from rmqlib.broker import (
     DefaultConsumerIdsChangeListener,
     MessageStore,
     NotifyMessageArrivingListener,
+    PopLongPollingService,
     PopMessageProcessor,
     PopReviveService,
     PullMessageProcessor,
@@ -927,6 +928,11 @@ ENTRIES = [
         dict(handle=handle(revive_qid=POP_ORDER_REVIVE_QUEUE), now_ms=0),
     ),
     (
+        "PopMessageProcessor.notify_lock_free",
+        lambda now_ms, long_polling: pop_processor().notify_lock_free(now_ms, long_polling),
+        dict(now_ms=0, long_polling=PopLongPollingService()),
+    ),
+    (
         "ConsumerOrderInfoManager.update",
         lambda **kwargs: ConsumerOrderInfoManager().update(**kwargs),
         dict(
@@ -943,7 +949,7 @@ ENTRIES = [
     (
         "ConsumerOrderInfoManager.commit_and_next",
         lambda **kwargs: ConsumerOrderInfoManager().commit_and_next(**kwargs),
-        dict(topic="T", group="G", queue_id=0, queue_offset=0, pop_time=0),
+        dict(topic="T", group="G", queue_id=0, queue_offset=0, pop_time=0, now_ms=0),
     ),
     (
         "PopMessageProcessor.change_invisible_time",
