@@ -57,7 +57,7 @@ class Code(enum.Enum):
 
     OK = 20000
     FORBIDDEN = 40300
-    INTERNAL_SERVER_ERROR = 50000
+    INTERNAL_SERVER_ERROR = 50001
 
 
 class Permission(enum.Enum):
