@@ -223,12 +223,14 @@ class ReceiptHandleManager:
 
     def remove_receipt_handle(self, channel: str, group: str, handle: AckHandle) -> MessageReceiptHandle | None:
         """The client acked (or changed) the message: stop watching it. Mirrors: #removeReceiptHandle"""
+        key = (check_str(channel, "channel"), check_str(group, "group"))
         check_instance(handle, "handle", AckHandle)
-        return self.groups.get((channel, group), {}).pop(_message_key(handle), None)
+        return self.groups.get(key, {}).pop(_message_key(handle), None)
 
     def held(self, channel: str, group: str) -> list[AckHandle]:
         """The handles the proxy watches for one client, as they are now."""
-        return [watched.handle for watched in self.groups.get((channel, group), {}).values()]
+        key = (check_str(channel, "channel"), check_str(group, "group"))
+        return [watched.handle for watched in self.groups.get(key, {}).values()]
 
     def schedule_renew_task(self, now_ms: int, is_online: Callable[[str, str], bool]) -> list[RenewEvent]:
         """The scan every 5 s: a client that is no longer registered (``is_online(channel, group)`` false) has its

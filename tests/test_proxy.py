@@ -172,3 +172,13 @@ def test_a_renewal_of_an_ordinary_pop_moves_its_checkpoint():
     [ck] = broker.checkpoints.values()
     assert (ck.pop_time, ck.revive_time) == (50_000, 110_000)
     assert manager.held("A", "G")[0].pop_time == 50_000
+
+
+def test_the_receipt_handle_manager_names_a_bad_argument():
+    manager = ReceiptHandleManager({})
+    with pytest.raises(TypeError, match="channel"):
+        manager.held(["A"], "G")
+    with pytest.raises(TypeError, match="handle"):
+        manager.remove_receipt_handle("A", "G", None)
+    with pytest.raises(TypeError, match="is_online"):
+        manager.schedule_renew_task(0, None)
