@@ -188,13 +188,14 @@ class MessageReceiptHandle:
     consume_timestamp: int
     renew_times: int = 0
 
-    @property
-    def next_visible_time(self) -> int:
-        return self.handle.pop_time + self.handle.invisible_time
-
 
 def _message_key(handle: AckHandle) -> tuple[str, int, int]:
     return handle.topic, handle.queue_id, handle.queue_offset
+
+
+def _client_key(channel: object, group: object) -> tuple[str, str]:
+    """The proxy's ReceiptHandleGroupKey: a client's channel and its group."""
+    return check_str(channel, "channel"), check_str(group, "group")
 
 
 class ReceiptHandleManager:
@@ -214,22 +215,21 @@ class ReceiptHandleManager:
 
     def add_receipt_handle(self, channel: str, group: str, handle: AckHandle, reconsume_times: int = 0) -> None:
         """A receive handed ``handle``'s message to the client on ``channel``. Mirrors: #addReceiptHandle"""
-        check_str(channel, "channel")
-        check_str(group, "group")
+        key = _client_key(channel, group)
         check_instance(handle, "handle", AckHandle)
         check_int(reconsume_times, "reconsume_times", 0)
         watched = MessageReceiptHandle(handle, reconsume_times, handle.pop_time)
-        self.groups.setdefault((channel, group), {})[_message_key(handle)] = watched
+        self.groups.setdefault(key, {})[_message_key(handle)] = watched
 
     def remove_receipt_handle(self, channel: str, group: str, handle: AckHandle) -> MessageReceiptHandle | None:
         """The client acked (or changed) the message: stop watching it. Mirrors: #removeReceiptHandle"""
-        key = (check_str(channel, "channel"), check_str(group, "group"))
+        key = _client_key(channel, group)
         check_instance(handle, "handle", AckHandle)
         return self.groups.get(key, {}).pop(_message_key(handle), None)
 
     def held(self, channel: str, group: str) -> list[AckHandle]:
         """The handles the proxy watches for one client, as they are now."""
-        key = (check_str(channel, "channel"), check_str(group, "group"))
+        key = _client_key(channel, group)
         return [watched.handle for watched in self.groups.get(key, {}).values()]
 
     def schedule_renew_task(self, now_ms: int, is_online: Callable[[str, str], bool]) -> list[RenewEvent]:
@@ -246,7 +246,7 @@ class ReceiptHandleManager:
                 continue
             watched_by_key = self.groups[(channel, group)]
             for key, watched in list(watched_by_key.items()):
-                if watched.next_visible_time - now_ms > RENEW_AHEAD_TIME_MILLIS:
+                if watched.handle.revive_time - now_ms > RENEW_AHEAD_TIME_MILLIS:  # its next visible time
                     continue
                 if now_ms - watched.consume_timestamp < RENEW_MAX_TIME_MILLIS:
                     renew = RENEW_STRATEGY_MILLIS[min(watched.renew_times, len(RENEW_STRATEGY_MILLIS) - 1)]
@@ -268,7 +268,7 @@ class ReceiptHandleManager:
         """The client on ``channel`` left ``group`` (CLIENT_UNREGISTER, or found offline by the scan): everything it
         held becomes visible again 1 s from now. Mirrors: #clearGroup"""
         check_int(now_ms, "now_ms", 0)
-        watched_by_key = self.groups.pop((check_str(channel, "channel"), check_str(group, "group")), {})
+        watched_by_key = self.groups.pop(_client_key(channel, group), {})
         return [
             self._change(now_ms, RenewKind.CLEAR_GROUP, channel, watched.handle, INVISIBLE_TIME_MILLIS_WHEN_CLEAR)[0]
             for watched in watched_by_key.values()
