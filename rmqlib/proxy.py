@@ -12,7 +12,10 @@ decides which queue each batch comes from, and orderly Pop's blocks
 A push consumer's receive asks the proxy to renew what it hands out (``autoRenew``): the proxy pops with a 60 s
 invisible time, keeps each message invisible while the client holds it (renewing it once it is within 10 s of
 showing, for up to 3 h), and when the client leaves, makes what it held visible again 1 s later
-(:class:`ReceiptHandleManager`).
+(:class:`ReceiptHandleManager`). "Leaves" means the proxy's consumer registry unregisters it: at once when the client
+shuts down (NotifyClientTermination), but for a client that crashes only when the registry's 10 s scan finds its
+last heartbeat (every 10 s) more than 120 s old, as for a silent remoting client: a gRPC client's connection is
+not watched (``ClientActivity``'s telemetry stream only logs an error). :mod:`rmqlib.sim.grpc_fifo` replays it.
 
 Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3):
 
@@ -32,6 +35,7 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerGroupEvent
 from rmqlib.broker.pop import AckHandle, PopMessageProcessor
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.checks import check_bool, check_callable, check_instance, check_int, check_mapping, check_str
@@ -273,6 +277,14 @@ class ReceiptHandleManager:
             self._change(now_ms, RenewKind.CLEAR_GROUP, channel, watched.handle, INVISIBLE_TIME_MILLIS_WHEN_CLEAR)[0]
             for watched in watched_by_key.values()
         ]
+
+    def handle(self, event: ConsumerGroupEvent, group: str, args: tuple[object, ...], now_ms: int) -> None:
+        """The manager's listener on the proxy's consumer registry (a
+        :class:`~rmqlib.broker.consumer_manager.ConsumerManager`): a client that the registry unregisters (its
+        NotifyClientTermination, or the 10 s scan finding its last heartbeat more than 120 s old) has what it held
+        cleared at once. Mirrors: the ConsumerIdsChangeListener DefaultReceiptHandleManager's constructor adds"""
+        if event is ConsumerGroupEvent.CLIENT_UNREGISTER and args and isinstance(args[0], ClientChannelInfo):
+            self.clear_group(args[0].channel, group, now_ms)
 
     def _change(
         self, now_ms: int, kind: RenewKind, channel: str, handle: AckHandle, invisible_time_ms: int

@@ -135,11 +135,37 @@ def test_a_client_that_leaves_has_what_it_held_shown_again_one_second_later():
     broker = _fifo_broker()
     manager = ReceiptHandleManager({"broker-a": broker})
     _receive(broker, manager, "A", 0)
-    events = manager.clear_group("A", "G", 3_000)  # A's connection closed: the proxy unregisters it
+    events = manager.clear_group("A", "G", 3_000)  # A's registration is gone (shut down, or its heartbeats expired)
     assert {(e.kind, e.invisible_time_ms) for e in events} == {(RenewKind.CLEAR_GROUP, 1_000)} and len(events) == 3
     assert manager.held("A", "G") == []
     assert _receive(broker, manager, "B", 3_999) == []
     assert _receive(broker, manager, "B", 4_000) == ["m0", "m1", "m2"]
+
+
+def test_the_manager_listens_on_the_proxys_registry_and_clears_a_client_it_unregisters():
+    from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerGroupEvent, ConsumerManager
+    from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
+
+    broker = _fifo_broker()
+    manager = ReceiptHandleManager({"broker-a": broker})
+    registry = ConsumerManager(listeners=[manager])
+    a, b = ClientChannelInfo("A", "A"), ClientChannelInfo("B", "B")
+    for info in (a, b):
+        registry.register_consumer(
+            "G", info, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
+            ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, 0,
+        )  # fmt: skip
+    _receive(broker, manager, "A", 0)
+    manager.handle(ConsumerGroupEvent.CHANGE, "G", ([b],), 1_000)  # any other event clears nothing
+    assert len(manager.held("A", "G")) == 3 and manager.events == []
+    registry.register_consumer(
+        "G", b, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
+        ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, 100_000,
+    )  # fmt: skip
+    removed = registry.scan_not_active_channel(120_001)  # A's only heartbeat, at 0, is over 120 s old; B's is not
+    assert [info.client_id for _, info in removed] == ["A"]
+    assert manager.held("A", "G") == [] and {e.kind for e in manager.events} == {RenewKind.CLEAR_GROUP}
+    assert _receive(broker, manager, "B", 121_001) == ["m0", "m1", "m2"]
 
 
 def test_the_scan_clears_a_client_it_finds_offline_and_stops_renewing_after_three_hours():
