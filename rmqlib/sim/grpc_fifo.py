@@ -170,8 +170,8 @@ def fifo_handover(
         cleared_before = len(receipts.events)
         for _, info in housekeeping.run_due(now):
             unregistered_ms = now
-            last = info.last_update_timestamp
-            log(now, "proxy", f"unregisters {info.client_id}: its last heartbeat, at {last} ms, is over 120 s old")
+            silent_s = (now - info.last_update_timestamp) // 1000
+            log(now, "proxy", f"unregisters {info.client_id}: its last heartbeat was {silent_s} s ago (over 120 s)")
         if now % RENEW_SCHEDULE_PERIOD_MILLIS == 0:
             receipts.schedule_renew_task(now, is_online)
         for kind in RenewKind:
