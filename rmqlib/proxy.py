@@ -193,8 +193,10 @@ class MessageReceiptHandle:
     renew_times: int = 0
 
 
-def _message_key(handle: AckHandle) -> tuple[str, int, int]:
-    return handle.topic, handle.queue_id, handle.queue_offset
+def _message_key(handle: AckHandle) -> tuple[str, str, int, int]:
+    """Which message a handle lends: its broker, topic, queue and offset (Java keys by the message id, which names
+    the stored message as uniquely; a message redelivered from the retry topic is another stored copy here)."""
+    return handle.broker_name, handle.topic, handle.queue_id, handle.queue_offset
 
 
 def _client_key(channel: object, group: object) -> tuple[str, str]:
@@ -214,7 +216,7 @@ class ReceiptHandleManager:
 
     def __init__(self, brokers: Mapping[str, PopMessageProcessor]) -> None:
         self.brokers = check_mapping(brokers, "brokers")
-        self.groups: dict[tuple[str, str], dict[tuple[str, int, int], MessageReceiptHandle]] = {}
+        self.groups: dict[tuple[str, str], dict[tuple[str, str, int, int], MessageReceiptHandle]] = {}
         self.events: list[RenewEvent] = []
 
     def add_receipt_handle(self, channel: str, group: str, handle: AckHandle, reconsume_times: int = 0) -> None:

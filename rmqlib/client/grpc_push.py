@@ -6,9 +6,9 @@ dropped, a newly assigned one starts receiving. An answer that is not OK changes
 had, and one that never had an assignment keeps none.
 
 Mirrors: ``apache/rocketmq-clients`` java/client/.../impl/consumer/PushConsumerImpl.java (``startUp``'s schedule,
-``scanAssignments``, ``syncProcessQueue``). Not modelled: a process queue dropped because it stopped receiving
-(``ProcessQueue#expired``), and the receiving itself (each process queue's receive is a pop, see
-:mod:`rmqlib.broker.pop`).
+``scanAssignments``, ``syncProcessQueue``) and ProcessQueueImpl.java (its cache and the size of each receive, for
+:mod:`rmqlib.sim.grpc_consumer_node`, which runs the receiving and the consumption). Not modelled: a process queue
+dropped because it stopped receiving (``ProcessQueue#expired``; a queue that keeps long-polling never is).
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from rmqlib.proxy import Code, QueryAssignmentResponse
 
 SCAN_ASSIGNMENTS_INITIAL_DELAY_MS = 1_000  # PushConsumerImpl#startUp: scheduleWithFixedDelay(..., 1, 5, SECONDS)
 SCAN_ASSIGNMENTS_PERIOD_MS = 5_000
+MAX_CACHE_MESSAGE_COUNT = 4_096  # PushConsumerBuilderImpl.maxCacheMessageCount
+RECEIVE_BATCH_SIZE = 32  # PushSubscriptionSettings.receiveBatchSize
+LONG_POLLING_TIMEOUT_MS = 30_000  # PushSubscriptionSettings.longPollingTimeout
+RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS = 1_000  # ProcessQueueImpl
 
 
 class ScanOutcome(enum.Enum):
@@ -32,18 +36,47 @@ class ScanOutcome(enum.Enum):
     SAME = "same"  # the same assignment, process queues synced again
 
 
+class ProcessQueueImpl:
+    """What a gRPC push consumer keeps for one assigned queue: whether it was dropped, and how many received messages
+    it caches (taken in, not yet acked). Mirrors: ProcessQueueImpl.java (``dropped``, ``cachedMessages``)"""
+
+    def __init__(self, mq: MessageQueue) -> None:
+        self.mq = check_instance(mq, "mq", MessageQueue)
+        self.dropped = False
+        self.cached = 0
+
+    def drop(self) -> None:
+        """No more receives for this queue. Mirrors: #drop"""
+        self.dropped = True
+
+    def is_cache_full(self, threshold: int) -> bool:
+        """Mirrors: #isCacheFull (by count; bodies are not modelled)"""
+        return threshold <= self.cached
+
+    def reception_batch_size(self, threshold: int) -> int:
+        """How many messages the next receive asks for: what the cache has room for, at least 1, at most 32.
+        Mirrors: #getReceptionBatchSize"""
+        return min(max(threshold - self.cached, 1), RECEIVE_BATCH_SIZE)
+
+
 class PushConsumerImpl:
     """One gRPC push consumer's assignments and process queues.
 
     ``cache_assignments``: topic -> the last assignment taken (its queues, in the answer's order);
-    ``process_queue_table``: the queues it receives from now.
+    ``process_queue_table``: the queues it receives from now, each with its :class:`ProcessQueueImpl`.
     """
 
     def __init__(self, group: str, client_id: str) -> None:
         self.group = check_str(group, "group")
         self.client_id = check_str(client_id, "client_id")
         self.cache_assignments: dict[str, tuple[MessageQueue, ...]] = {}
-        self.process_queue_table: dict[MessageQueue, None] = {}
+        self.process_queue_table: dict[MessageQueue, ProcessQueueImpl] = {}
+
+    def cache_message_count_threshold_per_queue(self) -> int:
+        """The consumer's cache (4,096 messages) shared among its queues, at least 1 each (0 with none).
+        Mirrors: #cacheMessageCountThresholdPerQueue"""
+        size = len(self.process_queue_table)
+        return 0 if size <= 0 else max(1, MAX_CACHE_MESSAGE_COUNT // size)
 
     def scan_assignments(self, topic: str, response: QueryAssignmentResponse) -> ScanOutcome:
         """Take the proxy's answer for ``topic``. Mirrors: PushConsumerImpl#scanAssignments (one topic's callback)"""
@@ -66,9 +99,10 @@ class PushConsumerImpl:
         Mirrors: PushConsumerImpl#syncProcessQueue"""
         wanted = set(latest)
         for mq in [mq for mq in self.process_queue_table if mq.topic == topic and mq not in wanted]:
-            del self.process_queue_table[mq]
+            self.process_queue_table.pop(mq).drop()
         for mq in latest:
-            self.process_queue_table.setdefault(mq, None)
+            if mq not in self.process_queue_table:
+                self.process_queue_table[mq] = ProcessQueueImpl(mq)
 
     def assigned(self, topic: str) -> list[MessageQueue]:
         """The queues of ``topic`` this consumer receives from now."""
@@ -77,6 +111,7 @@ class PushConsumerImpl:
 
 
 __all__ = [
+    "ProcessQueueImpl",
     "SCAN_ASSIGNMENTS_INITIAL_DELAY_MS",
     "SCAN_ASSIGNMENTS_PERIOD_MS",
     "PushConsumerImpl",

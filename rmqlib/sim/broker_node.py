@@ -170,6 +170,7 @@ class BrokerNode:
         self.pop_polling = PopLongPollingService()  # holds PopCalls
         self.pop_polling_started_ms = int(self.clock.now)  # its scan runs every 20 ms from here
         self.pop_scan_at: int | None = None  # the next scan scheduled
+        self.lock_free_at: int | None = None  # the next lock-free timer scheduled (a FIFO group's pops)
         self.woken_pops: list[PopCall] = []  # woken by arrivals, to run again once the store has dispatched them
 
     def set_topic(self, topic: str, read: int, write: int) -> None:
@@ -246,23 +247,66 @@ class BrokerNode:
         the pop (the answer then goes to ``call.waiter`` once the pop is woken and run again)."""
         now = int(self.clock.now)
         sc = self.scenario
-        result, woken = self.pop.process_request(
-            call,
-            self.pop_polling,
-            sc.consumer_group,
-            call.topic,
-            call.queue_id,
-            sc.pop_batch_nums,
-            sc.pop_invisible_time_ms,
-            call.born_ms,
-            now,
-            call.expression,
-            channel_active=call.channel_active,
-        )
+        proxied = call.proxied
+        if proxied is None:
+            result, woken = self.pop.process_request(
+                call,
+                self.pop_polling,
+                sc.consumer_group,
+                call.topic,
+                call.queue_id,
+                sc.pop_batch_nums,
+                sc.pop_invisible_time_ms,
+                call.born_ms,
+                now,
+                call.expression,
+                channel_active=call.channel_active,
+            )
+        else:
+            result, woken = self.pop.process_request(
+                call, self.pop_polling, sc.consumer_group, call.topic, call.queue_id, proxied.max_msg_nums,
+                proxied.invisible_time_ms, call.born_ms, now, call.expression, proxied.poll_time_ms,
+                call.channel_active, proxied.order, proxied.attempt_id,
+            )  # fmt: skip
+            if proxied.order:
+                self.schedule_lock_free(now)
         self.wake_pops(woken)
         if result is None:
             self.schedule_pop_scan(now)
         return result
+
+    # --- a FIFO group's orderly pops: acks, changes of invisible time and the lock-free timers ------------------
+    def ack_orderly(self, handle, now_ms: int) -> ResponseCode:
+        """An orderly ack (AckMessageProcessor#ackOrderly): the pops it wakes run again, and the lock-free timers
+        move."""
+        code, woken = self.pop.ack_orderly(handle, now_ms, self.pop_polling)
+        self.wake_pops(woken)
+        self.schedule_lock_free(now_ms)
+        return code
+
+    def change_invisible_time(self, handle, invisible_time_ms: int, now_ms: int):
+        """CHANGE_MESSAGE_INVISIBLETIME (ChangeInvisibleTimeProcessor): for an orderly handle the queue's lock-free
+        timer moves with the message's new visible time."""
+        answer = self.pop.change_invisible_time(handle, invisible_time_ms, now_ms)
+        if handle.is_order:
+            self.schedule_lock_free(now_ms)
+        return answer
+
+    def schedule_lock_free(self, now: int) -> None:
+        """Make sure the lock-free timers fire when the next one is due (ConsumerOrderInfoLockManager's timer)."""
+        due = self.pop.next_lock_free_ms()
+        if due is not None and (self.lock_free_at is None or due < self.lock_free_at):
+            self.lock_free_at = due
+            self.clock.later(max(0, due - now), self.lock_free, self.pop_polling)
+
+    def lock_free(self, service) -> None:
+        now = int(self.clock.now)
+        if service is not self.pop_polling or not self.up:
+            return
+        if self.lock_free_at == now:
+            self.lock_free_at = None
+        self.wake_pops(self.pop.notify_lock_free(now, self.pop_polling))
+        self.schedule_lock_free(now)
 
     def wake_pops(self, calls: list) -> None:
         """Run the woken pops again (PopLongPollingService#wakeUp hands them to the pull executor): after what the

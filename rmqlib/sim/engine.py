@@ -37,10 +37,12 @@ from rmqlib.model import MessageQueue
 from rmqlib.sim.broker_node import BrokerNode
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.consumer_node import ConsumerNode
+from rmqlib.sim.grpc_consumer_node import GrpcConsumerNode
+from rmqlib.sim.proxy_node import ProxyNode
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.result import SimResult
 from rmqlib.sim.routes import Routes
-from rmqlib.sim.scenario import POP, BrokerOutage, Scenario, TopicChange
+from rmqlib.sim.scenario import GRPC, POP, BrokerOutage, Scenario, TopicChange
 from rmqlib.sim.shared_views import SharedViews
 from rmqlib.sim.wire import Wire
 
@@ -70,6 +72,15 @@ class Simulation:
             slave.register(0)
         self.routes.start_producers()
         self.views = SharedViews()  # what identical views of the consumers compute once (see shared_views)
+        self.proxy: ProxyNode | None = None
+        if scenario.client is GRPC:  # the members talk to a proxy, never to a broker
+            self.proxy = ProxyNode(scenario, self.clock, self.recorder, self.routes, self.brokers)
+            self.consumers = {
+                spec.client_id: GrpcConsumerNode(spec, scenario, self.clock, self.recorder, self.proxy, self.rng)
+                for spec in scenario.consumers
+            }
+            self.wire.connect(self.brokers, {})
+            return
         self.consumers = {spec.client_id: ConsumerNode(spec, *parts, self.views) for spec in scenario.consumers}
         channels = {}
         for consumer in self.consumers.values():
@@ -142,11 +153,16 @@ class Simulation:
                 clock.process(broker.revive_loop())
                 if broker.up:
                     clock.process(broker.route_info_loop())
+            elif sc.client is GRPC:  # a gRPC group pops: what is not acked in time revives
+                clock.process(broker.revive_loop())
         for slave in self.slaves.values():  # no producer and no held pulls: a slave holds none (see BrokerNode)
             clock.process(slave.housekeeping_loop())
             if not sc.real_time_notify:
                 clock.process(slave.notify_flush_loop())
             clock.process(slave.sync_loop())
+        if self.proxy is not None:
+            clock.process(self.proxy.housekeeping_loop())
+            clock.process(self.proxy.renew_loop())
         for consumer in self.consumers.values():
             clock.process(consumer.start())
         if sc.changes_routes:
@@ -174,7 +190,7 @@ class Simulation:
             stored,
             wall_seconds=time.perf_counter() - wall,
             simpy_events=next(clock._eid),  # simpy numbers every event it schedules
-            never_delivered=self._never_delivered() if sc.consume_mode == POP else None,
+            never_delivered=self._never_delivered() if sc.pops else None,
             unsubscribed=self._unsubscribed() if sc.narrows_subscriptions else None,
         )
 

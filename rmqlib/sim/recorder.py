@@ -12,7 +12,7 @@ import numpy as np
 
 from rmqlib.model import MessageQueue
 from rmqlib.sim.result import ConsumptionLog, EventLog, Interval, SimResult
-from rmqlib.sim.scenario import BROADCASTING, POP, Scenario
+from rmqlib.sim.scenario import BROADCASTING, Scenario
 
 LOAD_BUCKET_MS = 1_000
 
@@ -47,7 +47,7 @@ class Recorder:
     def __init__(self, scenario: Scenario, trace: bool = False):
         self.scenario, self.trace = scenario, trace
         self.broadcasting = scenario.message_model == BROADCASTING
-        self.pop_mode = scenario.consume_mode == POP
+        self.pop_mode = scenario.pops
         self.event_log = EventLog()
         self.counters: defaultdict[str, int] = defaultdict(int)
         self.pulls = self.held = 0  # pull requests sent (pops in Pop mode); pulls the broker held
@@ -138,6 +138,16 @@ class Recorder:
             self.deliver(cid, int(m.uniq_key))
             self.latencies.append(t - m.born_timestamp)
             self.load[cid][int(t) // LOAD_BUCKET_MS] += 1
+
+    def record_popped(self, cid: str, died_at: int | None, item, start_ms: int, now: int) -> None:
+        """One popped message a gRPC member consumed from ``start_ms`` to ``now``: a delivery (unless the member
+        died first) and a line of the consumption log under the queue the message is stored in."""
+        if died_at is not None and now > died_at:
+            return
+        self.record_pop_batch(cid, died_at, [item], start_ms, now)
+        handle = item.handle
+        queue = str(MessageQueue(handle.topic, handle.broker_name, handle.queue_id))
+        self.consumption_log.append(queue, cid, start_ms, now, [handle.queue_offset])
 
     def on_commit(self, broker_name, topic, queue_id, offset, now_ms) -> None:
         """A broker stored an offset: it must not pass a message nobody consumed."""

@@ -43,6 +43,9 @@ EVENT_KINDS = (
     "pop failed",
     "revive",
     "subscription",
+    # a gRPC group's proxy
+    "proxy unregistered",
+    "proxy cleared",
     # routes that change
     "topic change",
     "route",

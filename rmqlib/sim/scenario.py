@@ -32,6 +32,19 @@ class ConsumeMode(StrEnum):
     POP = "POP"
 
 
+class ClientKind(StrEnum):
+    """Which client the group's members run (``Scenario.client``).
+
+    ``REMOTING`` is the 4.x/5.x Java client of apache/rocketmq (``DefaultMQPushConsumer``), which talks to the
+    brokers itself; ``GRPC`` a push consumer of the apache/rocketmq-clients SDKs, which talks to a proxy: it asks the
+    proxy for its assignment and receives through it (always popping), and its group is a FIFO group when
+    ``consume_mode`` is ``ORDERLY`` (``consumeMessageOrderly`` in the subscription group config).
+    """
+
+    REMOTING = "REMOTING"
+    GRPC = "GRPC"
+
+
 class LeaveKind(StrEnum):
     """How a consumer process ends (``ConsumerSpec.leave``)."""
 
@@ -44,6 +57,7 @@ class LeaveKind(StrEnum):
 CLUSTERING, BROADCASTING = MessageModel.CLUSTERING, MessageModel.BROADCASTING
 CONCURRENT, ORDERLY, POP = ConsumeMode.CONCURRENT, ConsumeMode.ORDERLY, ConsumeMode.POP
 SHUTDOWN, CRASH, HOST_LOSS = LeaveKind.SHUTDOWN, LeaveKind.CRASH, LeaveKind.HOST_LOSS
+REMOTING, GRPC = ClientKind.REMOTING, ClientKind.GRPC
 
 
 @dataclass(frozen=True)
@@ -128,6 +142,7 @@ class Scenario:
     strategy: AllocateMessageQueueStrategy | str = field(default_factory=AllocateMessageQueueAveragely)
     message_model: MessageModel = MessageModel.CLUSTERING  # or its name, "CLUSTERING" or "BROADCASTING"
     consume_mode: ConsumeMode = ConsumeMode.CONCURRENT  # or its name: "CONCURRENT", "ORDERLY" or "POP"
+    client: ClientKind = ClientKind.REMOTING  # or its name: "REMOTING" or "GRPC" (through a proxy; see ClientKind)
     produce_rate_per_queue: float = 10.0  # messages per second on every queue of every topic
     consume_time_ms: float = 1.0  # listener time per message
     duration_ms: int = 120_000  # producers run from 0 to duration_ms
@@ -190,7 +205,7 @@ class Scenario:
                 object.__setattr__(self, "strategy", strategy_from_name(self.strategy))
             except ValueError as error:
                 raise ValueError(f"Scenario.strategy: {error}") from None
-        for name, kind in (("message_model", MessageModel), ("consume_mode", ConsumeMode)):
+        for name, kind in (("message_model", MessageModel), ("consume_mode", ConsumeMode), ("client", ClientKind)):
             value = getattr(self, name)
             if type(value) is not kind:  # a name, e.g. from the command line's --set consume_mode=ORDERLY
                 object.__setattr__(self, name, check_enum(value, f"Scenario.{name}", kind))
@@ -211,6 +226,11 @@ class Scenario:
     @property
     def end_ms(self) -> int:
         return self.duration_ms + self.drain_ms
+
+    @property
+    def pops(self) -> bool:
+        """The group pops (Pop mode, or a gRPC group): the broker keeps no per-queue consumption order for it."""
+        return self.consume_mode is ConsumeMode.POP or self.client is ClientKind.GRPC
 
     @property
     def all_brokers(self) -> tuple[str, ...]:
@@ -329,6 +349,19 @@ class Scenario:
             "consume_mode",
             "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)",
         )
+        _need(type(self.client) is ClientKind, "client", "a ClientKind")
+        if self.client is ClientKind.GRPC:
+            _need(
+                self.consume_mode is not ConsumeMode.POP,
+                "consume_mode",
+                "a gRPC group always pops: CONCURRENT (a standard group) or ORDERLY (a FIFO group)",
+            )
+            _need(self.message_model is MessageModel.CLUSTERING, "message_model", "CLUSTERING with the gRPC client")
+            _need(
+                not (self.outages or self.topic_changes or self.slaves),
+                "client",
+                "GRPC is not modelled with broker outages, topic changes or slaves (the proxy never fails either)",
+            )
         _need(
             self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),
             "strategy",

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from rmqlib.sim.scenario import BrokerOutage, ConsumeMode, ConsumerSpec, LeaveKind, Scenario, TopicChange
+from rmqlib.sim.scenario import BrokerOutage, ClientKind, ConsumeMode, ConsumerSpec, LeaveKind, Scenario, TopicChange
 
 
 def client_ids(count: int, start: int = 1) -> list[str]:
@@ -148,6 +148,24 @@ def pop_crash(**overrides) -> Scenario:
     )
 
 
+def grpc_crash(**overrides) -> Scenario:
+    """The same group and crash as :func:`pop_crash`, as gRPC push consumers through a proxy: the proxy keeps renewing
+    what the crashed member held until its heartbeats are 120 s old, so that comes back about two minutes after the
+    crash, not after the 60 s invisible time."""
+    return pop_crash(
+        **{"name": "grpc_crash", "consume_mode": ConsumeMode.CONCURRENT, "client": ClientKind.GRPC, **overrides}
+    )
+
+
+def grpc_fifo_crash(**overrides) -> Scenario:
+    """A FIFO group of gRPC push consumers (``consume_mode`` ORDERLY) on one broker's four queues; one member crashes
+    at 60.03 s with a batch out: the broker blocks that batch's queue until the proxy, about two minutes later, stops
+    renewing it, and then lends it again from its first unacked message, in order."""
+    return pop_crash(
+        **{"name": "grpc_fifo_crash", "consume_mode": ConsumeMode.ORDERLY, "client": ClientKind.GRPC, **overrides}
+    )
+
+
 def pop_broker_outage(**overrides) -> Scenario:
     """Pop consumers over two brokers; broker-b stops at 70 s (its connections close) and is back at 130 s. Pops
     to it fail and go out again 1 s later until the group's assignments leave it out (each broker refreshes its
@@ -245,6 +263,8 @@ ALL = {
         pop_mode,
         pop_crash,
         pop_broker_outage,
+        grpc_crash,
+        grpc_fifo_crash,
         topic_grows,
         broker_joins,
         broker_outage,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from operator import attrgetter
+from typing import NamedTuple
 
 from rmqlib.broker import PullMessageRequest, ResponseCode
 from rmqlib.sim.clock import Clock
@@ -25,16 +26,28 @@ class BrokerUnavailable(Exception):
     """A call to a broker that is down (connection refused, or no answer before the timeout)."""
 
 
+class ProxiedPop(NamedTuple):
+    """What the proxy's pop asks for, where a remoting pop takes the scenario's settings: its batch size, invisible
+    time and poll time, whether it is orderly (a FIFO group's), and the receive's attempt id."""
+
+    max_msg_nums: int
+    invisible_time_ms: int
+    poll_time_ms: int
+    order: bool
+    attempt_id: str
+
+
 class PopCall:
     """One POP_MESSAGE as its broker sees it: the topic and queue (-1: the broker chooses) to pop, the member's
     expression, the time the client sent it (its poll time counts from there), the connection it came on, and
     where its answer goes (``waiter``, a simulated event the client waits on while the broker holds the pop)."""
 
-    __slots__ = ("topic", "queue_id", "expression", "born_ms", "channel_active", "waiter")
+    __slots__ = ("topic", "queue_id", "expression", "born_ms", "channel_active", "waiter", "proxied")
 
-    def __init__(self, topic, queue_id, expression, born_ms, channel_active, waiter):
+    def __init__(self, topic, queue_id, expression, born_ms, channel_active, waiter, proxied=None):
         self.topic, self.queue_id, self.expression, self.born_ms = topic, queue_id, expression, born_ms
         self.channel_active, self.waiter = channel_active, waiter
+        self.proxied: ProxiedPop | None = proxied  # a pop the proxy sends for a gRPC receive, with its own terms
 
     def answer(self, result) -> None:
         """The broker's answer (a PopResult, or BrokerUnavailable) sets off on its way to the client."""

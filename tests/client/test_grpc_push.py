@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmqlib.client.grpc_push import PushConsumerImpl, ScanOutcome
+from rmqlib.client.grpc_push import MAX_CACHE_MESSAGE_COUNT, RECEIVE_BATCH_SIZE, PushConsumerImpl, ScanOutcome
 from rmqlib.namesrv import RouteInfoManager
 from rmqlib.proxy import query_assignment
 
@@ -51,6 +51,33 @@ def test_a_group_turned_fifo_drops_the_any_queue_entries_for_one_per_queue():
     assert sorted((mq.broker_name, mq.queue_id) for mq in member.assigned("T")) == [
         (name, q) for name in ("broker-a", "broker-b") for q in range(4)
     ]
+
+
+def test_a_queue_left_out_of_the_answer_is_dropped_and_the_cache_is_shared_among_the_queues():
+    table = _routes()
+    member = PushConsumerImpl("G", "c0")
+    assert member.cache_message_count_threshold_per_queue() == 0  # no queue, no cache
+    member.scan_assignments("T", _answer(table, fifo=True))
+    queues = dict(member.process_queue_table)
+    assert member.cache_message_count_threshold_per_queue() == MAX_CACHE_MESSAGE_COUNT // 8
+    member.scan_assignments("T", _answer(table))  # back to one entry per broker: the eight queues go
+    assert all(pq.dropped for pq in queues.values()) and not any(
+        pq.dropped for pq in member.process_queue_table.values()
+    )
+    assert member.cache_message_count_threshold_per_queue() == MAX_CACHE_MESSAGE_COUNT // 2
+
+
+def test_a_receive_asks_for_what_the_cache_has_room_for_between_one_and_32():
+    table = _routes()
+    member = PushConsumerImpl("G", "c0")
+    member.scan_assignments("T", _answer(table))
+    pq = next(iter(member.process_queue_table.values()))
+    threshold = member.cache_message_count_threshold_per_queue()
+    assert pq.reception_batch_size(threshold) == RECEIVE_BATCH_SIZE
+    pq.cached = threshold - 5
+    assert pq.reception_batch_size(threshold) == 5 and not pq.is_cache_full(threshold)
+    pq.cached = threshold
+    assert pq.reception_batch_size(threshold) == 1 and pq.is_cache_full(threshold)
 
 
 def test_bad_arguments_are_named():

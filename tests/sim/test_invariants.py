@@ -70,7 +70,7 @@ def test_at_least_once_nothing_lost_and_only_produced_messages_delivered(name, s
     else:  # a group whose members disagree loses what the broker's one subscription filters out: test_subscriptions.py
         assert result.lost
     assert set(result.delivered) == set(range(result.produced))
-    if result.scenario.consume_mode != POP:
+    if result.scenario.consume_mode != POP:  # a gRPC group logs each message it consumes, from the queue it is in
         consumed = sum(len(batch.offsets) for batches in result.consumption.values() for batch in batches)
         assert consumed == sum(result.delivered.values())
 

@@ -1,0 +1,94 @@
+"""A gRPC group in the simulator: members ask the proxy, pop through it, and are dropped only by their heartbeats."""
+
+import pytest
+
+from rmqlib.sim import ConsumerSpec, scenarios, simulate
+from rmqlib.sim.grpc_consumer_node import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS
+
+SEEDS = [1, 2]
+
+
+def crash_of(result):
+    [leave] = result.events_of("leave")
+    return leave
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_what_a_crashed_member_held_waits_for_the_proxy_to_drop_it_not_for_the_invisible_time(seed):
+    grpc, pop = simulate(scenarios.grpc_crash(), seed=seed), simulate(scenarios.pop_crash(), seed=seed)
+    crash = crash_of(grpc)
+    [dropped] = grpc.events_of("proxy unregistered")
+    assert dropped.who == crash.who
+    # the registry's 10 s scan drops a client whose last heartbeat (1 s after start, then every 10 s) is over 120 s old
+    member = next(s for s in grpc.scenario.consumers if s.client_id == crash.who)
+    beats = [t for t in range(member.join_ms + HEART_BEAT_INITIAL_DELAY_MS, crash.time_ms + 1, HEART_BEAT_PERIOD_MS)]
+    assert (
+        dropped.time_ms % 10_000 == 0 and 0 < dropped.time_ms - beats[-1] - grpc.scenario.channel_expired_ms <= 10_001
+    )
+    cleared = grpc.events_of("proxy cleared")
+    assert cleared and {e.time_ms for e in cleared} == {dropped.time_ms}
+    # so the longest wait, store to consume, is about two minutes through the proxy, about one without it
+    assert grpc.latencies_ms.max() > dropped.time_ms - crash.time_ms
+    assert pop.latencies_ms.max() < pop.scenario.pop_invisible_time_ms + 20_000 < grpc.latencies_ms.max()
+    for run in (grpc, pop):
+        assert run.lost == [] and run.duplicates == 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_fifo_group_consumes_each_queue_in_order_and_one_member_at_a_time(seed):
+    run = simulate(scenarios.grpc_fifo_crash(), seed=seed)
+    assert run.lost == [] and run.duplicates == 0
+    crash = crash_of(run)
+    assert run.latencies_ms.max() > run.events_of("proxy unregistered")[0].time_ms - crash.time_ms
+    for queue, batches in run.consumption.items():
+        batches = sorted(batches, key=lambda b: (b.start_ms, b.end_ms))
+        offsets = [o for b in batches for o in b.offsets]
+        assert offsets == sorted(offsets), queue  # never out of order, even across the crash
+        assert all(a.end_ms <= b.start_ms for a, b in zip(batches, batches[1:])), queue  # never two at once
+
+
+def test_a_standard_group_does_not_keep_order():
+    run = simulate(scenarios.grpc_crash(consume_time_ms=50.0, produce_rate_per_queue=20.0), seed=1)
+    overlapping = 0
+    for batches in run.consumption.values():
+        batches = sorted(batches, key=lambda b: b.start_ms)
+        overlapping += sum(a.end_ms > b.start_ms for a, b in zip(batches, batches[1:]))
+    assert overlapping > 0  # messages of one queue consumed at once by several threads or members
+
+
+def test_a_member_that_shuts_down_finishes_what_it_runs_and_leaves_the_proxy_at_once():
+    run = simulate(scenarios.grpc_fifo_crash(consumers=_with_leave("shutdown")), seed=1)
+    [leave] = run.events_of("leave")
+    [dropped] = run.events_of("proxy unregistered")
+    assert dropped.detail == "NotifyClientTermination" and dropped.time_ms - leave.time_ms < 35_000
+    assert run.lost == [] and run.duplicates == 0 and run.latencies_ms.max() < 35_000
+    assert "proxy nacked" not in run.counters
+    # a FIFO batch's next message, refused by the shut pool, waits unacked until the proxy clears it 1 s later
+    assert run.counters["proxy clear group"] == run.counters["consumption refused"] >= 1
+    assert {e.time_ms for e in run.events_of("proxy cleared")} <= {dropped.time_ms}
+
+
+def test_a_lost_host_is_dropped_like_a_crash_but_the_proxy_cannot_tell_its_writes_fail():
+    crash = simulate(scenarios.grpc_crash(), seed=1)
+    lost = simulate(scenarios.grpc_crash(consumers=_with_leave("host_loss")), seed=1)
+    assert lost.events_of("proxy unregistered")[0].time_ms == crash.events_of("proxy unregistered")[0].time_ms
+    assert crash.counters.get("proxy nacked", 0) > 0 and "proxy nacked" not in lost.counters
+    assert lost.lost == [] and lost.duplicates == 0
+
+
+def _with_leave(how):
+    base = scenarios.grpc_crash().consumers
+    return base[:-1] + (ConsumerSpec(base[-1].client_id, leave_ms=base[-1].leave_ms, leave=how),)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"consume_mode": "POP"}, "consume_mode"),
+        ({"message_model": "BROADCASTING"}, "message_model"),
+        ({"slaves": ("broker-a",)}, "client"),
+    ],
+)
+def test_what_a_grpc_group_does_not_model_is_refused_by_name(changes, field):
+    with pytest.raises(ValueError, match=field):
+        scenarios.grpc_crash(**changes)
