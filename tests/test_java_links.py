@@ -286,6 +286,13 @@ GRPC_CLIENT_COMMIT = "da8271b572b41b627bcbbdfb5b3310c0c5e4736b"
 GRPC_CLIENT_FILES = {
     "PushConsumerImpl": "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/PushConsumerImpl.java",
     "ClientManagerImpl": "java/client/src/main/java/org/apache/rocketmq/client/java/impl/ClientManagerImpl.java",
+    "ProcessQueueImpl": "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/ProcessQueueImpl.java",
+    "StandardConsumeService": (
+        "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/StandardConsumeService.java"
+    ),
+    "FifoConsumeService": (
+        "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/FifoConsumeService.java"
+    ),
 }
 
 

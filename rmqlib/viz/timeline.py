@@ -47,6 +47,9 @@ TIMELINE_EVENTS: dict[str, str] = {
     # Pop across a broker outage (chapter 11)
     "pop failed": "x-thin-open",
     "revive": "star-open",
+    # a gRPC group's proxy (chapter 11)
+    "proxy unregistered": "square-x-open",
+    "proxy cleared": "circle-open",
 }
 
 PAUSE_COLOR = "rgba(251,13,13,0.18)"
