@@ -39,6 +39,7 @@ from rmqlib.broker import (
     TopicRouteInfoManager,
 )
 from rmqlib.broker.client_manage import ClientManageProcessor
+from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS as POP_POLL
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.broker.send_check import _msg_check_trusted
 from rmqlib.broker.slave_synchronize import SLAVE_SYNC_CHECK_INTERVAL_MS, SLAVE_SYNC_FIRST_DELAY_MS
@@ -247,29 +248,15 @@ class BrokerNode:
         the pop (the answer then goes to ``call.waiter`` once the pop is woken and run again)."""
         now = int(self.clock.now)
         sc = self.scenario
-        proxied = call.proxied
-        if proxied is None:
-            result, woken = self.pop.process_request(
-                call,
-                self.pop_polling,
-                sc.consumer_group,
-                call.topic,
-                call.queue_id,
-                sc.pop_batch_nums,
-                sc.pop_invisible_time_ms,
-                call.born_ms,
-                now,
-                call.expression,
-                channel_active=call.channel_active,
-            )
-        else:
-            result, woken = self.pop.process_request(
-                call, self.pop_polling, sc.consumer_group, call.topic, call.queue_id, proxied.max_msg_nums,
-                proxied.invisible_time_ms, call.born_ms, now, call.expression, proxied.poll_time_ms,
-                call.channel_active, proxied.order, proxied.attempt_id,
-            )  # fmt: skip
-            if proxied.order:
-                self.schedule_lock_free(now)
+        # a gRPC receive's pop comes with the proxy's terms; a remoting pop takes the group's
+        terms = call.proxied or (sc.pop_batch_nums, sc.pop_invisible_time_ms, POP_POLL, False, None)
+        nums, invisible, poll, order, attempt_id = terms
+        result, woken = self.pop.process_request(
+            call, self.pop_polling, sc.consumer_group, call.topic, call.queue_id, nums, invisible, call.born_ms, now,
+            call.expression, poll, call.channel_active, order, attempt_id,
+        )  # fmt: skip
+        if order:
+            self.schedule_lock_free(now)
         self.wake_pops(woken)
         if result is None:
             self.schedule_pop_scan(now)

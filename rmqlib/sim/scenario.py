@@ -229,7 +229,8 @@ class Scenario:
 
     @property
     def pops(self) -> bool:
-        """The group pops (Pop mode, or a gRPC group): the broker keeps no per-queue consumption order for it."""
+        """The group pops (Pop mode, or a gRPC group): brokers lend it messages, so a committed offset says nothing
+        about what was consumed (the recorder checks none)."""
         return self.consume_mode is ConsumeMode.POP or self.client is ClientKind.GRPC
 
     @property
