@@ -250,7 +250,11 @@ class ConsumerNode:
         return [node for node in (master, master.slave) if node.broker_id in ids]
 
     def consume_duration(self, count: int) -> int:
-        return consume_duration(self.scenario, self.rng, count)
+        """Listener time for ``count`` messages: fixed, or a sum of exponential draws (one gamma draw)."""
+        mean = self.scenario.consume_time_ms
+        if self.scenario.consume_time_dist == "exponential" and mean > 0:
+            return math.ceil(self.rng.gammavariate(count, mean))
+        return math.ceil(count * mean)
 
     def sync_ownership(self, now_ms) -> None:
         """Tell the recorder which queues this consumer believes it owns now: the queues it pulls and, in Pop mode,
@@ -1006,14 +1010,6 @@ class ConsumePool:
     def _next(self) -> None:
         while self.waiting and self.busy < self.size:
             self._run(self.waiting.popleft())
-
-
-def consume_duration(scenario: Scenario, rng: random.Random, count: int) -> int:
-    """Listener time for ``count`` messages: fixed, or a sum of exponential draws (one gamma draw)."""
-    mean = scenario.consume_time_ms
-    if scenario.consume_time_dist == "exponential" and mean > 0:
-        return math.ceil(rng.gammavariate(count, mean))
-    return math.ceil(count * mean)
 
 
 def _consume_batches(msgs, size: int) -> list:

@@ -41,7 +41,7 @@ from rmqlib.client.grpc_push import (
 from rmqlib.model import MessageQueue
 from rmqlib.proxy import BROKER_ACTING_QUEUE_ID
 from rmqlib.sim.clock import Clock
-from rmqlib.sim.consumer_node import ConsumePool, consume_duration
+from rmqlib.sim.consumer_node import ConsumePool, ConsumerNode
 from rmqlib.sim.proxy_node import ProxyNode
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import CRASH, ORDERLY, SHUTDOWN, ConsumerSpec, Scenario
@@ -80,6 +80,8 @@ class GrpcConsumerNode:
         self.attempts = 0  # receive attempt ids handed out so far
         jitter = scenario.start_jitter_ms
         self.join_ms = spec.join_ms + (rng.randrange(jitter + 1) if jitter else 0)
+
+    consume_duration = ConsumerNode.consume_duration  # the listener takes as long as a remoting member's
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self):
@@ -243,7 +245,7 @@ class _ConsumeTask:
         if not self.consumer.alive:
             return None
         self.started = now_ms
-        return consume_duration(self.consumer.scenario, self.consumer.rng, 1)
+        return self.consumer.consume_duration(1)
 
     def finish(self, now_ms: int) -> None:
         consumer = self.consumer
