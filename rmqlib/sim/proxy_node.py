@@ -16,8 +16,9 @@ what a gRPC push consumer asks:
 * a heartbeat or the client's settings (ClientActivity): the client is registered (again);
 * NotifyClientTermination: the client is unregistered, and what it still holds is shown again 1 s later.
 
-Modelled as one proxy that never fails, with the brokers in the same process (local mode's calls): a request takes
-``rpc_latency_ms`` from the client to the proxy and as long back; the proxy's calls to a broker take no time.
+Modelled as one proxy in cluster mode that never fails: a request takes ``rpc_latency_ms`` from the client to the
+proxy and as long back, and so does each call of the proxy to a broker (pop, ack, nack); its renewals and clears
+take effect at the broker at once (their answers replace the handles it keeps).
 """
 
 from __future__ import annotations
@@ -76,20 +77,20 @@ class ProxyNode:
             for _, info in self.registry.scan_not_active_channel(now):
                 silent_s = (now - info.last_update_timestamp) // 1000
                 self.recorder.log(now, "proxy unregistered", info.client_id, f"no heartbeat for {silent_s} s")
-                self._count_renewals(now)
+                self._record_invisible_time_changes(now)
 
     def renew_loop(self):
         """DefaultReceiptHandleManager#scheduleRenewTask: from the proxy's start, every 5 s."""
         clock = self.clock
         while True:
             self.receipts.schedule_renew_task(int(clock.now), self._online)
-            self._count_renewals(int(clock.now))
+            self._record_invisible_time_changes(int(clock.now))
             yield clock.timeout(RENEW_SCHEDULE_PERIOD_MILLIS)
 
     def _online(self, channel: str, group: str) -> bool:
         return self.registry.find_channel(group, channel) is not None
 
-    def _count_renewals(self, now: int) -> None:
+    def _record_invisible_time_changes(self, now: int) -> None:
         """Count the changes of invisible time the proxy sent at ``now`` by kind (renew, stop renew, clear group)."""
         events = self.receipts.events
         for event in events:
@@ -115,7 +116,7 @@ class ProxyNode:
         if info is not None:
             self.registry.unregister_consumer(self.group, info, False, now)
             self.recorder.log(now, "proxy unregistered", client_id, "NotifyClientTermination")
-            self._count_renewals(now)
+            self._record_invisible_time_changes(now)
 
     def query_assignment(self, topic: str) -> QueryAssignmentResponse:
         """RouteActivity#queryAssignment, from the name server's route now."""
@@ -128,53 +129,60 @@ class ProxyNode:
         """One ReceiveMessage from ``client`` (a generator its receive loop runs): the messages it gets (a list of
         popped items), once the answer is back at the client."""
         clock, latency = self.clock, self.scenario.rpc_latency_ms
-        sent = int(clock.now)
-        yield clock.timeout(latency)
+        yield clock.timeout(latency)  # the client's request reaches the proxy
         poll_ms = min(max(polling_ms, GRPC_MIN_LONG_POLLING_MS), GRPC_MAX_LONG_POLLING_MS)
         broker = self.brokers[mq.broker_name]
         terms = ProxiedPop(batch, DEFAULT_INVISIBLE_TIME_MILLS, poll_ms, self.fifo, attempt_id)
-        call = PopCall(mq.topic, BROKER_ACTING_QUEUE_ID, expression, sent, _always, clock.event(), terms)
+        call = PopCall(mq.topic, BROKER_ACTING_QUEUE_ID, expression, int(clock.now), _always, clock.event(), terms)
+        yield clock.timeout(latency)  # the proxy's pop reaches the broker
         self.recorder.counters["pops"] += 1
         result = broker.serve_pop(call)
         if result is None:  # held at the broker until woken or its poll time ends
             yield call.waiter
             result = call.waiter.value
+        yield clock.timeout(latency)  # the broker's answer reaches the proxy
         popped = list(result.messages)
-        now = int(clock.now)
         if popped:
             info = self.channels.get(client.cid)
             if info is None or self.registry.find_channel(self.group, info.channel) is None:
-                popped = self._nack(broker, popped, now)  # the client is disconnected: MESSAGE_NOT_FOUND
+                popped = self._nack(popped)  # the client is disconnected: MESSAGE_NOT_FOUND
             else:
                 for item in popped:
                     self.receipts.add_receipt_handle(client.cid, self.group, item.handle, item.message.reconsume_times)
                 if not client.connected:  # its stream is cancelled: writing the answer fails
-                    popped = self._nack(broker, popped, now)
-        yield clock.timeout(latency)
+                    popped = self._nack(popped)
+        yield clock.timeout(latency)  # the answer reaches the client
         return popped if client.alive else []
 
-    def _nack(self, broker, popped, now: int) -> list:
-        """processThrowableWhenWriteMessage: each message visible again 1 s later."""
+    def _nack(self, popped) -> list:
+        """processThrowableWhenWriteMessage: each message's invisible time changed to 1 s, at its broker one network
+        delay later."""
         for item in popped:
-            broker.change_invisible_time(item.handle, NACK_INVISIBLE_TIME_MS, now)
+            broker = self.brokers[item.handle.broker_name]
+            self.clock.later(self.scenario.rpc_latency_ms, self._change_at, broker, item.handle, NACK_INVISIBLE_TIME_MS)
         self.recorder.counters["proxy nacked"] += len(popped)
         return []
 
+    def _change_at(self, broker, handle: AckHandle, invisible_time_ms: int) -> None:
+        broker.change_invisible_time(handle, invisible_time_ms, int(self.clock.now))
+
     def ack(self, client_id: str, handle: AckHandle) -> None:
-        """An ack sent now reaches the proxy one network delay later; the proxy acks the latest handle it holds for
-        the message (each renewal replaces it), or the client's if it holds none."""
+        """An ack sent now reaches the proxy one network delay later; the proxy takes the latest handle it holds for
+        the message (each renewal replaces it), or the client's if it holds none, and acks it at the broker one
+        network delay after that."""
         self.clock.later(self.scenario.rpc_latency_ms, self._ack, client_id, handle)
 
     def _ack(self, client_id: str, handle: AckHandle) -> None:
-        now = int(self.clock.now)
         watched = self.receipts.remove_receipt_handle(client_id, self.group, handle)
         latest = handle if watched is None else watched.handle
-        broker = self.brokers[latest.broker_name]
-        if latest.is_order:
-            broker.ack_orderly(latest, now)
-        else:
-            broker.pop.ack(latest, now)
+        self.clock.later(self.scenario.rpc_latency_ms, self._ack_at, self.brokers[latest.broker_name], latest)
         self.recorder.counters["acks"] += 1
+
+    def _ack_at(self, broker, handle: AckHandle) -> None:
+        if handle.is_order:
+            broker.ack_orderly(handle, int(self.clock.now))
+        else:
+            broker.pop.ack(handle, int(self.clock.now))
 
 
 def _always() -> bool:

@@ -151,7 +151,8 @@ def pop_crash(**overrides) -> Scenario:
 def grpc_crash(**overrides) -> Scenario:
     """The same group and crash as :func:`pop_crash`, as gRPC push consumers through a proxy: the proxy keeps renewing
     what the crashed member held until its heartbeats are 120 s old, so that comes back about two minutes after the
-    crash, not after the 60 s invisible time."""
+    crash, not after the 60 s invisible time; and the messages its waiting receives got just after it died, which the
+    proxy could not write to it, are handed back at once and again two minutes later: consumed twice."""
     return pop_crash(
         **{"name": "grpc_crash", "consume_mode": ConsumeMode.CONCURRENT, "client": ClientKind.GRPC, **overrides}
     )

@@ -30,8 +30,20 @@ def test_what_a_crashed_member_held_waits_for_the_proxy_to_drop_it_not_for_the_i
     # so the longest wait, store to consume, is about two minutes through the proxy, about one without it
     assert grpc.latencies_ms.max() > dropped.time_ms - crash.time_ms
     assert pop.latencies_ms.max() < pop.scenario.pop_invisible_time_ms + 20_000 < grpc.latencies_ms.max()
-    for run in (grpc, pop):
-        assert run.lost == [] and run.duplicates == 0
+    assert grpc.lost == [] == pop.lost and pop.duplicates == 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_crashed_members_receive_answered_after_the_crash_is_handed_back_twice(seed):
+    """The proxy cannot write the answer, so it hands each message back at once (1 s), but it has already taken the
+    messages into the member's receipt handles, renews those until it drops the member, then clears them: each is
+    consumed twice. A FIFO group is spared: by then the group's offset has passed them, and the broker ignores the
+    change."""
+    standard, fifo = simulate(scenarios.grpc_crash(), seed=seed), simulate(scenarios.grpc_fifo_crash(), seed=seed)
+    assert standard.duplicates == standard.counters["proxy nacked"] > 0
+    assert fifo.duplicates == 0 < fifo.counters["proxy nacked"]
+    host_lost = simulate(scenarios.grpc_crash(consumers=_with_leave("host_loss")), seed=seed)
+    assert host_lost.duplicates == 0 and "proxy nacked" not in host_lost.counters  # its stream never closes
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -68,12 +80,11 @@ def test_a_member_that_shuts_down_finishes_what_it_runs_and_leaves_the_proxy_at_
     assert {e.time_ms for e in run.events_of("proxy cleared")} <= {dropped.time_ms}
 
 
-def test_a_lost_host_is_dropped_like_a_crash_but_the_proxy_cannot_tell_its_writes_fail():
+def test_a_lost_host_is_dropped_like_a_crash():
     crash = simulate(scenarios.grpc_crash(), seed=1)
     lost = simulate(scenarios.grpc_crash(consumers=_with_leave("host_loss")), seed=1)
     assert lost.events_of("proxy unregistered")[0].time_ms == crash.events_of("proxy unregistered")[0].time_ms
-    assert crash.counters.get("proxy nacked", 0) > 0 and "proxy nacked" not in lost.counters
-    assert lost.lost == [] and lost.duplicates == 0
+    assert lost.lost == [] and lost.latencies_ms.max() > lost.scenario.channel_expired_ms
 
 
 def _with_leave(how):
