@@ -25,6 +25,10 @@ MAX_CACHE_MESSAGE_COUNT = 4_096  # PushConsumerBuilderImpl.maxCacheMessageCount
 RECEIVE_BATCH_SIZE = 32  # PushSubscriptionSettings.receiveBatchSize
 LONG_POLLING_TIMEOUT_MS = 30_000  # PushSubscriptionSettings.longPollingTimeout
 RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS = 1_000  # ProcessQueueImpl
+HEART_BEAT_INITIAL_DELAY_MS = 1_000  # ClientManagerImpl.HEART_BEAT_INITIAL_DELAY
+HEART_BEAT_PERIOD_MS = 10_000  # ClientManagerImpl.HEART_BEAT_PERIOD
+REQUEST_TIMEOUT_MS = 3_000  # ClientConfiguration's default requestTimeout
+SHUTDOWN_ACK_WAIT_MS = 1_000  # PushConsumerImpl#shutDown sleeps 1 s for the acks before it terminates the client
 
 
 class ScanOutcome(enum.Enum):

@@ -31,10 +31,14 @@ import random
 from collections.abc import Iterator
 
 from rmqlib.client.grpc_push import (
+    HEART_BEAT_INITIAL_DELAY_MS,
+    HEART_BEAT_PERIOD_MS,
     LONG_POLLING_TIMEOUT_MS,
     RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS,
+    REQUEST_TIMEOUT_MS,
     SCAN_ASSIGNMENTS_INITIAL_DELAY_MS,
     SCAN_ASSIGNMENTS_PERIOD_MS,
+    SHUTDOWN_ACK_WAIT_MS,
     ProcessQueueImpl,
     PushConsumerImpl,
 )
@@ -46,10 +50,6 @@ from rmqlib.sim.proxy_node import ProxyNode
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import CRASH, ORDERLY, SHUTDOWN, ConsumerSpec, Scenario
 
-HEART_BEAT_INITIAL_DELAY_MS = 1_000  # ClientManagerImpl.HEART_BEAT_INITIAL_DELAY
-HEART_BEAT_PERIOD_MS = 10_000  # ClientManagerImpl.HEART_BEAT_PERIOD
-REQUEST_TIMEOUT_MS = 3_000  # ClientConfiguration's default requestTimeout
-SHUTDOWN_ACK_WAIT_MS = 1_000  # PushConsumerImpl#shutDown: "sleep 1s to ack message async"
 _WAIT_STEP_MS = 10  # how often a shutdown looks again at what it waits for
 
 

@@ -12,8 +12,8 @@ models of every party, one simulated second at a time:
   :class:`~rmqlib.broker.consumer_manager.ConsumerManager` scanned every 10 s
   (:class:`~rmqlib.broker.consumer_manager.ClientHousekeepingService`, the scan of ClusterServiceManager#init or, in
   local mode, the broker's);
-* the clients' heartbeats, 1 s after start and every 10 s after (ClientManagerImpl ``HEART_BEAT_*``), each of
-  which registers the client again (ClientActivity#heartbeat).
+* the clients' settings at start and their heartbeats, 1 s after start and every 10 s after (ClientManagerImpl
+  ``HEART_BEAT_*``), each of which registers the client (ClientActivity#processAndWriteClientSettings, #heartbeat).
 
 Each second runs, in this order: A's leaving (at ``left_ms``), the heartbeats due, the registry's scan, the
 proxy's renewal scan (every 5 s from 0), then the receives (A's first one at 1 s; B's from 2 s on, every second).
@@ -36,13 +36,11 @@ from enum import StrEnum
 from rmqlib.broker import BrokerConfig, MessageStore, PopMessageProcessor
 from rmqlib.broker.consumer_manager import ClientChannelInfo, ClientHousekeepingService, ConsumerManager
 from rmqlib.checks import check_enum, check_int
+from rmqlib.client.grpc_push import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS, SHUTDOWN_ACK_WAIT_MS
 from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
 from rmqlib.proxy import DEFAULT_INVISIBLE_TIME_MILLS, RENEW_SCHEDULE_PERIOD_MILLIS, ReceiptHandleManager, RenewKind
 
 GROUP, TOPIC = "GID_fifo", "TopicFifo"
-HEART_BEAT_INITIAL_DELAY_MS = 1_000  # ClientManagerImpl.HEART_BEAT_INITIAL_DELAY
-HEART_BEAT_PERIOD_MS = 10_000  # ClientManagerImpl.HEART_BEAT_PERIOD
-SHUTDOWN_ACK_WAIT_MS = 1_000  # PushConsumerImpl#shutDown sleeps 1 s for the acks before it terminates the client
 STEP_MS = 1_000
 
 
@@ -121,7 +119,6 @@ def fifo_handover(
     heartbeating = {"A": True, "B": True}
     timeline: list[tuple[int, str, str]] = []
     unregistered_ms: int | None = None
-    b_attempt = 1
 
     def receive(who: str, attempt_id: str, now_ms: int) -> list[str]:
         got = broker.pop(
@@ -150,17 +147,13 @@ def fifo_handover(
                 log(now, "A", "shuts down: its batch consumed and acked")
             else:
                 heartbeating["A"] = leave is MemberLeave.HANG
-                log(
-                    now,
-                    "A",
-                    {"crash": "crashes", "host_loss": "its host vanishes", "hang": "its listener hangs"}[leave],
-                )
+                log(now, "A", _LEAVING[leave])
         if leave is MemberLeave.SHUTDOWN and now == left_ms + SHUTDOWN_ACK_WAIT_MS:
             heartbeating["A"] = False
             registry.unregister_consumer(GROUP, channels["A"], False, now)  # NotifyClientTermination
             unregistered_ms = now
             log(now, "proxy", "unregisters A (NotifyClientTermination)")
-        if now >= HEART_BEAT_INITIAL_DELAY_MS and (now - HEART_BEAT_INITIAL_DELAY_MS) % HEART_BEAT_PERIOD_MS == 0:
+        if now == 0 or (now - HEART_BEAT_INITIAL_DELAY_MS) % HEART_BEAT_PERIOD_MS == 0:  # settings, then heartbeats
             for who, alive in heartbeating.items():
                 if alive:
                     registry.register_consumer(
@@ -183,7 +176,7 @@ def fifo_handover(
         if now == HEART_BEAT_INITIAL_DELAY_MS:
             log(now, "A", "receives " + ", ".join(receive("A", "A-1", now)))
         elif now > HEART_BEAT_INITIAL_DELAY_MS:
-            got = receive("B", f"B-{b_attempt}", now)
+            got = receive("B", "B-1", now)  # B's receives come back empty, so they keep their attempt id
             if got:
                 log(now, "B", "receives " + ", ".join(got))
                 return FifoHandover(leave, left_ms, unregistered_ms, now, tuple(got), renewals(), tuple(timeline))

@@ -3,6 +3,7 @@
 import pytest
 
 from rmqlib.broker import BrokerConfig
+from rmqlib.client.grpc_push import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS
 from rmqlib.proxy import (
     CUSTOMIZED_RETRY_MILLIS,
     DEFAULT_INVISIBLE_TIME_MILLS,
@@ -11,7 +12,7 @@ from rmqlib.proxy import (
     RENEW_SCHEDULE_PERIOD_MILLIS,
     RENEW_STRATEGY_MILLIS,
 )
-from rmqlib.sim.grpc_fifo import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS, MemberLeave, fifo_handover
+from rmqlib.sim.grpc_fifo import MemberLeave, fifo_handover
 
 SCAN_MS = 10_000  # the registry's housekeeping scan
 EXPIRED_MS = BrokerConfig().channel_expired_timeout

@@ -2,8 +2,8 @@
 
 import pytest
 
+from rmqlib.client.grpc_push import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS
 from rmqlib.sim import ConsumerSpec, scenarios, simulate
-from rmqlib.sim.grpc_consumer_node import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS
 
 SEEDS = [1, 2]
 
