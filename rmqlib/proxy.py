@@ -35,13 +35,13 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerGroupEvent
+from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerGroupEvent, ConsumerManager
 from rmqlib.broker.pop import AckHandle, PopMessageProcessor
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.checks import check_bool, check_callable, check_instance, check_int, check_mapping, check_str
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import TopicRouteData, is_readable, is_writeable
-from rmqlib.protocol import MASTER_ID
+from rmqlib.protocol import MASTER_ID, ConsumeFromWhere, ConsumeType, MessageModel
 
 BROKER_ACTING_QUEUE_ID = -1  # MessageQueueSelector.BROKER_ACTING_QUEUE_ID: "pop from any queue of this broker"
 DEFAULT_INVISIBLE_TIME_MILLS = 60_000  # ProxyConfig.defaultInvisibleTimeMills: an auto-renewed receive's pop
@@ -298,6 +298,16 @@ class ReceiptHandleManager:
         return event, new_handle if code is ResponseCode.SUCCESS else None
 
 
+def register_client(registry: ConsumerManager, group: str, channel_info: ClientChannelInfo, now_ms: int) -> None:
+    """A push consumer's heartbeat, or its settings on the telemetry stream, reaches the proxy: it is registered (again)
+    in ``group`` of the proxy's consumer registry, which stamps its last heartbeat. Mirrors: ClientActivity.java
+    #registerConsumer (a push consumer consumes passively, clustering; its subscriptions are not kept here)"""
+    registry.register_consumer(
+        group, channel_info, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
+        ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, now_ms, update_subscription=False,
+    )  # fmt: skip
+
+
 __all__ = [
     "BROKER_ACTING_QUEUE_ID",
     "DEFAULT_INVISIBLE_TIME_MILLS",
@@ -312,4 +322,5 @@ __all__ = [
     "convert_to_permission",
     "query_assignment",
     "receive_queue",
+    "register_client",
 ]

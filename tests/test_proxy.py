@@ -144,24 +144,18 @@ def test_a_client_that_leaves_has_what_it_held_shown_again_one_second_later():
 
 def test_the_manager_listens_on_the_proxys_registry_and_clears_a_client_it_unregisters():
     from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerGroupEvent, ConsumerManager
-    from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
+    from rmqlib.proxy import register_client
 
     broker = _fifo_broker()
     manager = ReceiptHandleManager({"broker-a": broker})
     registry = ConsumerManager(listeners=[manager])
     a, b = ClientChannelInfo("A", "A"), ClientChannelInfo("B", "B")
     for info in (a, b):
-        registry.register_consumer(
-            "G", info, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
-            ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, 0,
-        )  # fmt: skip
+        register_client(registry, "G", info, 0)
     _receive(broker, manager, "A", 0)
     manager.handle(ConsumerGroupEvent.CHANGE, "G", ([b],), 1_000)  # any other event clears nothing
     assert len(manager.held("A", "G")) == 3 and manager.events == []
-    registry.register_consumer(
-        "G", b, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
-        ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, 100_000,
-    )  # fmt: skip
+    register_client(registry, "G", b, 100_000)
     removed = registry.scan_not_active_channel(120_001)  # A's only heartbeat, at 0, is over 120 s old; B's is not
     assert [info.client_id for _, info in removed] == ["A"]
     assert manager.held("A", "G") == [] and {e.kind for e in manager.events} == {RenewKind.CLEAR_GROUP}

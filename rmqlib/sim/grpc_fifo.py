@@ -37,8 +37,13 @@ from rmqlib.broker import BrokerConfig, MessageStore, PopMessageProcessor
 from rmqlib.broker.consumer_manager import ClientChannelInfo, ClientHousekeepingService, ConsumerManager
 from rmqlib.checks import check_enum, check_int
 from rmqlib.client.grpc_push import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS, SHUTDOWN_ACK_WAIT_MS
-from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
-from rmqlib.proxy import DEFAULT_INVISIBLE_TIME_MILLS, RENEW_SCHEDULE_PERIOD_MILLIS, ReceiptHandleManager, RenewKind
+from rmqlib.proxy import (
+    DEFAULT_INVISIBLE_TIME_MILLS,
+    RENEW_SCHEDULE_PERIOD_MILLIS,
+    ReceiptHandleManager,
+    RenewKind,
+    register_client,
+)
 
 GROUP, TOPIC = "GID_fifo", "TopicFifo"
 STEP_MS = 1_000
@@ -156,10 +161,7 @@ def fifo_handover(
         if now == 0 or (now - HEART_BEAT_INITIAL_DELAY_MS) % HEART_BEAT_PERIOD_MS == 0:  # settings, then heartbeats
             for who, alive in heartbeating.items():
                 if alive:
-                    registry.register_consumer(
-                        GROUP, channels[who], ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
-                        ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, now, update_subscription=False,
-                    )  # fmt: skip
+                    register_client(registry, GROUP, channels[who], now)
         cleared_before = len(receipts.events)
         for _, info in housekeeping.run_due(now):
             unregistered_ms = now

@@ -33,7 +33,6 @@ from rmqlib.broker.consumer_manager import (
 )
 from rmqlib.broker.pop import AckHandle
 from rmqlib.model import MessageQueue
-from rmqlib.protocol import ConsumeFromWhere, ConsumeType, MessageModel
 from rmqlib.proxy import (
     BROKER_ACTING_QUEUE_ID,
     DEFAULT_INVISIBLE_TIME_MILLS,
@@ -42,6 +41,7 @@ from rmqlib.proxy import (
     ReceiptHandleManager,
     RenewKind,
     query_assignment,
+    register_client,
 )
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
@@ -105,10 +105,7 @@ class ProxyNode:
         info = self.channels.get(client_id)
         if info is None:
             info = self.channels[client_id] = ClientChannelInfo(client_id, client_id)
-        self.registry.register_consumer(
-            self.group, info, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
-            ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, now, update_subscription=False,
-        )  # fmt: skip
+        register_client(self.registry, self.group, info, now)
 
     def terminate(self, client_id: str, now: int) -> None:
         """NotifyClientTermination: the client leaves the registry at once, and what it holds is cleared."""
