@@ -188,11 +188,30 @@ class Simulation:
             self.seed,
             [c.cid for c in self.consumers.values() if c.alive],
             stored,
+            self._arrivals(),
             wall_seconds=time.perf_counter() - wall,
             simpy_events=next(clock._eid),  # simpy numbers every event it schedules
             never_delivered=self._never_delivered() if sc.pops else None,
             unsubscribed=self._unsubscribed() if sc.narrows_subscriptions else None,
         )
+
+    def _arrivals(self) -> dict[str, tuple[list[int], list[int]]]:
+        """Per queue of the scenario's topics: its messages' store times and ids, in the order its master stored
+        them."""
+        topics = set(self.scenario.topics)
+        arrivals: dict[str, tuple[list[int], list[int]]] = {}
+        for broker in self.brokers.values():
+            by_queue: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
+            for m in broker.store.commit_log:
+                if m.topic in topics:
+                    found = by_queue.get((m.topic, m.queue_id))
+                    if found is None:
+                        found = by_queue[m.topic, m.queue_id] = ([], [])
+                    found[0].append(m.store_timestamp)
+                    found[1].append(int(m.uniq_key))
+            for (topic, queue_id), found in by_queue.items():
+                arrivals[str(MessageQueue(topic, broker.name, queue_id))] = found
+        return arrivals
 
     def _stored_messages(self):
         """Per queue of the scenario's topics: its topic, its ``str`` and the messages its master's store holds."""

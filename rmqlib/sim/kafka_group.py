@@ -184,6 +184,10 @@ class KafkaGroupSimulation:
             self.seed,
             [m.cid for m in self.members.values() if m.alive],
             stored,
+            {
+                str(mq): ([r.store_timestamp for r in records], [r.msg_id for r in records])
+                for mq, records in self.partitions.log.items()
+            },
             wall_seconds=time.perf_counter() - wall,
             simpy_events=next(clock._eid),
         )

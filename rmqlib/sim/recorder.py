@@ -6,6 +6,7 @@ The nodes tell the :class:`Recorder` what they did; it decides nothing. Message 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -53,6 +54,7 @@ class Recorder:
         self.pulls = self.held = 0  # pull requests sent (pops in Pop mode); pulls the broker held
         self.next_id = 0
         self.delivered: list[int] = []
+        self.first_delivered_ms: list[float] = []  # by message id: when its first listener call on it ended
         self.message_tags: list[str | None] | None = [] if scenario.message_tags else None  # by message id
         self.duplicates = 0
         self.seen_by: defaultdict[str, set] = defaultdict(set)
@@ -76,6 +78,7 @@ class Recorder:
         """The next message's id; ``tag`` is kept when the scenario tags its messages."""
         self.next_id += 1
         self.delivered.append(0)
+        self.first_delivered_ms.append(math.inf)
         if self.message_tags is not None:
             self.message_tags.append(tag)
         return self.next_id - 1
@@ -101,7 +104,7 @@ class Recorder:
         offsets = []
         for k, m in enumerate(msgs):
             t = start_ms + (k + 1) * step
-            deliver(cid, int(m.msg_id))
+            deliver(cid, int(m.msg_id), t)
             latencies.append(t - m.store_timestamp)
             load[int(t) // LOAD_BUCKET_MS] += 1
             offsets.append(m.queue_offset)
@@ -116,17 +119,20 @@ class Recorder:
             self.counters[f"filtered by {by}"] += len(offsets)
             self._tally(mq).consumed(offsets)
 
-    def deliver(self, cid: str, message_id: int) -> None:
-        """Count one listener call on a message; a repeat is a duplicate (per consumer when broadcasting,
-        where every consumer is meant to get every message)."""
+    def deliver(self, cid: str, message_id: int, at_ms: float) -> None:
+        """Count one listener call on a message, ending ``at_ms``; a repeat is a duplicate (per consumer when
+        broadcasting, where every consumer is meant to get every message)."""
+        count = self.delivered[message_id]
         if self.broadcasting:
             seen = self.seen_by[cid]
             if message_id in seen:
                 self.duplicates += 1
             seen.add(message_id)
-        elif self.delivered[message_id]:
+        elif count:
             self.duplicates += 1
-        self.delivered[message_id] += 1
+        if not count:
+            self.first_delivered_ms[message_id] = at_ms
+        self.delivered[message_id] = count + 1
 
     def record_pop_batch(self, cid: str, died_at: int | None, popped, start_ms, now) -> None:
         step = (now - start_ms) / len(popped)
@@ -135,7 +141,7 @@ class Recorder:
             if died_at is not None and t > died_at:
                 break
             m = item.message
-            self.deliver(cid, int(m.uniq_key))
+            self.deliver(cid, int(m.uniq_key), t)
             self.latencies.append(t - m.born_timestamp)
             self.load[cid][int(t) // LOAD_BUCKET_MS] += 1
 
@@ -228,12 +234,15 @@ class Recorder:
         seed: int,
         live_cids,
         stored: dict[str, int],
+        arrivals: dict[str, tuple[list[int], list[int]]],
         wall_seconds: float,
         simpy_events: int,
         never_delivered: dict[str, int] | None = None,
         unsubscribed: tuple[frozenset[int], dict[str, int]] | None = None,
     ) -> SimResult:
-        """Close what is still open at the end of the run and build the :class:`SimResult`."""
+        """Close what is still open at the end of the run and build the :class:`SimResult`. ``stored``: per queue
+        of the scenario's topics, how many messages it holds; ``arrivals``: per such queue, its messages' store
+        times and ids."""
         sc = self.scenario
         end = sc.end_ms
         for cid in live_cids:
@@ -271,7 +280,19 @@ class Recorder:
             message_tags=self.message_tags,
             unsubscribed=frozenset() if unsubscribed is None else unsubscribed[0],
             unsubscribed_stored={} if unsubscribed is None else unsubscribed[1],
+            waits=self._waits(arrivals, frozenset() if unsubscribed is None else unsubscribed[0]),
         )
+
+    def _waits(self, arrivals: dict[str, tuple[list[int], list[int]]], unsubscribed: frozenset[int]):
+        """Per queue: each message's store time and the end of its first listener call (inf: none), as
+        :attr:`SimResult.waits` keeps them; messages the group does not subscribe to are left out."""
+        first = np.asarray(self.first_delivered_ms, dtype=float)
+        waits = {}
+        for queue, (stored_ms, ids) in arrivals.items():
+            ids_array = np.asarray(ids, dtype=np.int64)
+            keep = [i not in unsubscribed for i in ids] if unsubscribed else slice(None)
+            waits[queue] = np.column_stack((np.asarray(stored_ms, dtype=float)[keep], first[ids_array][keep]))
+        return waits
 
 
 def _series(buckets: dict[int, int]) -> list[int]:

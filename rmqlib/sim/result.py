@@ -14,6 +14,26 @@ from rmqlib.checks import check_each, check_int, check_str
 from rmqlib.protocol import MessageModel
 from rmqlib.sim.scenario import Scenario
 
+#: The shortest wait :meth:`SimResult.stalls` counts by default: every message waits a little for its listener.
+STALL_MIN_MS = 1_000
+
+
+def stall_spans(waits: np.ndarray, end_ms: int, min_ms: int) -> list[tuple[int, int]]:
+    """The stalls of one queue (see :meth:`SimResult.stalls`) from its ``waits``: one row per message, its store
+    time and the end of its first listener call (inf: never, so it waits until ``end_ms``)."""
+    if not len(waits):
+        return []
+    order = np.argsort(waits[:, 1], kind="stable")
+    stored, consumed = waits[order, 0], np.minimum(waits[order, 1], end_ms)
+    # While a queue waits for its next consumption the messages waiting can only grow: the stall before the
+    # consumption at consumed[j] began at the earliest store time among the messages consumed from then on.
+    earliest = np.minimum.accumulate(stored[::-1])[::-1]
+    firsts = np.flatnonzero(np.r_[True, consumed[1:] != consumed[:-1]])  # each distinct consumption time
+    start = np.maximum(earliest[firsts], np.where(firsts > 0, consumed[firsts - 1], -np.inf))
+    stop = consumed[firsts]
+    kept = (stop > start) & (stop - start >= min_ms)
+    return list(zip(np.round(start[kept]).astype(int).tolist(), np.round(stop[kept]).astype(int).tolist()))
+
 
 class Event(NamedTuple):
     """One line of the run's log. ``kind`` is one of :data:`EVENT_KINDS`; ``who`` a client id or broker."""
@@ -232,6 +252,9 @@ class SimResult:
     # group is not meant to consume them, so they are not ``lost``. Then per queue, how many it stores.
     unsubscribed: frozenset[int] = frozenset()
     unsubscribed_stored: dict[str, int] = field(default_factory=dict)
+    # Per queue of the scenario's topics, one row per message the group subscribes to: its store time and when its
+    # first listener call ended (inf: none did; when broadcasting, the first member's). What ``stalls`` reads.
+    waits: dict[str, np.ndarray] = field(default_factory=dict)
 
     @cached_property
     def events(self) -> list[Event]:
@@ -331,6 +354,28 @@ class SimResult:
             gaps = [(max(a, lo, since), min(b, hi)) for a, b in gaps for lo, hi in routed]
             result[queue] = [(a, b) for a, b in gaps if b > a and b - a >= min_ms]
         return result
+
+    def stalls(self, min_ms: int = STALL_MIN_MS) -> dict[str, list[tuple[int, int]]]:
+        """Per queue, the stretches of at least ``min_ms`` in which a message waited on the queue and none of the
+        queue's messages was consumed for the first time: the queue stood still with work on it, whatever the
+        cause (no owner, a dead member's batch or lock still held, a broker away, a listener stuck).
+
+        Where :meth:`pauses` asks who believes it owns a queue, this asks whether its messages move, so it sees
+        stalls that ownership cannot show: a Pop or gRPC group, where every member may receive from every queue,
+        has no pauses, but a FIFO queue whose batch a crashed member holds stands still (chapter 11). A message
+        waits from its store time to the end of its first listener call (in BROADCASTING, the first member's), so
+        every message waits a little: ``min_ms`` (default one second) keeps those ordinary waits out. A message
+        never consumed waits to the end of the run.
+        """
+        check_int(min_ms, "min_ms", 0)
+        end = self.scenario.end_ms
+        return {queue: stall_spans(waits, end, min_ms) for queue, waits in self.waits.items()}
+
+    def total_stall_ms(self, min_ms: int = STALL_MIN_MS) -> int:
+        return sum(b - a for spans in self.stalls(min_ms).values() for a, b in spans)
+
+    def longest_stall_ms(self, min_ms: int = STALL_MIN_MS) -> int:
+        return max((b - a for spans in self.stalls(min_ms).values() for a, b in spans), default=0)
 
     def total_pause_ms(self, min_ms: int = 0) -> int:
         return sum(b - a for gaps in self.pauses(min_ms).values() for a, b in gaps)
@@ -493,6 +538,8 @@ class SimResult:
             "duplicates": self.duplicates,
             "pause_ms": self.total_pause_ms(),
             "longest_pause_ms": self.longest_pause_ms(),
+            "stall_ms": self.total_stall_ms(),
+            "longest_stall_ms": self.longest_stall_ms(),
             "latency_p50_ms": self.latency_percentile(50),
             "latency_p99_ms": self.latency_percentile(99),
             "load_imbalance": self.load_imbalance(),
