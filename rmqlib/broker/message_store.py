@@ -568,6 +568,10 @@ class MessageStore:
             return True
         return message_total > MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY - 1
 
+    def queue_messages(self, topic: str, queue_id: int) -> list[StoredMessage]:
+        """Every dispatched message its consume queue still holds, in offset order (a copy of the list)."""
+        return list(self._queue(topic, queue_id).entries)
+
     def look_message_by_offset(self, topic: str, queue_id: int, offset: int) -> StoredMessage | None:
         """The dispatched message at ``offset``, or None if deleted/not yet there."""
         check_int(offset, "offset")

@@ -33,6 +33,8 @@ import gc
 import random
 import time
 
+import numpy as np
+
 from rmqlib.model import MessageQueue
 from rmqlib.sim.broker_node import BrokerNode
 from rmqlib.sim.clock import Clock
@@ -195,22 +197,18 @@ class Simulation:
             unsubscribed=self._unsubscribed() if sc.narrows_subscriptions else None,
         )
 
-    def _arrivals(self) -> dict[str, tuple[list[int], list[int]]]:
-        """Per queue of the scenario's topics: its messages' store times and ids, in the order its master stored
-        them."""
-        topics = set(self.scenario.topics)
-        arrivals: dict[str, tuple[list[int], list[int]]] = {}
+    def _arrivals(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per queue of the scenario's topics: its messages' store times and ids, in offset order."""
+        arrivals = {}
         for broker in self.brokers.values():
-            by_queue: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
-            for m in broker.store.commit_log:
-                if m.topic in topics:
-                    found = by_queue.get((m.topic, m.queue_id))
-                    if found is None:
-                        found = by_queue[m.topic, m.queue_id] = ([], [])
-                    found[0].append(m.store_timestamp)
-                    found[1].append(int(m.uniq_key))
-            for (topic, queue_id), found in by_queue.items():
-                arrivals[str(MessageQueue(topic, broker.name, queue_id))] = found
+            store = broker.store
+            for topic in self.scenario.topics:
+                for queue_id in range(store.topic_queue_nums.get(topic, 0)):
+                    messages = store.queue_messages(topic, queue_id)
+                    arrivals[str(MessageQueue(topic, broker.name, queue_id))] = (
+                        np.array([m.store_timestamp for m in messages], dtype=float),
+                        np.array([m.uniq_key for m in messages], dtype=np.int64),  # the producers' ids, as text
+                    )
         return arrivals
 
     def _stored_messages(self):

@@ -63,6 +63,7 @@ import time
 from collections.abc import Generator, Iterable
 from typing import Any, NamedTuple
 
+import numpy as np
 import simpy
 
 from rmqlib.checks import ArgumentTypeError, check_bool, check_int
@@ -185,7 +186,10 @@ class KafkaGroupSimulation:
             [m.cid for m in self.members.values() if m.alive],
             stored,
             {
-                str(mq): ([r.store_timestamp for r in records], [r.msg_id for r in records])
+                str(mq): (
+                    np.array([r.store_timestamp for r in records], dtype=float),
+                    np.array([r.msg_id for r in records], dtype=np.int64),
+                )
                 for mq, records in self.partitions.log.items()
             },
             wall_seconds=time.perf_counter() - wall,

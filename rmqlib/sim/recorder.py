@@ -234,7 +234,7 @@ class Recorder:
         seed: int,
         live_cids,
         stored: dict[str, int],
-        arrivals: dict[str, tuple[list[int], list[int]]],
+        arrivals: dict[str, tuple[np.ndarray, np.ndarray]],
         wall_seconds: float,
         simpy_events: int,
         never_delivered: dict[str, int] | None = None,
@@ -283,15 +283,15 @@ class Recorder:
             waits=self._waits(arrivals, frozenset() if unsubscribed is None else unsubscribed[0]),
         )
 
-    def _waits(self, arrivals: dict[str, tuple[list[int], list[int]]], unsubscribed: frozenset[int]):
+    def _waits(self, arrivals: dict[str, tuple[np.ndarray, np.ndarray]], unsubscribed: frozenset[int]):
         """Per queue: each message's store time and the end of its first listener call (inf: none), as
         :attr:`SimResult.waits` keeps them; messages the group does not subscribe to are left out."""
         first = np.asarray(self.first_delivered_ms, dtype=float)
+        unsubscribed_ids = np.fromiter(unsubscribed, dtype=np.int64, count=len(unsubscribed))
         waits = {}
         for queue, (stored_ms, ids) in arrivals.items():
-            ids_array = np.asarray(ids, dtype=np.int64)
-            keep = [i not in unsubscribed for i in ids] if unsubscribed else slice(None)
-            waits[queue] = np.column_stack((np.asarray(stored_ms, dtype=float)[keep], first[ids_array][keep]))
+            kept = ~np.isin(ids, unsubscribed_ids)
+            waits[queue] = np.column_stack((stored_ms[kept], first[ids[kept]]))
         return waits
 
 

@@ -33,6 +33,18 @@ def test_put_is_invisible_until_reput():
     assert s.get_message("G", "T", 0, 0, 32).messages == [msg]
 
 
+def test_queue_messages_are_the_dispatched_ones_in_offset_order_as_a_copy():
+    s = store_with(3)
+    late = s.put_message("T", 0, now_ms=9)  # not dispatched yet
+    held = s.queue_messages("T", 0)
+    assert [m.queue_offset for m in held] == [0, 1, 2] and late not in held and s.queue_messages("T", 1) == []
+    held.clear()
+    s.reput(10)
+    assert s.queue_messages("T", 0)[-1] == late and len(s.queue_messages("T", 0)) == 4
+    with pytest.raises(ValueError, match="queue_id"):
+        s.queue_messages("T", 2)
+
+
 def test_reput_notifies_listener_with_offset_plus_one_only_when_long_polling():
     calls = []
     s = MessageStore(message_arriving_listener=lambda *a: calls.append(a))
