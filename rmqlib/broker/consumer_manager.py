@@ -21,6 +21,7 @@ channel. Nothing here sends anything or sleeps.
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
@@ -372,13 +373,18 @@ class DefaultConsumerIdsChangeListener:
         return out
 
 
+#: How many of the latest listener calls ``ConsumerManager.events`` keeps (the model's log, for transcripts).
+LISTENER_EVENTS_KEPT = 1_024
+
+
 class ConsumerManager:
     """All consumer groups known to one broker, and the events they raise.
 
-    ``listeners`` receive ``handle(event, group, args, now_ms)``; every call is
-    also appended to :attr:`events` so a transcript can show REGISTER,
-    CLIENT_UNREGISTER, CHANGE … in order. For CHANGE, ``args[0]`` is the list
-    of :class:`ClientChannelInfo` still in the group.
+    ``listeners`` receive ``handle(event, group, args, now_ms)``; the latest
+    :data:`LISTENER_EVENTS_KEPT` calls are also kept in :attr:`events` (a deque; Java keeps none) so a
+    transcript can show REGISTER, CLIENT_UNREGISTER, CHANGE … in order, while a long run with a big group
+    (a REGISTER per heartbeat, a CHANGE holding every member per join) stays bounded. For CHANGE, ``args[0]``
+    is the list of :class:`ClientChannelInfo` still in the group.
 
     Mirrors: broker/.../client/ConsumerManager.java
     """
@@ -399,7 +405,7 @@ class ConsumerManager:
         self.consumer_table: dict[str, ConsumerGroupInfo] = {}
         self.topic_group_table: dict[str, set[str]] = {}
         self.consumer_compensation_table: dict[str, ConsumerGroupInfo] = {}
-        self.events: list[ListenerEvent] = []
+        self.events: deque[ListenerEvent] = deque(maxlen=LISTENER_EVENTS_KEPT)
         self.closed_channels: list[tuple[int, str]] = []
 
     @property

@@ -13,6 +13,7 @@ from rmqlib.broker import (
     DefaultConsumerIdsChangeListener,
     SubscriptionData,
 )
+from rmqlib.broker.consumer_manager import LISTENER_EVENTS_KEPT
 
 G, T = "DEFAULT_GROUP", "DEFAULT_TOPIC"
 PUSH, CLUSTER, BCAST, LAST = "CONSUME_PASSIVELY", "CLUSTERING", "BROADCASTING", "CONSUME_FROM_LAST_OFFSET"
@@ -49,6 +50,16 @@ def test_consumer_joining_notifies_every_channel_of_the_group():
     assert heartbeat(cm, "ch3", "c3", 20) is True
     sent = listener.drain()
     assert [(n.client_id, n.group, n.time_ms) for n in sent] == [("c1", G, 20), ("c2", G, 20), ("c3", G, 20)]
+
+
+def test_the_listener_log_keeps_only_the_latest_calls():
+    """Every heartbeat is a REGISTER call: a long run must not keep them all (Java keeps none)."""
+    cm, _ = make()
+    for i in range(LISTENER_EVENTS_KEPT + 10):
+        heartbeat(cm, "ch1", "c1", i)
+    assert len(cm.events) == LISTENER_EVENTS_KEPT
+    assert cm.events[-1].time_ms == LISTENER_EVENTS_KEPT + 9 and cm.events[0].time_ms == 10
+    assert {e.event for e in cm.events} == {ConsumerGroupEvent.REGISTER}  # the first heartbeat's CHANGE is gone
 
 
 def test_repeated_heartbeat_changes_nothing_and_notifies_nobody():
@@ -155,7 +166,7 @@ def test_channel_close_event_on_unknown_channel_does_nothing():
     # ConsumerManagerTest#doChannelCloseEventTest
     cm, listener = make()
     assert cm.do_channel_close_event("127.0.0.1", "nope", 0) is False
-    assert cm.events == [] and cm.consumer_table == {}
+    assert list(cm.events) == [] and cm.consumer_table == {}
 
 
 def test_silent_host_removed_only_by_scan_after_120s_without_change_notify():
