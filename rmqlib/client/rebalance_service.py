@@ -11,6 +11,7 @@ driver steps: ask :attr:`RebalanceService.next_run_ms`, call
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from typing import Protocol
 
 from rmqlib.checks import ArgumentTypeError, check_int
@@ -18,6 +19,8 @@ from rmqlib.client.process_queue import check_time
 
 WAIT_INTERVAL = 20_000  # rocketmq.client.rebalance.waitInterval (RebalanceService.java)
 MIN_INTERVAL = 1_000  # rocketmq.client.rebalance.minInterval (RebalanceService.java, 5.2+)
+#: How many of the latest rounds ``RebalanceService.runs`` keeps (the model's log; Java keeps none).
+RUNS_KEPT = 1_024
 
 
 class RebalanceConsumer(Protocol):
@@ -52,7 +55,7 @@ class RebalanceService:
         self._notified_at: int | None = None
         self._scheduled: list[int] = []
         self.last_balanced: bool | None = None
-        self.runs: list[tuple[int, bool]] = []  # (time, balanced) of every round that rebalanced
+        self.runs: deque[tuple[int, bool]] = deque(maxlen=RUNS_KEPT)  # (time, balanced) of the latest rounds
 
     def register(self, consumer: RebalanceConsumer) -> None:
         """Add a consumer (MQClientInstance#registerConsumer); it gets this service as its

@@ -3,6 +3,7 @@
 import pytest
 
 from rmqlib.client import MIN_INTERVAL, WAIT_INTERVAL, RebalanceService
+from rmqlib.client.rebalance_service import RUNS_KEPT
 
 
 class Stub:
@@ -35,7 +36,16 @@ def test_balanced_round_waits_20s_unbalanced_round_1s():
     assert svc.next_run_ms == 41_000
     assert svc.run_due(41_000) is True
     assert svc.next_run_ms == 61_000
-    assert svc.runs == [(20_000, True), (40_000, False), (41_000, True)]
+    assert list(svc.runs) == [(20_000, True), (40_000, False), (41_000, True)]
+
+
+def test_the_round_log_keeps_only_the_latest_rounds():
+    """A consumer runs a round every 20 s for as long as it lives: the log must not keep them all."""
+    svc = RebalanceService(wait_interval=10, min_interval=0)
+    svc.register(Stub([True] * (RUNS_KEPT + 5)))
+    for _ in range(RUNS_KEPT + 5):
+        svc.run_due(svc.next_run_ms)
+    assert len(svc.runs) == RUNS_KEPT and svc.runs[0] == (60, True) and svc.runs[-1] == (10 * (RUNS_KEPT + 5), True)
 
 
 def test_register_attaches_service_to_consumer():
