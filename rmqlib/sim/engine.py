@@ -198,18 +198,15 @@ class Simulation:
         )
 
     def _arrivals(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Per queue of the scenario's topics: its messages' store times and ids, in offset order."""
-        arrivals = {}
-        for broker in self.brokers.values():
-            store = broker.store
-            for topic in self.scenario.topics:
-                for queue_id in range(store.topic_queue_nums.get(topic, 0)):
-                    messages = store.queue_messages(topic, queue_id)
-                    arrivals[str(MessageQueue(topic, broker.name, queue_id))] = (
-                        np.array([m.store_timestamp for m in messages], dtype=float),
-                        np.array([m.uniq_key for m in messages], dtype=np.int64),  # the producers' ids, as text
-                    )
-        return arrivals
+        """Per queue of the scenario's topics: its messages' store times and ids (a message's ``uniq_key`` is the
+        id the recorder gave it, as text), in offset order."""
+        return {
+            queue: (
+                np.array([m.store_timestamp for m in messages], dtype=float),
+                np.array([m.uniq_key for m in messages], dtype=np.int64),
+            )
+            for _, queue, messages in self._stored_messages()
+        }
 
     def _stored_messages(self):
         """Per queue of the scenario's topics: its topic, its ``str`` and the messages its master's store holds."""
@@ -217,9 +214,7 @@ class Simulation:
             store = broker.store
             for topic in self.scenario.topics:
                 for queue_id in range(store.topic_queue_nums.get(topic, 0)):
-                    offsets = range(store.get_min_offset(topic, queue_id), store.get_max_offset(topic, queue_id))
-                    messages = (store.look_message_by_offset(topic, queue_id, offset) for offset in offsets)
-                    yield topic, str(MessageQueue(topic, broker.name, queue_id)), [m for m in messages if m is not None]
+                    yield topic, str(MessageQueue(topic, broker.name, queue_id)), store.queue_messages(topic, queue_id)
 
     def _unsubscribed(self) -> tuple[frozenset[int], dict[str, int]]:
         """The stored messages no consumer subscribes to (to their topic, with an expression that takes their
