@@ -124,3 +124,22 @@ def test_the_summary_carries_the_stalls_and_bad_thresholds_are_refused(fifo_cras
         fifo_crash.stalls(-1)
     with pytest.raises(TypeError, match="min_ms"):
         fifo_crash.stalls(1.5)
+
+
+def test_when_broadcasting_a_message_moves_with_its_first_members_listener_call():
+    """Every member consumes every message; the stall measure takes the earliest member's call on it."""
+    scenario = scenarios.steady_state(message_model="BROADCASTING", duration_ms=30_000, drain_ms=10_000,
+                                      consume_time_dist="exponential")  # so that members finish at different times
+    run = simulate(scenario, seed=1)
+    spread = 0.0
+    for queue, batches in run.consumption.items():
+        first: dict[int, float] = {}
+        for batch in batches:
+            step = (batch.end_ms - batch.start_ms) / len(batch.offsets)
+            for k, offset in enumerate(batch.offsets):
+                done = batch.start_ms + (k + 1) * step
+                spread = max(spread, abs(done - first.get(offset, done)))
+                first[offset] = min(first.get(offset, math.inf), done)
+        assert len({b.consumer for b in batches}) == len(run.scenario.consumers)  # every member read the queue
+        assert run.waits[queue][:, 1].tolist() == [first[offset] for offset in range(len(run.waits[queue]))]
+    assert spread > 0  # the members' calls on one message did end at different times
