@@ -128,8 +128,9 @@ def test_the_summary_carries_the_stalls_and_bad_thresholds_are_refused(fifo_cras
 
 def test_when_broadcasting_a_message_moves_with_its_first_members_listener_call():
     """Every member consumes every message; the stall measure takes the earliest member's call on it."""
-    scenario = scenarios.steady_state(message_model="BROADCASTING", duration_ms=30_000, drain_ms=10_000,
-                                      consume_time_dist="exponential")  # so that members finish at different times
+    scenario = scenarios.steady_state(
+        message_model="BROADCASTING", duration_ms=30_000, drain_ms=10_000, consume_time_dist="exponential"
+    )  # so that members finish at different times
     run = simulate(scenario, seed=1)
     spread = 0.0
     for queue, batches in run.consumption.items():
