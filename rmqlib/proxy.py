@@ -22,6 +22,9 @@ Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3):
 * proxy/.../grpc/v2/route/RouteActivity.java#queryAssignment -- :func:`query_assignment`;
 * proxy/.../service/route/MessageQueueSelector.java (``buildRead``, the broker-acting queues, ``getQueueByBrokerName``,
   ``selectOne``) and grpc/v2/consumer/ReceiveMessageActivity.java#ReceiveMessageQueueSelector -- :func:`receive_queue`;
+* proxy/.../service/route/TopicRouteService.java (``topicCache``), ClusterTopicRouteService.java,
+  MessageQueueView.java and ClusterMessageService.java#resolveBrokerAddrInReceiptHandle -- :class:`TopicRouteService`,
+  :class:`MessageQueueView`;
 * proxy/.../service/receipt/DefaultReceiptHandleManager.java, proxy/.../processor/ReceiptHandleProcessor.java,
   proxy/.../common/RenewStrategyPolicy.java -- :class:`ReceiptHandleManager`.
 
@@ -32,6 +35,7 @@ The answer's broker endpoints are the proxy's own in cluster mode; they are left
 from __future__ import annotations
 
 import enum
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -48,6 +52,9 @@ DEFAULT_INVISIBLE_TIME_MILLS = 60_000  # ProxyConfig.defaultInvisibleTimeMills: 
 RENEW_AHEAD_TIME_MILLIS = 10_000  # ProxyConfig.renewAheadTimeMillis
 RENEW_MAX_TIME_MILLIS = 3 * 3_600_000  # ProxyConfig.renewMaxTimeMillis
 RENEW_SCHEDULE_PERIOD_MILLIS = 5_000  # ProxyConfig.renewSchedulePeriodMillis
+MAX_RENEW_RETRY_TIMES = 3  # ProxyConfig.maxRenewRetryTimes: renewals that failed with an exception, in a row
+TOPIC_ROUTE_CACHE_REFRESH_MS = 20_000  # ProxyConfig.topicRouteServiceCacheRefreshSeconds
+TOPIC_ROUTE_CACHE_EXPIRED_MS = 300_000  # ProxyConfig.topicRouteServiceCacheExpiredSeconds (after the last read)
 INVISIBLE_TIME_MILLIS_WHEN_CLEAR = 1_000  # ProxyConfig.invisibleTimeMillisWhenClear
 RENEW_STRATEGY_MILLIS = (60_000, 180_000, 300_000, 600_000, 1_800_000, 3_600_000)  # RenewStrategyPolicy.next
 # CustomizedRetryPolicy.next, a group's default retry policy: 1 s 5 s 10 s 30 s, 1-10 min, 20 min, 30 min, 1 h, 2 h
@@ -60,6 +67,8 @@ class Code(enum.Enum):
     """The gRPC answer's status codes used here. Mirrors: apache.rocketmq.v2.Code"""
 
     OK = 20000
+    BAD_REQUEST = 40000
+    INVALID_RECEIPT_HANDLE = 40013
     FORBIDDEN = 40300
     INTERNAL_SERVER_ERROR = 50001
 
@@ -143,23 +152,176 @@ def query_assignment(route: TopicRouteData, topic: str, fifo: bool) -> QueryAssi
 def receive_queue(route: TopicRouteData, topic: str, broker_name: str) -> tuple[MessageQueue, str] | None:
     """The queue a receive for a queue of ``broker_name`` pops, and the address it is sent to: queue -1 of that
     broker, whatever queue id the client named, on its master or, with no master, its first slave. None when the
-    route has no readable queue on that broker (Java then picks another broker round-robin, from a random start).
+    route has no readable queue on that broker (the proxy then picks another broker round-robin:
+    :meth:`MessageQueueView.select_receive_queue`).
 
-    Mirrors: ReceiveMessageActivity.ReceiveMessageQueueSelector#select, MessageQueueSelector#buildRead,
-    #buildBrokerActingQueues, #getQueueByBrokerName; TopicRouteWrapper#getMasterAddrPrefer
+    Mirrors: MessageQueueSelector#buildRead, #buildBrokerActingQueues, #getQueueByBrokerName;
+    TopicRouteWrapper#getMasterAddrPrefer
     """
     check_instance(route, "route", TopicRouteData)
     check_str(topic, "topic")
     check_str(broker_name, "broker_name")
-    readable = {data.broker_name for data in route.queue_datas if is_readable(data.perm) and data.read_queue_nums}
-    if broker_name not in readable:
+    return MessageQueueView(topic, route, random.Random(0)).get_queue_by_broker_name(broker_name)
+
+
+class ProxyExceptionCode(enum.Enum):
+    """Why the proxy refused a call itself. Mirrors: proxy/.../common/ProxyExceptionCode.java (the codes used here)"""
+
+    INVALID_BROKER_NAME = "INVALID_BROKER_NAME"
+    FORBIDDEN = "FORBIDDEN"
+    INVALID_RECEIPT_HANDLE = "INVALID_RECEIPT_HANDLE"
+
+
+class ProxyException(Exception):
+    """The proxy refused a call: ``code`` says why. Mirrors: proxy/.../common/ProxyException.java"""
+
+    def __init__(self, code: ProxyExceptionCode, message: str) -> None:
+        super().__init__(f"{code.value}: {message}")
+        self.code = check_instance(code, "code", ProxyExceptionCode)
+
+
+class RemotingConnectException(Exception):
+    """The proxy could not reach a broker at the address it has (the broker is down and its port closed).
+    Mirrors: remoting/.../exception/RemotingConnectException.java"""
+
+
+def status_code(error: BaseException) -> Code:
+    """The status a gRPC client gets for a call the proxy failed with ``error``. Mirrors: ResponseBuilder#buildStatus
+    and GrpcProxyException's code mapping (anything but a ProxyException: INTERNAL_SERVER_ERROR)"""
+    if isinstance(error, ProxyException):
+        return _STATUS_OF_PROXY_EXCEPTION[error.code]
+    return Code.INTERNAL_SERVER_ERROR
+
+
+_STATUS_OF_PROXY_EXCEPTION = {
+    ProxyExceptionCode.INVALID_BROKER_NAME: Code.BAD_REQUEST,
+    ProxyExceptionCode.FORBIDDEN: Code.FORBIDDEN,
+    ProxyExceptionCode.INVALID_RECEIPT_HANDLE: Code.INVALID_RECEIPT_HANDLE,
+}
+
+
+class MessageQueueView:
+    """One topic's route as the proxy caches it: the route itself, what a receive may pop (queue -1 of each broker
+    with readable queues, sorted) and the read selector's round-robin index. Java draws the index's start at random
+    when the view is built; here it is drawn from ``rng`` when first needed (no draw is seen before that). A topic
+    the name server does not know has an empty view.
+
+    Mirrors: proxy/.../service/route/MessageQueueView.java, MessageQueueSelector.java (the read selector: ``buildRead``,
+    ``buildBrokerActingQueues``, ``getQueueByBrokerName``, ``selectOne(true)``), TopicRouteWrapper.java
+    """
+
+    def __init__(self, topic: str, route: TopicRouteData | None, rng: random.Random) -> None:
+        self.topic = check_str(topic, "topic")
+        self.route = TopicRouteData((), ()) if route is None else check_instance(route, "route", TopicRouteData)
+        self.rng = check_instance(rng, "rng", random.Random)
+        self.broker_index: int | None = None
+        self.broker_addrs = {data.broker_name: dict(data.broker_addrs) for data in self.route.broker_datas}
+        acting: dict[str, tuple[MessageQueue, str]] = {}
+        for data in self.route.queue_datas:
+            addrs = self.broker_addrs.get(data.broker_name)
+            if not (is_readable(data.perm) and data.read_queue_nums and addrs):
+                continue
+            address = addrs.get(MASTER_ID, next(iter(addrs.values())))  # getMasterAddrPrefer
+            queue = MessageQueue(topic, data.broker_name, BROKER_ACTING_QUEUE_ID)
+            acting.setdefault(data.broker_name, (queue, address))
+        self.broker_acting_queues = sorted(acting.values())
+
+    def get_queue_by_broker_name(self, broker_name: str) -> tuple[MessageQueue, str] | None:
+        """Queue -1 of ``broker_name`` and its address, or None when the view has no readable queue there."""
+        for queue in self.broker_acting_queues:
+            if queue[0].broker_name == broker_name:
+                return queue
         return None
-    for data in route.broker_datas:
-        if data.broker_name == broker_name and data.broker_addrs:
-            addrs = dict(data.broker_addrs)
-            address = addrs.get(MASTER_ID, data.broker_addrs[0][1])
-            return MessageQueue(topic, broker_name, BROKER_ACTING_QUEUE_ID), address
-    return None
+
+    def select_receive_queue(self, broker_name: str) -> tuple[MessageQueue, str] | None:
+        """What a receive for a queue of ``broker_name`` pops: that broker's queue -1 while the view reads from it,
+        else the next broker's in turn; None when the view reads from no broker at all (the proxy then answers
+        FORBIDDEN "no readable queue"). Mirrors: ReceiveMessageActivity.ReceiveMessageQueueSelector#select"""
+        picked = self.get_queue_by_broker_name(broker_name)
+        if picked is None and self.broker_acting_queues:
+            if self.broker_index is None:
+                self.broker_index = self.rng.randrange(-(2**31), 2**31)  # Random#nextInt
+            picked = self.broker_acting_queues[self.broker_index % len(self.broker_acting_queues)]
+            self.broker_index += 1
+        return picked
+
+    def master_addr(self, broker_name: str) -> str | None:
+        """The address of ``broker_name``'s master in this view (None when only slaves are listed). Raises
+        ``LookupError`` when the view does not list the broker (Java: a NullPointerException).
+        Mirrors: TopicRouteWrapper#getMasterAddr"""
+        addrs = self.broker_addrs.get(broker_name)
+        if addrs is None:
+            raise LookupError(f"the route of {self.topic} lists no broker {broker_name}")
+        return addrs.get(MASTER_ID)
+
+
+@dataclass
+class _CachedView:
+    view: MessageQueueView
+    written_ms: int
+    read_ms: int
+
+
+class TopicRouteService:
+    """The proxy's cache of routes, by topic (Caffeine's ``topicCache``). A read of a topic not cached, or left unread
+    for 300 s, loads it from the name server; a read 20 s or more after its entry was written gets the entry as it
+    is and sets off a reload, which replaces it (the name server answering at once here: Java reloads on a thread
+    pool). A topic the name server does not know loads as an empty view; the name server never fails here, so no
+    reload keeps the old view because of an error. ``load_route(topic)`` is the name server's answer now (a
+    :class:`~rmqlib.namesrv.TopicRouteData`, or None). ``rng`` draws each view's round-robin start.
+
+    Every broker also registers a topic named after itself; the proxy finds a broker's address from that topic's
+    cached route (:meth:`get_broker_addr`).
+
+    Mirrors: proxy/.../service/route/TopicRouteService.java (``topicCache``, ``getAllMessageQueueView``),
+    ClusterTopicRouteService.java (``getCurrentMessageQueueView``, ``getBrokerAddr``)
+    """
+
+    def __init__(
+        self,
+        load_route: Callable[[str], TopicRouteData | None],
+        rng: random.Random,
+        refresh_ms: int = TOPIC_ROUTE_CACHE_REFRESH_MS,
+        expired_ms: int = TOPIC_ROUTE_CACHE_EXPIRED_MS,
+    ) -> None:
+        self.load_route = check_callable(load_route, "load_route")
+        self.rng = check_instance(rng, "rng", random.Random)
+        self.refresh_ms = check_int(refresh_ms, "refresh_ms", 1)
+        self.expired_ms = check_int(expired_ms, "expired_ms", 1)
+        self.cache: dict[str, _CachedView] = {}
+        self.loads = 0  # calls to the name server so far (loads and reloads)
+
+    def _load(self, topic: str) -> MessageQueueView:
+        self.loads += 1
+        return MessageQueueView(topic, self.load_route(topic), self.rng)
+
+    def get_all_message_queue_view(self, topic: str, now_ms: int) -> MessageQueueView:
+        """The view of ``topic`` a read at ``now_ms`` gets (see the class). Mirrors: #getAllMessageQueueView"""
+        check_str(topic, "topic")
+        check_int(now_ms, "now_ms", 0)
+        entry = self.cache.get(topic)
+        if entry is None or now_ms - entry.read_ms >= self.expired_ms:
+            entry = self.cache[topic] = _CachedView(self._load(topic), now_ms, now_ms)
+            return entry.view
+        entry.read_ms = now_ms
+        view = entry.view
+        if now_ms - entry.written_ms >= self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
+            entry.view, entry.written_ms = self._load(topic), now_ms
+        return view
+
+    def get_broker_addr(self, broker_name: str, now_ms: int) -> str | None:
+        """The master address of ``broker_name``, from the cached route of the topic named after it. Raises
+        ``LookupError`` when that route does not list the broker. Mirrors: ClusterTopicRouteService#getBrokerAddr"""
+        return self.get_all_message_queue_view(broker_name, now_ms).master_addr(broker_name)
+
+    def resolve_broker_addr_in_receipt_handle(self, broker_name: str, now_ms: int) -> str | None:
+        """The address an ack or a change of invisible time goes to; a broker the cache cannot find is refused as
+        INVALID_RECEIPT_HANDLE. Mirrors: ClusterMessageService#resolveBrokerAddrInReceiptHandle"""
+        try:
+            return self.get_broker_addr(broker_name, now_ms)
+        except LookupError as error:
+            code = ProxyExceptionCode.INVALID_RECEIPT_HANDLE
+            raise ProxyException(code, f"cannot find broker {broker_name}") from error
 
 
 class RenewKind(enum.Enum):
@@ -172,25 +334,29 @@ class RenewKind(enum.Enum):
 
 @dataclass(frozen=True)
 class RenewEvent:
-    """One change of invisible time the proxy sent to a broker, and the broker's answer."""
+    """One change of invisible time the proxy sent to a broker, and the broker's answer (``code``), or the error the
+    call failed with (``code`` None)."""
 
     time_ms: int
     kind: RenewKind
     channel: str
     handle: AckHandle
     invisible_time_ms: int
-    code: ResponseCode
+    code: ResponseCode | None
+    error: str = ""
 
 
 @dataclass
 class MessageReceiptHandle:
     """A message the proxy handed to a client and watches: the handle it holds now (each renewal replaces it), when it
-    was popped, how many times it was renewed. Mirrors: proxy/.../common/MessageReceiptHandle.java"""
+    was popped, how many times it was renewed, and how many renewals in a row failed with an error.
+    Mirrors: proxy/.../common/MessageReceiptHandle.java"""
 
     handle: AckHandle
     reconsume_times: int
     consume_timestamp: int
     renew_times: int = 0
+    renew_retry_times: int = 0
 
 
 def _message_key(handle: AckHandle) -> tuple[str, str, int, int]:
@@ -208,10 +374,14 @@ class ReceiptHandleManager:
     """What the proxy's clients hold, by (client channel, group), and the renewals that keep it invisible.
 
     The proxy calls the brokers itself: ``brokers`` maps a broker name to its
-    :class:`~rmqlib.broker.pop.PopMessageProcessor`, and each change of invisible time goes to the broker the handle
-    names. Mirrors: DefaultReceiptHandleManager.java (``addReceiptHandle``, ``removeReceiptHandle``,
-    ``scheduleRenewTask``, ``startRenewMessage``, ``clearGroup``) and ReceiptHandleProcessor's listener; a renewal
-    that fails is dropped (Java retries some failures), and the renew worker pool is not modelled.
+    :class:`~rmqlib.broker.pop.PopMessageProcessor` (or anything with its ``change_invisible_time``), and each change
+    of invisible time goes to the broker the handle names. A call may fail with a :class:`ProxyException` or a
+    :class:`RemotingConnectException`: a renewal that fails so is tried again at the next scans, at most 3 times in a
+    row, unless the proxy refused it as INVALID_RECEIPT_HANDLE or INVALID_BROKER_NAME; one the broker answers with
+    anything but SUCCESS is dropped. A dropped message is left to show again when its invisible time ends.
+    Mirrors: DefaultReceiptHandleManager.java (``addReceiptHandle``, ``removeReceiptHandle``, ``scheduleRenewTask``,
+    ``startRenewMessage``, ``renewExceptionNeedRetry``, ``clearGroup``) and ReceiptHandleProcessor's listener; the
+    renew worker pool is not modelled.
     """
 
     def __init__(self, brokers: Mapping[str, PopMessageProcessor]) -> None:
@@ -241,8 +411,8 @@ class ReceiptHandleManager:
     def schedule_renew_task(self, now_ms: int, is_online: Callable[[str, str], bool]) -> list[RenewEvent]:
         """The scan every 5 s: a client that is no longer registered (``is_online(channel, group)`` false) has its
         messages cleared; every other held message within 10 s of showing again is renewed (1 min, then 3, 5, 10,
-        30 min, then 1 h at a time), or, once held for 3 h, handed back after the group's retry delay.
-        Mirrors: #scheduleRenewTask, #startRenewMessage"""
+        30 min, then 1 h at a time), or, once held for 3 h, handed back after the group's retry delay; one whose last
+        3 renewals failed with an error is dropped instead. Mirrors: #scheduleRenewTask, #startRenewMessage"""
         check_int(now_ms, "now_ms", 0)
         check_callable(is_online, "is_online")
         done: list[RenewEvent] = []
@@ -254,14 +424,20 @@ class ReceiptHandleManager:
             for key, watched in list(watched_by_key.items()):
                 if watched.handle.revive_time - now_ms > RENEW_AHEAD_TIME_MILLIS:  # its next visible time
                     continue
+                if watched.renew_retry_times >= MAX_RENEW_RETRY_TIMES:
+                    del watched_by_key[key]
+                    continue
                 if now_ms - watched.consume_timestamp < RENEW_MAX_TIME_MILLIS:
                     renew = RENEW_STRATEGY_MILLIS[min(watched.renew_times, len(RENEW_STRATEGY_MILLIS) - 1)]
                     event, new_handle = self._change(now_ms, RenewKind.RENEW, channel, watched.handle, renew)
-                    if new_handle is None:
-                        del watched_by_key[key]
-                    else:
+                    if new_handle is not None:
                         watched.handle = new_handle
                         watched.renew_times += 1
+                        watched.renew_retry_times = 0
+                    elif event.code is None and _renew_exception_need_retry(event.error):
+                        watched.renew_retry_times += 1
+                    else:
+                        del watched_by_key[key]
                 else:
                     index = min(watched.reconsume_times + 2, len(CUSTOMIZED_RETRY_MILLIS) - 1)
                     kind = RenewKind.STOP_RENEW
@@ -292,10 +468,24 @@ class ReceiptHandleManager:
         self, now_ms: int, kind: RenewKind, channel: str, handle: AckHandle, invisible_time_ms: int
     ) -> tuple[RenewEvent, AckHandle | None]:
         """The listener's changeInvisibleTime on the handle's broker. Mirrors: ReceiptHandleProcessor's listener"""
-        code, new_handle = self.brokers[handle.broker_name].change_invisible_time(handle, invisible_time_ms, now_ms)
+        try:
+            code, new_handle = self.brokers[handle.broker_name].change_invisible_time(handle, invisible_time_ms, now_ms)
+        except (ProxyException, RemotingConnectException) as error:
+            event = RenewEvent(now_ms, kind, channel, handle, invisible_time_ms, None, _error_name(error))
+            self.events.append(event)
+            return event, None
         event = RenewEvent(now_ms, kind, channel, handle, invisible_time_ms, code)
         self.events.append(event)
         return event, new_handle if code is ResponseCode.SUCCESS else None
+
+
+def _error_name(error: Exception) -> str:
+    return error.code.value if isinstance(error, ProxyException) else type(error).__name__
+
+
+def _renew_exception_need_retry(error: str) -> bool:
+    """Mirrors: DefaultReceiptHandleManager#renewExceptionNeedRetry (by the error's name, as a RenewEvent keeps it)"""
+    return error not in (ProxyExceptionCode.INVALID_BROKER_NAME.value, ProxyExceptionCode.INVALID_RECEIPT_HANDLE.value)
 
 
 def register_client(registry: ConsumerManager, group: str, channel_info: ClientChannelInfo, now_ms: int) -> None:
@@ -311,16 +501,23 @@ def register_client(registry: ConsumerManager, group: str, channel_info: ClientC
 __all__ = [
     "BROKER_ACTING_QUEUE_ID",
     "DEFAULT_INVISIBLE_TIME_MILLS",
+    "MAX_RENEW_RETRY_TIMES",
     "Assignment",
     "Code",
+    "MessageQueueView",
     "MessageReceiptHandle",
     "Permission",
+    "ProxyException",
+    "ProxyExceptionCode",
     "QueryAssignmentResponse",
     "ReceiptHandleManager",
+    "RemotingConnectException",
     "RenewEvent",
     "RenewKind",
+    "TopicRouteService",
     "convert_to_permission",
     "query_assignment",
     "receive_queue",
     "register_client",
+    "status_code",
 ]

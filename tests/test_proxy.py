@@ -9,13 +9,22 @@ from rmqlib.namesrv import PERM_READ, PERM_WRITE, QueueData, RouteInfoManager
 from rmqlib.proxy import (
     BROKER_ACTING_QUEUE_ID,
     DEFAULT_INVISIBLE_TIME_MILLS,
+    MAX_RENEW_RETRY_TIMES,
     RENEW_SCHEDULE_PERIOD_MILLIS,
+    TOPIC_ROUTE_CACHE_EXPIRED_MS,
+    TOPIC_ROUTE_CACHE_REFRESH_MS,
     Code,
+    MessageQueueView,
     Permission,
+    ProxyException,
+    ProxyExceptionCode,
     ReceiptHandleManager,
+    RemotingConnectException,
     RenewKind,
+    TopicRouteService,
     query_assignment,
     receive_queue,
+    status_code,
 )
 
 
@@ -77,6 +86,71 @@ def test_a_receive_pops_any_queue_of_the_named_broker_on_its_master_or_else_its_
         MessageQueue("T", "broker-a", -1),
         "broker-a-slave1:10911",
     )
+
+
+def test_a_receive_for_a_broker_the_route_no_longer_reads_pops_the_others_in_turn():
+    import random
+
+    table = _routes()
+    table.register_broker("broker-c", {"T": (1, 1)}, now_ms=0)
+    table.unregister_broker("broker-b")
+    view = MessageQueueView("T", table.pickup_topic_route_data("T"), random.Random(5))
+    assert view.select_receive_queue("broker-a")[0].broker_name == "broker-a"
+    assert view.broker_index is None  # nothing drawn while the named broker is there
+    picked = [view.select_receive_queue("broker-b")[0].broker_name for _ in range(4)]
+    assert sorted(picked[:2]) == ["broker-a", "broker-c"] and picked[2:] == picked[:2]  # round-robin, sorted queues
+    start = random.Random(5).randrange(-(2**31), 2**31)
+    assert picked[0] == ["broker-a", "broker-c"][start % 2]  # from a random start
+    empty = MessageQueueView("T", None, random.Random(5))
+    assert empty.select_receive_queue("broker-a") is None
+    assert query_assignment(empty.route, "T", False).code is Code.FORBIDDEN
+
+
+def test_the_proxys_route_cache_reloads_an_entry_on_the_first_read_20_s_after_it_was_written():
+    import random
+
+    table = _routes()
+    service = TopicRouteService(table.pickup_topic_route_data, random.Random(0))
+    first = service.get_all_message_queue_view("T", 1_000)
+    table.unregister_broker("broker-b")
+    assert service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS - 1) is first
+    assert service.loads == 1
+    # the first read 20 s after the write still gets the old view, and reloads it
+    assert service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS) is first
+    assert service.loads == 2
+    reloaded = service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 1)
+    assert [q.broker_name for q, _ in reloaded.broker_acting_queues] == ["broker-a"]
+    # an entry unread for 300 s is gone: the next read loads it and gets the new view at once
+    table.register_broker("broker-b", {"T": (2, 2)}, now_ms=0)
+    later = 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 1 + TOPIC_ROUTE_CACHE_EXPIRED_MS
+    assert [q.broker_name for q, _ in service.get_all_message_queue_view("T", later).broker_acting_queues] == [
+        "broker-a",
+        "broker-b",
+    ]
+
+
+def test_a_broker_the_cached_route_of_its_own_topic_lacks_is_an_invalid_receipt_handle():
+    import random
+
+    from rmqlib.namesrv import TopicRouteData
+
+    table = _routes()
+
+    def own_topic(name):  # the topic named after each broker lists that broker while the name server has it
+        data = table.broker_addr_table.get(name)
+        return None if data is None else TopicRouteData((), (data,))
+
+    service = TopicRouteService(own_topic, random.Random(0))
+    assert service.resolve_broker_addr_in_receipt_handle("broker-b", 0) == "broker-b:10911"
+    table.unregister_broker("broker-b")
+    assert service.resolve_broker_addr_in_receipt_handle("broker-b", 10_000) == "broker-b:10911"  # cached
+    service.get_broker_addr("broker-b", TOPIC_ROUTE_CACHE_REFRESH_MS)  # the read that reloads it
+    with pytest.raises(ProxyException) as refused:
+        service.resolve_broker_addr_in_receipt_handle("broker-b", TOPIC_ROUTE_CACHE_REFRESH_MS + 1)
+    assert refused.value.code is ProxyExceptionCode.INVALID_RECEIPT_HANDLE
+    assert status_code(refused.value) is Code.INVALID_RECEIPT_HANDLE
+    assert status_code(RemotingConnectException("connect to broker-b failed")) is Code.INTERNAL_SERVER_ERROR
+    assert status_code(ProxyException(ProxyExceptionCode.INVALID_BROKER_NAME, "x")) is Code.BAD_REQUEST
 
 
 def test_bad_arguments_are_named():
@@ -192,6 +266,54 @@ def test_a_renewal_of_an_ordinary_pop_moves_its_checkpoint():
     [ck] = broker.checkpoints.values()
     assert (ck.pop_time, ck.revive_time) == (50_000, 110_000)
     assert manager.held("A", "G")[0].pop_time == 50_000
+
+
+class _Unreachable:
+    """A broker the proxy's calls cannot reach, with ``error`` (then reachable again once ``error`` is None)."""
+
+    def __init__(self, broker, error):
+        self.broker, self.error = broker, error
+
+    def change_invisible_time(self, handle, invisible_time_ms, now_ms):
+        if self.error is not None:
+            raise self.error
+        return self.broker.change_invisible_time(handle, invisible_time_ms, now_ms)
+
+
+def test_a_renewal_that_fails_to_connect_is_tried_at_the_next_scans_then_dropped_after_three():
+    broker = _fifo_broker(1)
+    reach = _Unreachable(broker, RemotingConnectException("connect to broker-a failed"))
+    manager = ReceiptHandleManager({"broker-a": reach})
+    _receive(broker, manager, "A", 0)
+    for now in range(50_000, 80_001, RENEW_SCHEDULE_PERIOD_MILLIS):
+        manager.schedule_renew_task(now, lambda channel, group: True)
+    assert [(e.time_ms, e.code, e.error) for e in manager.events] == [
+        (t, None, "RemotingConnectException") for t in (50_000, 55_000, 60_000)
+    ]
+    assert MAX_RENEW_RETRY_TIMES == 3 and manager.held("A", "G") == []  # dropped at the 65 s scan, without a call
+
+
+def test_a_renewal_retried_once_and_then_answered_starts_counting_again():
+    broker = _fifo_broker(1)
+    reach = _Unreachable(broker, RemotingConnectException("connect to broker-a failed"))
+    manager = ReceiptHandleManager({"broker-a": reach})
+    _receive(broker, manager, "A", 0)
+    manager.schedule_renew_task(50_000, lambda channel, group: True)
+    manager.schedule_renew_task(55_000, lambda channel, group: True)
+    reach.error = None
+    manager.schedule_renew_task(60_000, lambda channel, group: True)  # the 60 s pop has not shown yet
+    assert [e.code for e in manager.events] == [None, None, ResponseCode.SUCCESS]
+    [watched] = manager.groups[("A", "G")].values()
+    assert watched.renew_retry_times == 0 and watched.renew_times == 1
+
+
+def test_a_renewal_the_proxy_refuses_as_an_invalid_receipt_handle_is_dropped_at_once():
+    broker = _fifo_broker(1)
+    error = ProxyException(ProxyExceptionCode.INVALID_RECEIPT_HANDLE, "cannot find broker broker-a")
+    manager = ReceiptHandleManager({"broker-a": _Unreachable(broker, error)})
+    _receive(broker, manager, "A", 0)
+    manager.schedule_renew_task(50_000, lambda channel, group: True)
+    assert [e.error for e in manager.events] == ["INVALID_RECEIPT_HANDLE"] and manager.held("A", "G") == []
 
 
 def test_the_receipt_handle_manager_names_a_bad_argument():

@@ -76,7 +76,7 @@ class Simulation:
         self.views = SharedViews()  # what identical views of the consumers compute once (see shared_views)
         self.proxy: ProxyNode | None = None
         if scenario.client is GRPC:  # the members talk to a proxy, never to a broker
-            self.proxy = ProxyNode(scenario, self.clock, self.recorder, self.routes, self.brokers)
+            self.proxy = ProxyNode(scenario, self.clock, self.recorder, self.routes, self.brokers, self.rng)
             self.consumers = {
                 spec.client_id: GrpcConsumerNode(spec, scenario, self.clock, self.recorder, self.proxy, self.rng)
                 for spec in scenario.consumers
@@ -132,8 +132,9 @@ class Simulation:
                     self.brokers[step.broker].go_down(step.silent)
                 else:
                     self.brokers[step.broker].come_up()
-                    for consumer in self.consumers.values():  # every connection to it is gone
-                        consumer.lost_connections.add(step.broker)
+                    if self.proxy is None:  # every client connection to it is gone (a gRPC client's go to the proxy)
+                        for consumer in self.consumers.values():
+                            consumer.lost_connections.add(step.broker)
 
     def _outage_covers(self, broker_name: str, now_ms: int) -> bool:
         return any(

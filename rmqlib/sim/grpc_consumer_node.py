@@ -12,17 +12,21 @@ The consumer talks only to the proxy (:mod:`rmqlib.sim.proxy_node`). What it doe
   room for (the consumer's 4,096 messages shared among its queues, at most 32), with a 30 s long-polling timeout
   (the proxy holds it at most 20 s); one that brings messages is followed by another with a new attempt id, an
   empty one by another with the same id; a full cache waits 1 s;
+* a receive the proxy answers with an error (its broker is down, say) goes out again 1 s later with the same
+  attempt id (#onReceiveMessageException);
 * a standard group (StandardConsumeService) hands every received message to the consumption pool
   (``consume_threads`` threads, ``consume_time_ms`` each) and acks it when the listener returns; a FIFO group
   (FifoConsumeService, messages without a message group) consumes a batch one message after another, each acked
-  before the next starts. A message leaves the cache when its ack's answer is back;
+  before the next starts. A message leaves the cache when its ack's answer is back: OK, or INVALID_RECEIPT_HANDLE
+  (final: the client does not try again); any other error sends the ack again 1 s later (#ackMessageLater), for as
+  long as the client runs;
 * a shutdown (PushConsumerImpl#shutDown) stops scanning and receiving, waits for its receives in flight, lets the
   pool finish what it holds (a FIFO batch's next message is then refused), waits 1 s for the acks, and tells the
   proxy (NotifyClientTermination); a crash stops everything at once, and its connection closes (an answer the proxy
   writes then fails); a lost host stops as well, but its connection looks open, so the proxy's writes go nowhere.
   In both the proxy learns of it only when the client's heartbeats are more than ``channel_expired_ms`` old.
 
-Every listener call succeeds (no retries from failures, no dead-letter queue); the proxy and the brokers never fail.
+Every listener call succeeds (no retries from failures, no dead-letter queue); the proxy never fails.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ import random
 from collections.abc import Iterator
 
 from rmqlib.client.grpc_push import (
+    ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS,
     HEART_BEAT_INITIAL_DELAY_MS,
     HEART_BEAT_PERIOD_MS,
     LONG_POLLING_TIMEOUT_MS,
     RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS,
+    RECEIVING_FAILURE_BACKOFF_DELAY_MS,
     REQUEST_TIMEOUT_MS,
     SCAN_ASSIGNMENTS_INITIAL_DELAY_MS,
     SCAN_ASSIGNMENTS_PERIOD_MS,
@@ -43,10 +49,10 @@ from rmqlib.client.grpc_push import (
     PushConsumerImpl,
 )
 from rmqlib.model import MessageQueue
-from rmqlib.proxy import BROKER_ACTING_QUEUE_ID
+from rmqlib.proxy import BROKER_ACTING_QUEUE_ID, Code
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.consumer_node import ConsumePool, ConsumerNode
-from rmqlib.sim.proxy_node import ProxyNode
+from rmqlib.sim.proxy_node import AckCall, ProxyNode, ReceiveFailed
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import CRASH, ORDERLY, SHUTDOWN, ConsumerSpec, Scenario
 
@@ -197,14 +203,26 @@ class GrpcConsumerNode:
             batch = pq.reception_batch_size(threshold)
             self.in_flight += 1
             recorder.pulls += 1
-            popped = yield from self.proxy.receive(self, pq.mq, expression, batch, attempt_id, LONG_POLLING_TIMEOUT_MS)
+            try:
+                popped = yield from self.proxy.receive(
+                    self, pq.mq, expression, batch, attempt_id, LONG_POLLING_TIMEOUT_MS
+                )
+            except ReceiveFailed as failure:
+                self.in_flight -= 1
+                if not self.alive:
+                    return
+                recorder.counters["receives failed"] += 1
+                recorder.log(int(clock.now), "receive failed", self.cid, f"{pq.mq.broker_name}: {failure}")
+                yield clock.timeout(RECEIVING_FAILURE_BACKOFF_DELAY_MS)
+                continue  # the same attempt id again
             self.in_flight -= 1
             if not self.alive:
                 return
             if not popped:
                 continue  # the same attempt id again
             pq.cached += len(popped)
-            recorder.log(int(clock.now), "pop", self.cid, f"{len(popped)} from {pq.mq.broker_name} via the proxy")
+            popped_from = popped[0].handle.broker_name
+            recorder.log(int(clock.now), "pop", self.cid, f"{len(popped)} from {popped_from} via the proxy")
             if self.fifo:
                 self._consume_in_turn(pq, iter(popped))
             else:
@@ -225,11 +243,29 @@ class GrpcConsumerNode:
         if item is not None:
             self._submit(_ConsumeTask(self, pq, item, rest))
 
-    def acked(self, pq: ProcessQueueImpl, rest: Iterator | None) -> None:
-        """The ack's answer is back: the message leaves the cache (#evictCache); a FIFO batch goes on."""
+    def send_ack(self, pq: ProcessQueueImpl, rest: Iterator | None, item) -> None:
+        """Ack a consumed message through the proxy; its answer is back two network delays later."""
+        call = self.proxy.ack(self.cid, item.handle)
+        self.clock.later(2 * self.scenario.rpc_latency_ms, self.ack_answered, pq, rest, item, call)
+
+    def ack_answered(self, pq: ProcessQueueImpl, rest: Iterator | None, item, call: AckCall) -> None:
+        """ProcessQueueImpl#ackMessage's callback: OK or INVALID_RECEIPT_HANDLE end the ack, and the message leaves
+        the cache (#evictCache; a FIFO batch goes on); any other answer sends it again 1 s later."""
+        if call.code is not Code.OK and call.code is not Code.INVALID_RECEIPT_HANDLE:
+            if self.alive:
+                self.recorder.counters["acks retried"] += 1
+                self.clock.later(ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS, self._ack_again, pq, rest, item)
+            return
+        if call.code is Code.INVALID_RECEIPT_HANDLE:
+            self.recorder.counters["acks refused"] += 1
+            self.recorder.log(int(self.clock.now), "ack refused", self.cid, item.handle.broker_name)
         pq.cached -= 1
         if rest is not None and self.alive:
             self._consume_in_turn(pq, rest)
+
+    def _ack_again(self, pq: ProcessQueueImpl, rest: Iterator | None, item) -> None:
+        if self.alive:
+            self.send_ack(pq, rest, item)
 
 
 class _ConsumeTask:
@@ -251,8 +287,7 @@ class _ConsumeTask:
         consumer = self.consumer
         consumer.recorder.record_popped(consumer.cid, consumer.died_at, self.item, self.started, now_ms)
         if consumer.alive:
-            consumer.proxy.ack(consumer.cid, self.item.handle)
-            consumer.clock.later(2 * consumer.scenario.rpc_latency_ms, consumer.acked, self.pq, self.rest)
+            consumer.send_ack(self.pq, self.rest, self.item)
 
 
 __all__ = ["GrpcConsumerNode"]

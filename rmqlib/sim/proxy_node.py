@@ -12,17 +12,31 @@ what a gRPC push consumer asks:
   are watched for the client, then written to it. A client whose process has died has its stream cancelled, so
   the write fails and each message is handed back 1 s later (ReceiveMessageResponseStreamWriter's nack), though the
   manager still watches it until the registry drops the client;
-* an ack (AckMessageActivity): the handle the manager holds now, the latest renewal's, is acked at the broker;
+* an ack (AckMessageActivity): the handle the manager holds now, the latest renewal's (or the client's own, once the
+  manager no longer watches the message), is acked at the broker;
 * a heartbeat or the client's settings (ClientActivity): the client is registered (again);
 * NotifyClientTermination: the client is unregistered, and what it still holds is shown again 1 s later.
 
+The proxy reads routes through its cache (:class:`~rmqlib.proxy.TopicRouteService`: an entry is reloaded from the
+name server on the first read 20 s after it was written, that read still getting the old one). So when a broker
+stops (:class:`~rmqlib.sim.scenario.BrokerOutage`), the proxy goes on sending to it for up to 20 s: its pops and acks
+fail to connect (the client receives again, or acks again, 1 s later) and its renewals fail (dropped after 3 in a
+row). Once the topic's route is reloaded without the broker, a receive for a queue of the broker pops another broker
+in turn, and the assignments leave the broker out. Once the route of the topic named after the broker is reloaded
+without it, the proxy cannot find the broker's address: an ack for one of its messages is refused as
+INVALID_RECEIPT_HANDLE, which the client takes as final (the message shows again at the broker when its invisible
+time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload.
+
 Modelled as one proxy in cluster mode that never fails: a request takes ``rpc_latency_ms`` from the client to the
-proxy and as long back, and so does each call of the proxy to a broker (pop, ack, nack); its renewals and clears
-take effect at the broker at once (their answers replace the handles it keeps).
+proxy and as long back, and so does each call of the proxy to a broker (pop, ack, nack); a failed connection is
+known one such delay after the call; the client hears an ack's answer as the broker applies it (an ack on its way to
+a broker that stops is lost, counted ``proxy acks lost``); its renewals and clears take effect at the broker at once
+(their answers replace the handles it keeps).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 
 from rmqlib.broker import BrokerConfig
@@ -33,35 +47,62 @@ from rmqlib.broker.consumer_manager import (
 )
 from rmqlib.broker.pop import AckHandle
 from rmqlib.model import MessageQueue
+from rmqlib.namesrv import TopicRouteData
 from rmqlib.proxy import (
     BROKER_ACTING_QUEUE_ID,
     DEFAULT_INVISIBLE_TIME_MILLS,
     RENEW_SCHEDULE_PERIOD_MILLIS,
+    Code,
+    ProxyException,
     QueryAssignmentResponse,
     ReceiptHandleManager,
+    RemotingConnectException,
     RenewKind,
+    TopicRouteService,
     query_assignment,
     register_client,
+    status_code,
 )
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
 from rmqlib.sim.scenario import ORDERLY, Scenario
-from rmqlib.sim.wire import PopCall, ProxiedPop
+from rmqlib.sim.wire import BrokerUnavailable, PopCall, ProxiedPop
 
 GRPC_MIN_LONG_POLLING_MS = 5_000  # ProxyConfig.grpcClientConsumerMinLongPollingTimeoutMillis
 GRPC_MAX_LONG_POLLING_MS = 20_000  # ProxyConfig.grpcClientConsumerMaxLongPollingTimeoutMillis
 NACK_INVISIBLE_TIME_MS = 1_000  # ReceiveMessageResponseStreamWriter.NACK_INVISIBLE_TIME
 
 
-class ProxyNode:
-    """The proxy: its consumer registry and receipt handles, and the requests of the gRPC clients."""
+class ReceiveFailed(Exception):
+    """The proxy answered a receive with an error status (``code``)."""
 
-    def __init__(self, scenario: Scenario, clock: Clock, recorder: Recorder, routes: Routes, brokers: Mapping):
+    def __init__(self, code: Code, why: str) -> None:
+        super().__init__(f"{code.name}: {why}")
+        self.code = code
+
+
+class AckCall:
+    """One ack on its way through the proxy: the status its answer brings the client (set when the proxy takes it)."""
+
+    __slots__ = ("handle", "code")
+
+    def __init__(self, handle: AckHandle) -> None:
+        self.handle, self.code = handle, Code.OK
+
+
+class ProxyNode:
+    """The proxy: its consumer registry, route cache and receipt handles, and the requests of the gRPC clients."""
+
+    def __init__(
+        self, scenario: Scenario, clock: Clock, recorder: Recorder, routes: Routes, brokers: Mapping, rng: random.Random
+    ):
         self.scenario, self.clock, self.recorder, self.routes, self.brokers = scenario, clock, recorder, routes, brokers
         self.group = scenario.consumer_group
         self.fifo = scenario.consume_mode is ORDERLY  # the subscription group's consumeMessageOrderly
-        self.receipts = ReceiptHandleManager(brokers)  # a BrokerNode changes invisible times as the processor does
+        self.route_service = TopicRouteService(self._load_route, rng)
+        # its renewals and clears go to each broker through the address its route cache gives
+        self.receipts = ReceiptHandleManager({name: _ProxiedBroker(self, node) for name, node in brokers.items()})
         config = BrokerConfig(channel_expired_timeout=scenario.channel_expired_ms)
         self.registry = ConsumerManager(listeners=[self.receipts], broker_config=config)
         self.channels: dict[str, ClientChannelInfo] = {}
@@ -87,6 +128,23 @@ class ProxyNode:
             self._record_invisible_time_changes(int(clock.now))
             yield clock.timeout(RENEW_SCHEDULE_PERIOD_MILLIS)
 
+    def _load_route(self, topic: str) -> TopicRouteData | None:
+        """The name server's answer for ``topic`` now; for the topic named after a broker (every broker registers
+        one), a route listing that broker alone while the name server has it."""
+        namesrv = self.routes.namesrv
+        if topic in self.brokers:
+            data = namesrv.broker_addr_table.get(topic)
+            return None if data is None else TopicRouteData((), (data,))
+        return namesrv.pickup_topic_route_data(topic)
+
+    def reach(self, broker_name: str, now: int) -> None:
+        """A call of the proxy to ``broker_name`` about a receipt handle (ack, change of invisible time) sets off: it
+        raises :class:`~rmqlib.proxy.ProxyException` when the route cache cannot find the broker, or
+        :class:`~rmqlib.proxy.RemotingConnectException` when the broker is down."""
+        self.route_service.resolve_broker_addr_in_receipt_handle(broker_name, now)
+        if not self.brokers[broker_name].up:
+            raise RemotingConnectException(f"connect to {broker_name} failed")
+
     def _online(self, channel: str, group: str) -> bool:
         return self.registry.find_channel(group, channel) is not None
 
@@ -94,7 +152,7 @@ class ProxyNode:
         """Count the changes of invisible time the proxy sent at ``now`` by kind (renew, stop renew, clear group)."""
         events = self.receipts.events
         for event in events:
-            self.recorder.counters[f"proxy {event.kind.value}"] += 1
+            self.recorder.counters[f"proxy {event.kind.value}" + (" failed" if event.code is None else "")] += 1
             if event.kind is RenewKind.CLEAR_GROUP:
                 self.recorder.log(now, "proxy cleared", event.channel, f"{event.handle.topic}@{event.handle.queue_id}")
         events.clear()
@@ -116,28 +174,40 @@ class ProxyNode:
             self._record_invisible_time_changes(now)
 
     def query_assignment(self, topic: str) -> QueryAssignmentResponse:
-        """RouteActivity#queryAssignment, from the name server's route now."""
-        route = self.routes.namesrv.pickup_topic_route_data(topic)
-        if route is None:  # not in a gRPC run: its topics stay routed (no topic changes, no outages)
-            raise RuntimeError(f"no route for {topic!r}")
-        return query_assignment(route, topic, self.fifo)
+        """RouteActivity#queryAssignment, from the proxy's cached route now."""
+        view = self.route_service.get_all_message_queue_view(topic, int(self.clock.now))
+        return query_assignment(view.route, topic, self.fifo)
 
     def receive(self, client, mq: MessageQueue, expression: str, batch: int, attempt_id: str, polling_ms: int):
         """One ReceiveMessage from ``client`` (a generator its receive loop runs): the messages it gets (a list of
-        popped items), once the answer is back at the client."""
+        popped items), once the answer is back at the client; :class:`ReceiveFailed` when the answer is an error."""
         clock, latency = self.clock, self.scenario.rpc_latency_ms
         yield clock.timeout(latency)  # the client's request reaches the proxy
         poll_ms = min(max(polling_ms, GRPC_MIN_LONG_POLLING_MS), GRPC_MAX_LONG_POLLING_MS)
-        broker = self.brokers[mq.broker_name]
+        view = self.route_service.get_all_message_queue_view(mq.topic, int(clock.now))
+        picked = view.select_receive_queue(mq.broker_name)
+        if picked is None:
+            yield clock.timeout(latency)
+            raise ReceiveFailed(Code.FORBIDDEN, "no readable queue")
+        broker = self.brokers[picked[0].broker_name]
+        if broker.name != mq.broker_name:  # the cached route no longer reads from the named broker
+            self.recorder.counters["receives redirected"] += 1
         terms = ProxiedPop(batch, DEFAULT_INVISIBLE_TIME_MILLS, poll_ms, self.fifo, attempt_id)
         call = PopCall(mq.topic, BROKER_ACTING_QUEUE_ID, expression, int(clock.now), _always, clock.event(), terms)
         yield clock.timeout(latency)  # the proxy's pop reaches the broker
-        self.recorder.counters["pops"] += 1
-        result = broker.serve_pop(call)
-        if result is None:  # held at the broker until woken or its poll time ends
-            yield call.waiter
-            result = call.waiter.value
-        yield clock.timeout(latency)  # the broker's answer reaches the proxy
+        if broker.up:
+            self.recorder.counters["pops"] += 1
+            result = broker.serve_pop(call)
+            if result is None:  # held at the broker until woken or its poll time ends (or the broker stops)
+                yield call.waiter
+                result = call.waiter.value
+        else:
+            result = BrokerUnavailable(f"connect to {broker.name} failed")
+        yield clock.timeout(latency)  # the broker's answer (or the failed connection) reaches the proxy
+        if isinstance(result, BrokerUnavailable):
+            self.recorder.counters["proxy pops failed"] += 1
+            yield clock.timeout(latency)
+            raise ReceiveFailed(Code.INTERNAL_SERVER_ERROR, str(result))
         popped = list(result.messages)
         if popped:
             info = self.channels.get(client.cid)
@@ -161,21 +231,38 @@ class ProxyNode:
         return []
 
     def _change_at(self, broker, handle: AckHandle, invisible_time_ms: int) -> None:
-        broker.change_invisible_time(handle, invisible_time_ms, int(self.clock.now))
+        now = int(self.clock.now)
+        try:
+            self.reach(broker.name, now)
+        except (ProxyException, RemotingConnectException):
+            self.recorder.counters["proxy nacks failed"] += 1  # only logged: the message shows when its time ends
+            return
+        broker.change_invisible_time(handle, invisible_time_ms, now)
 
-    def ack(self, client_id: str, handle: AckHandle) -> None:
+    def ack(self, client_id: str, handle: AckHandle) -> AckCall:
         """An ack sent now reaches the proxy one network delay later; the proxy takes the latest handle it holds for
         the message (each renewal replaces it), or the client's if it holds none, and acks it at the broker one
-        network delay after that."""
-        self.clock.later(self.scenario.rpc_latency_ms, self._ack, client_id, handle)
+        network delay after that. The returned call's ``code`` is the answer the client gets two delays from now."""
+        call = AckCall(handle)
+        self.clock.later(self.scenario.rpc_latency_ms, self._ack, client_id, call)
+        return call
 
-    def _ack(self, client_id: str, handle: AckHandle) -> None:
-        watched = self.receipts.remove_receipt_handle(client_id, self.group, handle)
-        latest = handle if watched is None else watched.handle
-        self.clock.later(self.scenario.rpc_latency_ms, self._ack_at, self.brokers[latest.broker_name], latest)
+    def _ack(self, client_id: str, call: AckCall) -> None:
+        watched = self.receipts.remove_receipt_handle(client_id, self.group, call.handle)
+        latest = call.handle if watched is None else watched.handle
         self.recorder.counters["acks"] += 1
+        try:
+            self.reach(latest.broker_name, int(self.clock.now))
+        except (ProxyException, RemotingConnectException) as error:
+            call.code = status_code(error)
+            self.recorder.counters["proxy acks failed"] += 1
+            return
+        self.clock.later(self.scenario.rpc_latency_ms, self._ack_at, self.brokers[latest.broker_name], latest)
 
     def _ack_at(self, broker, handle: AckHandle) -> None:
+        if not broker.up:
+            self.recorder.counters["proxy acks lost"] += 1
+            return
         if handle.is_order:
             broker.ack_orderly(handle, int(self.clock.now))
         else:
@@ -185,6 +272,17 @@ class ProxyNode:
 def _always() -> bool:
     """The proxy's own connection to a broker: always open here."""
     return True
+
+
+class _ProxiedBroker:
+    """A broker as the proxy's receipt handle manager calls it: through the address the proxy's route cache gives."""
+
+    def __init__(self, proxy: ProxyNode, broker) -> None:
+        self.proxy, self.broker = proxy, broker
+
+    def change_invisible_time(self, handle: AckHandle, invisible_time_ms: int, now_ms: int):
+        self.proxy.reach(self.broker.name, now_ms)
+        return self.broker.change_invisible_time(handle, invisible_time_ms, now_ms)
 
 
 __all__ = ["ProxyNode"]

@@ -66,6 +66,8 @@ EVENT_KINDS = (
     # a gRPC group's proxy
     "proxy unregistered",
     "proxy cleared",
+    "receive failed",
+    "ack refused",
     # routes that change
     "topic change",
     "route",

@@ -359,9 +359,19 @@ class Scenario:
             )
             _need(self.message_model is MessageModel.CLUSTERING, "message_model", "CLUSTERING with the gRPC client")
             _need(
-                not (self.outages or self.topic_changes or self.slaves),
+                not (self.topic_changes or self.slaves),
                 "client",
-                "GRPC is not modelled with broker outages, topic changes or slaves (the proxy never fails either)",
+                "GRPC is not modelled with topic changes or slaves (the proxy never fails either)",
+            )
+            _need(
+                not any(outage.silent for outage in self.outages),
+                "outages",
+                "a silent outage is not modelled with GRPC (a broker that stops closing its connections is)",
+            )
+            _need(
+                not self.outages or self.consume_mode is not ConsumeMode.ORDERLY,
+                "outages",
+                "broker outages are modelled for a standard gRPC group, not a FIFO one (CONCURRENT, not ORDERLY)",
             )
         _need(
             self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),

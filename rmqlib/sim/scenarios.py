@@ -167,6 +167,19 @@ def grpc_fifo_crash(**overrides) -> Scenario:
     )
 
 
+def grpc_broker_outage(**overrides) -> Scenario:
+    """:func:`pop_broker_outage` as gRPC push consumers through a proxy. The proxy reads routes from its cache, which
+    reloads an entry on the first read 20 s after it was written: its pops to broker-b fail until the topic's route
+    is reloaded, receives for broker-b then pop broker-a until each member's next assignment scan leaves broker-b
+    out, and an ack for a message of broker-b is refused (INVALID_RECEIPT_HANDLE) once the proxy's route of the
+    topic named after broker-b has lost it, which the client does not retry: that message comes back after its
+    invisible time, once broker-b is up, and is consumed twice. So is the first message acked after broker-b's return,
+    because the proxy's route still lacks broker-b then."""
+    return pop_broker_outage(
+        **{"name": "grpc_broker_outage", "consume_mode": ConsumeMode.CONCURRENT, "client": ClientKind.GRPC, **overrides}
+    )
+
+
 def pop_broker_outage(**overrides) -> Scenario:
     """Pop consumers over two brokers; broker-b stops at 70 s (its connections close) and is back at 130 s. Pops
     to it fail and go out again 1 s later until the group's assignments leave it out (each broker refreshes its
@@ -266,6 +279,7 @@ ALL = {
         pop_broker_outage,
         grpc_crash,
         grpc_fifo_crash,
+        grpc_broker_outage,
         topic_grows,
         broker_joins,
         broker_outage,

@@ -1,0 +1,96 @@
+"""A gRPC group across a broker outage: the proxy's cached routes decide when receives and acks stop failing."""
+
+import pytest
+
+from rmqlib.client.grpc_push import RECEIVING_FAILURE_BACKOFF_DELAY_MS, SCAN_ASSIGNMENTS_PERIOD_MS
+from rmqlib.proxy import TOPIC_ROUTE_CACHE_REFRESH_MS
+from rmqlib.sim import BrokerOutage, ConsumerSpec, scenarios, simulate
+
+SEEDS = [1, 2, 3]
+
+
+def outage_of(result) -> BrokerOutage:
+    [outage] = result.scenario.outages
+    return outage
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_receives_for_the_stopped_broker_fail_a_second_apart_until_the_proxy_reloads_the_topics_route(seed):
+    run = simulate(scenarios.grpc_broker_outage(), seed=seed)
+    stop = outage_of(run)
+    failed = run.events_of("receive failed")
+    assert failed and all(e.detail.startswith("broker-b:") for e in failed)
+    assert stop.down_ms <= min(e.time_ms for e in failed)
+    # the topic's entry was written at most 20 s before the stop, and a read (each member scans every 5 s) reloads it
+    assert max(e.time_ms for e in failed) < stop.down_ms + TOPIC_ROUTE_CACHE_REFRESH_MS + SCAN_ASSIGNMENTS_PERIOD_MS
+    by_member: dict[str, list[int]] = {}
+    for e in failed:
+        by_member.setdefault(e.who, []).append(e.time_ms)
+    # the request to the proxy, the proxy's pop to the broker, the refused connection's way back, the answer's way
+    # back, then the client's 1 s back-off
+    gaps = {b - a for times in by_member.values() for a, b in zip(times, times[1:])}
+    assert gaps == {RECEIVING_FAILURE_BACKOFF_DELAY_MS + 4 * run.scenario.rpc_latency_ms}
+    # once the route has lost broker-b, a receive that still names it pops broker-a, until the member's next scan
+    # drops broker-b's process queue
+    assert run.counters["receives redirected"] > 0
+    dropped = {e.who: e.time_ms for e in run.events_of("drop") if "brokerName=broker-b" in e.detail}
+    assert set(dropped) == {s.client_id for s in run.scenario.consumers}
+    assert max(e.time_ms for e in failed) < min(dropped.values())
+    assert max(dropped.values()) < stop.down_ms + TOPIC_ROUTE_CACHE_REFRESH_MS + 2 * SCAN_ASSIGNMENTS_PERIOD_MS
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_acks_refused_as_invalid_receipt_handles_are_not_retried_and_their_messages_come_twice(seed):
+    run = simulate(scenarios.grpc_broker_outage(), seed=seed)
+    stop = outage_of(run)
+    refused = run.events_of("ack refused")
+    assert refused and all(e.detail == "broker-b" for e in refused)
+    assert run.counters["acks refused"] == len(refused) == run.duplicates
+    # the acks that failed to connect first went out again, a second apart
+    assert run.counters["acks retried"] > 0
+    # one refused during the outage, once the proxy's route of the topic named after broker-b has lost it; and the
+    # first one after broker-b's return, because that route still lacks broker-b until the read that reloads it
+    assert any(stop.down_ms < e.time_ms < stop.up_ms for e in refused)
+    after = [e.time_ms for e in refused if e.time_ms > stop.up_ms]
+    assert len(after) == 1
+    acked_from_b_after_return = [
+        b.end_ms for q, batches in run.consumption.items() if "brokerName=broker-b" in q
+        for b in batches if b.end_ms > stop.up_ms
+    ]  # fmt: skip
+    assert after[0] <= min(acked_from_b_after_return) + 3 * run.scenario.rpc_latency_ms
+    # each refused message is revived by broker-b once its invisible time has passed and it is up
+    revived = [e.time_ms for e in run.events_of("revive") if e.who == "broker-b"]
+    assert revived and all(t > stop.up_ms for t in revived)
+    assert run.lost == [] and run.unconsumed() == {}
+
+
+def test_without_the_outage_nothing_fails_and_nothing_comes_twice():
+    run = simulate(scenarios.grpc_broker_outage(outages=()), seed=1)
+    assert run.events_of("receive failed") == [] and run.events_of("ack refused") == []
+    assert "receives redirected" not in run.counters and "acks retried" not in run.counters
+    assert run.duplicates == 0 and run.lost == []
+
+
+def test_messages_held_through_the_outage_are_no_longer_renewed_and_come_back_after_their_invisible_time():
+    """A listener of 55 s: what a member holds from broker-b needs renewing 50 s after its pop, while broker-b is
+    down; the renewals fail and the proxy drops them, so those messages show again at broker-b."""
+    consumers = tuple(ConsumerSpec(f"10.0.0.{i}@{1000 + i}", join_ms=1_000) for i in range(1, 3))
+    run = simulate(
+        scenarios.grpc_broker_outage(consumers=consumers, consume_time_ms=55_000.0, produce_rate_per_queue=0.05),
+        seed=1,
+    )
+    assert run.counters["proxy renew failed"] > 0
+    assert run.counters.get("proxy renew", 0) > 0  # broker-a's are renewed as usual
+    assert run.lost == [] and run.duplicates > 0
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        (dict(outages=(BrokerOutage("broker-b", 70_000, None, silent=True),)), "outages"),
+        (dict(consume_mode="ORDERLY"), "outages"),
+    ],
+)
+def test_a_silent_outage_and_a_fifo_group_across_an_outage_are_refused(overrides, field):
+    with pytest.raises(ValueError, match=field):
+        scenarios.grpc_broker_outage(**overrides)
