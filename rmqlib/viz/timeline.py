@@ -50,6 +50,8 @@ TIMELINE_EVENTS: dict[str, str] = {
     # a gRPC group's proxy (chapter 11)
     "proxy unregistered": "square-x-open",
     "proxy cleared": "circle-open",
+    "receive failed": "x-thin-open",
+    "ack refused": "hourglass-open",
 }
 
 PAUSE_COLOR = "rgba(251,13,13,0.18)"
