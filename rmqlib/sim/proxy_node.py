@@ -25,7 +25,8 @@ row). Once the topic's route is reloaded without the broker, a receive for a que
 in turn, and the assignments leave the broker out. Once the route of the topic named after the broker is reloaded
 without it, the proxy cannot find the broker's address: an ack for one of its messages is refused as
 INVALID_RECEIPT_HANDLE, which the client takes as final (the message shows again at the broker when its invisible
-time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload.
+time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload. A restarted
+broker keeps a FIFO group's orderly state (Java persists it every 5 s and at shutdown), so its queues go on in order.
 
 Modelled as one proxy in cluster mode that never fails: a request takes ``rpc_latency_ms`` from the client to the
 proxy and as long back, and so does each call of the proxy to a broker (pop, ack, nack); a failed connection is

@@ -368,11 +368,6 @@ class Scenario:
                 "outages",
                 "a silent outage is not modelled with GRPC (a broker that stops closing its connections is)",
             )
-            _need(
-                not self.outages or self.consume_mode is not ConsumeMode.ORDERLY,
-                "outages",
-                "broker outages are modelled for a standard gRPC group, not a FIFO one (CONCURRENT, not ORDERLY)",
-            )
         _need(
             self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),
             "strategy",

@@ -174,7 +174,8 @@ def grpc_broker_outage(**overrides) -> Scenario:
     out, and an ack for a message of broker-b is refused (INVALID_RECEIPT_HANDLE) once the proxy's route of the
     topic named after broker-b has lost it, which the client does not retry: that message comes back after its
     invisible time, once broker-b is up, and is consumed twice. So is the first message acked after broker-b's return,
-    because the proxy's route still lacks broker-b then."""
+    because the proxy's route still lacks broker-b then. A FIFO group (``consume_mode`` ORDERLY) keeps each queue in
+    order across it, and a refused ack brings back its message and the rest of its batch."""
     return pop_broker_outage(
         **{"name": "grpc_broker_outage", "consume_mode": ConsumeMode.CONCURRENT, "client": ClientKind.GRPC, **overrides}
     )

@@ -84,13 +84,28 @@ def test_messages_held_through_the_outage_are_no_longer_renewed_and_come_back_af
     assert run.lost == [] and run.duplicates > 0
 
 
-@pytest.mark.parametrize(
-    ("overrides", "field"),
-    [
-        (dict(outages=(BrokerOutage("broker-b", 70_000, None, silent=True),)), "outages"),
-        (dict(consume_mode="ORDERLY"), "outages"),
-    ],
-)
-def test_a_silent_outage_and_a_fifo_group_across_an_outage_are_refused(overrides, field):
-    with pytest.raises(ValueError, match=field):
-        scenarios.grpc_broker_outage(**overrides)
+@pytest.mark.parametrize("seconds", [10, 60])
+def test_a_fifo_group_keeps_each_queue_in_order_across_the_outage_and_repeats_only_what_refused_acks_left(seconds):
+    """An orderly queue lends again from its first unacked message: a refused ack brings back its message and the
+    ones after it in that batch, once the invisible time is over, and nothing comes out of order."""
+    back = 70_000 + seconds * 1_000
+    outage = BrokerOutage("broker-b", 70_000, back)
+    fifo = scenarios.grpc_broker_outage(
+        consume_mode="ORDERLY", outages=(outage,), duration_ms=max(120_000, back + 60_000)
+    )
+    run = simulate(fifo, seed=1)
+    assert run.counters["acks refused"] > 0 and run.duplicates >= run.counters["acks refused"]
+    assert run.lost == [] and run.unconsumed() == {}
+    repeated_on = set()
+    for queue, batches in run.consumption.items():
+        first_seen: list[int] = []
+        for batch in sorted(batches, key=lambda b: (b.start_ms, b.end_ms)):
+            repeated_on |= {queue for o in batch.offsets if o in first_seen}
+            first_seen += [o for o in batch.offsets if o not in first_seen]
+        assert first_seen == sorted(first_seen), queue
+    assert repeated_on and all("brokerName=broker-b" in queue for queue in repeated_on)  # whose acks were refused
+
+
+def test_a_silent_outage_is_refused_for_a_grpc_group():
+    with pytest.raises(ValueError, match="outages"):
+        scenarios.grpc_broker_outage(outages=(BrokerOutage("broker-b", 70_000, None, silent=True),))
