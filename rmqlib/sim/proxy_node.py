@@ -154,7 +154,7 @@ class ProxyNode:
         events = self.receipts.events
         for event in events:
             self.recorder.counters[f"proxy {event.kind.value}" + (" failed" if event.code is None else "")] += 1
-            if event.kind is RenewKind.CLEAR_GROUP:
+            if event.kind is RenewKind.CLEAR_GROUP and event.code is not None:  # one that failed shows nothing
                 self.recorder.log(now, "proxy cleared", event.channel, f"{event.handle.topic}@{event.handle.queue_id}")
         events.clear()
 
