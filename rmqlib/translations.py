@@ -323,7 +323,8 @@ _NUMBERING = re.compile(r"^(?:\d+[a-z]?(?:\.\d+)*[ \t]*[·.][ \t]*)")
 def labels(markdown: str) -> list[tuple[str, str]]:
     """The headings and line-leading labels of a markdown cell, in order: ``("##", text)`` or ``("*", text)``.
 
-    A heading's numbering (``02 · ``) is dropped, so the same heading in two chapters compares equal.
+    A heading's numbering (``02 ·`` and the space after it) is dropped, so the same heading in two chapters compares
+    equal.
     """
     out = []
     for match in _LABEL.finditer(markdown):

@@ -44,6 +44,9 @@ nb_execution_mode = "off"
 nb_execution_raise_on_error = True
 nb_merge_streams = True
 nb_output_stderr = "show"
+# the toggle of a hidden input (every Prediction's source): in the edition's language
+nb_code_prompt_show = "显示代码" if CHINESE else "Show code cell {type}"
+nb_code_prompt_hide = "隐藏代码" if CHINESE else "Hide code cell {type}"
 
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"

@@ -90,6 +90,8 @@ def test_the_chinese_edition_speaks_chinese_and_reaches_the_english_api_referenc
     assert api == ["../api.html"] and (built_site / "api.html").is_file()
     chapter = (built_site / "zh" / "chapters" / "02_sharing_evenly.html").read_text(encoding="utf-8")
     assert "<title>02 · 平均分配" in chapter, "the chapter's own Chinese title"
+    predictions = (built_site / "zh" / "chapters" / "11_pop_and_other_designs.html").read_text(encoding="utf-8")
+    assert "显示代码" in predictions and "Show code cell" not in predictions, "a hidden cell's toggle in Chinese"
     english = (built_site / "index.html").read_text(encoding="utf-8")
     assert '<html lang="en"' in english and "Chapters" in english and "章节" not in english
 
