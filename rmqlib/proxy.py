@@ -71,6 +71,7 @@ class Code(enum.Enum):
     INVALID_RECEIPT_HANDLE = 40013
     FORBIDDEN = 40300
     INTERNAL_SERVER_ERROR = 50001
+    PROXY_TIMEOUT = 50400
 
 
 class Permission(enum.Enum):
@@ -185,12 +186,17 @@ class RemotingConnectException(Exception):
     Mirrors: remoting/.../exception/RemotingConnectException.java"""
 
 
+class RemotingTimeoutException(Exception):
+    """A broker the proxy called did not answer in time (its host vanished, its connection still looks open).
+    Mirrors: remoting/.../exception/RemotingTimeoutException.java"""
+
+
 def status_code(error: BaseException) -> Code:
     """The status a gRPC client gets for a call the proxy failed with ``error``. Mirrors: ResponseBuilder#buildStatus
-    and GrpcProxyException's code mapping (anything but a ProxyException: INTERNAL_SERVER_ERROR)"""
+    and GrpcProxyException's code mapping (a timeout: PROXY_TIMEOUT; anything else: INTERNAL_SERVER_ERROR)"""
     if isinstance(error, ProxyException):
         return _STATUS_OF_PROXY_EXCEPTION[error.code]
-    return Code.INTERNAL_SERVER_ERROR
+    return Code.PROXY_TIMEOUT if isinstance(error, RemotingTimeoutException) else Code.INTERNAL_SERVER_ERROR
 
 
 _STATUS_OF_PROXY_EXCEPTION = {
@@ -375,10 +381,11 @@ class ReceiptHandleManager:
 
     The proxy calls the brokers itself: ``brokers`` maps a broker name to its
     :class:`~rmqlib.broker.pop.PopMessageProcessor` (or anything with its ``change_invisible_time``), and each change
-    of invisible time goes to the broker the handle names. A call may fail with a :class:`ProxyException` or a
-    :class:`RemotingConnectException`: a renewal that fails so is tried again at the next scans, at most 3 times in a
-    row, unless the proxy refused it as INVALID_RECEIPT_HANDLE or INVALID_BROKER_NAME; one the broker answers with
-    anything but SUCCESS is dropped. A dropped message is left to show again when its invisible time ends.
+    of invisible time goes to the broker the handle names. A call may fail with a :class:`ProxyException`, a
+    :class:`RemotingConnectException` or a :class:`RemotingTimeoutException`: a renewal that fails so is tried again
+    at the next scans, at most 3 times in a row, unless the proxy refused it as INVALID_RECEIPT_HANDLE or
+    INVALID_BROKER_NAME; one the broker answers with anything but SUCCESS is dropped. A dropped message is left to
+    show again when its invisible time ends (a call that times out fails here at once, not 2 s later).
     Mirrors: DefaultReceiptHandleManager.java (``addReceiptHandle``, ``removeReceiptHandle``, ``scheduleRenewTask``,
     ``startRenewMessage``, ``renewExceptionNeedRetry``, ``clearGroup``) and ReceiptHandleProcessor's listener; the
     renew worker pool is not modelled.
@@ -470,7 +477,7 @@ class ReceiptHandleManager:
         """The listener's changeInvisibleTime on the handle's broker. Mirrors: ReceiptHandleProcessor's listener"""
         try:
             code, new_handle = self.brokers[handle.broker_name].change_invisible_time(handle, invisible_time_ms, now_ms)
-        except (ProxyException, RemotingConnectException) as error:
+        except (ProxyException, RemotingConnectException, RemotingTimeoutException) as error:
             event = RenewEvent(now_ms, kind, channel, handle, invisible_time_ms, None, _error_name(error))
             self.events.append(event)
             return event, None
@@ -512,6 +519,7 @@ __all__ = [
     "QueryAssignmentResponse",
     "ReceiptHandleManager",
     "RemotingConnectException",
+    "RemotingTimeoutException",
     "RenewEvent",
     "RenewKind",
     "TopicRouteService",

@@ -136,6 +136,11 @@ CLASS_FILES = {
         "DefaultReceiptHandleManager": [_PROXY + "service/receipt/DefaultReceiptHandleManager.java"],
         "ReceiptHandleProcessor": [_PROXY + "processor/ReceiptHandleProcessor.java"],
         "RenewStrategyPolicy": [_PROXY + "common/RenewStrategyPolicy.java"],
+        "TopicRouteService": [_PROXY + "service/route/TopicRouteService.java"],
+        "ClusterTopicRouteService": [_PROXY + "service/route/ClusterTopicRouteService.java"],
+        "MessageQueueView": [_PROXY + "service/route/MessageQueueView.java"],
+        "TopicRouteWrapper": [_PROXY + "service/route/TopicRouteWrapper.java"],
+        "ClusterMessageService": [_PROXY + "service/message/ClusterMessageService.java"],
         # store
         "CommitLog": [_S + "CommitLog.java"],
         "DefaultMessageStore": [_S + "DefaultMessageStore.java"],
@@ -293,6 +298,7 @@ GRPC_CLIENT_FILES = {
     "FifoConsumeService": (
         "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/FifoConsumeService.java"
     ),
+    "ConsumerImpl": "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/ConsumerImpl.java",
 }
 
 

@@ -19,7 +19,7 @@ The consumer talks only to the proxy (:mod:`rmqlib.sim.proxy_node`). What it doe
   (FifoConsumeService, messages without a message group) consumes a batch one message after another, each acked
   before the next starts. A message leaves the cache when its ack's answer is back: OK, or INVALID_RECEIPT_HANDLE
   (final: the client does not try again); any other error sends the ack again 1 s later (#ackMessageLater), for as
-  long as the client runs;
+  long as the client runs (an ack nobody answers fails at its 3 s deadline first);
 * a shutdown (PushConsumerImpl#shutDown) stops scanning and receiving, waits for its receives in flight, lets the
   pool finish what it holds (a FIFO batch's next message is then refused), waits 1 s for the acks, and tells the
   proxy (NotifyClientTermination); a crash stops everything at once, and its connection closes (an answer the proxy
@@ -254,7 +254,10 @@ class GrpcConsumerNode:
         if call.code is not Code.OK and call.code is not Code.INVALID_RECEIPT_HANDLE:
             if self.alive:
                 self.recorder.counters["acks retried"] += 1
-                self.clock.later(ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS, self._ack_again, pq, rest, item)
+                delay = ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS
+                if call.code is Code.PROXY_TIMEOUT:  # no answer: the failure is known at the ack's 3 s deadline
+                    delay += REQUEST_TIMEOUT_MS - 2 * self.scenario.rpc_latency_ms
+                self.clock.later(delay, self._ack_again, pq, rest, item)
             return
         if call.code is Code.INVALID_RECEIPT_HANDLE:
             self.recorder.counters["acks refused"] += 1

@@ -21,9 +21,11 @@ The proxy reads routes through its cache (:class:`~rmqlib.proxy.TopicRouteServic
 name server on the first read 20 s after it was written, that read still getting the old one). So when a broker
 stops (:class:`~rmqlib.sim.scenario.BrokerOutage`), the proxy goes on sending to it for up to 20 s: its pops and acks
 fail to connect (the client receives again, or acks again, 1 s later) and its renewals fail (dropped after 3 in a
-row). Once the topic's route is reloaded without the broker, a receive for a queue of the broker pops another broker
-in turn, and the assignments leave the broker out. Once the route of the topic named after the broker is reloaded
-without it, the proxy cannot find the broker's address: an ack for one of its messages is refused as
+row). A broker that vanishes instead (``BrokerOutage.silent``) answers nothing: a receive waits for the client's
+deadline (33 s), an ack for its 3 s one, and the name server drops the broker only 120 s after its last
+registration. Once the topic's route is reloaded without the broker, a receive for a queue of the broker pops
+another broker in turn, and the assignments leave the broker out. Once the route of the topic named after the broker
+is reloaded without it, the proxy cannot find the broker's address: an ack for one of its messages is refused as
 INVALID_RECEIPT_HANDLE, which the client takes as final (the message shows again at the broker when its invisible
 time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload. A restarted
 broker keeps a FIFO group's orderly state (Java persists it every 5 s and at shutdown), so its queues go on in order.
@@ -47,6 +49,7 @@ from rmqlib.broker.consumer_manager import (
     ConsumerManager,
 )
 from rmqlib.broker.pop import AckHandle
+from rmqlib.client.grpc_push import REQUEST_TIMEOUT_MS
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import TopicRouteData
 from rmqlib.proxy import (
@@ -58,6 +61,7 @@ from rmqlib.proxy import (
     QueryAssignmentResponse,
     ReceiptHandleManager,
     RemotingConnectException,
+    RemotingTimeoutException,
     RenewKind,
     TopicRouteService,
     query_assignment,
@@ -101,6 +105,8 @@ class ProxyNode:
         self.scenario, self.clock, self.recorder, self.routes, self.brokers = scenario, clock, recorder, routes, brokers
         self.group = scenario.consumer_group
         self.fifo = scenario.consume_mode is ORDERLY  # the subscription group's consumeMessageOrderly
+        # a held pop can go unanswered only when a broker may vanish: only then does a receive wait with a deadline
+        self.brokers_may_vanish = any(outage.silent for outage in scenario.outages)
         self.route_service = TopicRouteService(self._load_route, rng)
         # its renewals and clears go to each broker through the address its route cache gives
         self.receipts = ReceiptHandleManager({name: _ProxiedBroker(self, node) for name, node in brokers.items()})
@@ -140,10 +146,14 @@ class ProxyNode:
 
     def reach(self, broker_name: str, now: int) -> None:
         """A call of the proxy to ``broker_name`` about a receipt handle (ack, change of invisible time) sets off: it
-        raises :class:`~rmqlib.proxy.ProxyException` when the route cache cannot find the broker, or
-        :class:`~rmqlib.proxy.RemotingConnectException` when the broker is down."""
+        raises :class:`~rmqlib.proxy.ProxyException` when the route cache cannot find the broker,
+        :class:`~rmqlib.proxy.RemotingConnectException` when the broker is down, or
+        :class:`~rmqlib.proxy.RemotingTimeoutException` when it has vanished (no answer comes)."""
         self.route_service.resolve_broker_addr_in_receipt_handle(broker_name, now)
-        if not self.brokers[broker_name].up:
+        broker = self.brokers[broker_name]
+        if not broker.up:
+            if broker.silent:
+                raise RemotingTimeoutException(f"no answer from {broker_name}")
             raise RemotingConnectException(f"connect to {broker_name} failed")
 
     def _online(self, channel: str, group: str) -> bool:
@@ -183,6 +193,7 @@ class ProxyNode:
         """One ReceiveMessage from ``client`` (a generator its receive loop runs): the messages it gets (a list of
         popped items), once the answer is back at the client; :class:`ReceiveFailed` when the answer is an error."""
         clock, latency = self.clock, self.scenario.rpc_latency_ms
+        deadline = int(clock.now) + polling_ms + REQUEST_TIMEOUT_MS  # the client's (ConsumerImpl#receiveMessage)
         yield clock.timeout(latency)  # the client's request reaches the proxy
         poll_ms = min(max(polling_ms, GRPC_MIN_LONG_POLLING_MS), GRPC_MAX_LONG_POLLING_MS)
         view = self.route_service.get_all_message_queue_view(mq.topic, int(clock.now))
@@ -196,14 +207,23 @@ class ProxyNode:
         terms = ProxiedPop(batch, DEFAULT_INVISIBLE_TIME_MILLS, poll_ms, self.fifo, attempt_id)
         call = PopCall(mq.topic, BROKER_ACTING_QUEUE_ID, expression, int(clock.now), _always, clock.event(), terms)
         yield clock.timeout(latency)  # the proxy's pop reaches the broker
+        result = None
         if broker.up:
             self.recorder.counters["pops"] += 1
             result = broker.serve_pop(call)
-            if result is None:  # held at the broker until woken or its poll time ends (or the broker stops)
+            if result is None and not self.brokers_may_vanish:  # held until woken, its poll time ends, or it stops
                 yield call.waiter
                 result = call.waiter.value
-        else:
+            elif result is None:  # ... or no answer ever comes, if the broker vanishes meanwhile
+                yield call.waiter | clock.timeout(deadline - int(clock.now))
+                result = call.waiter.value if call.waiter.triggered else None
+        elif not broker.silent:
             result = BrokerUnavailable(f"connect to {broker.name} failed")
+        else:  # the request goes out on a connection that looks open, and nothing answers
+            yield clock.timeout(deadline - int(clock.now))
+        if result is None:  # the proxy's pop times out with the client's deadline, which fails the receive
+            self.recorder.counters["proxy pops failed"] += 1
+            raise ReceiveFailed(Code.PROXY_TIMEOUT, f"no answer from {broker.name} before the deadline")
         yield clock.timeout(latency)  # the broker's answer (or the failed connection) reaches the proxy
         if isinstance(result, BrokerUnavailable):
             self.recorder.counters["proxy pops failed"] += 1
@@ -235,7 +255,7 @@ class ProxyNode:
         now = int(self.clock.now)
         try:
             self.reach(broker.name, now)
-        except (ProxyException, RemotingConnectException):
+        except (ProxyException, RemotingConnectException, RemotingTimeoutException):
             self.recorder.counters["proxy nacks failed"] += 1  # only logged: the message shows when its time ends
             return
         broker.change_invisible_time(handle, invisible_time_ms, now)
@@ -254,7 +274,7 @@ class ProxyNode:
         self.recorder.counters["acks"] += 1
         try:
             self.reach(latest.broker_name, int(self.clock.now))
-        except (ProxyException, RemotingConnectException) as error:
+        except (ProxyException, RemotingConnectException, RemotingTimeoutException) as error:
             call.code = status_code(error)
             self.recorder.counters["proxy acks failed"] += 1
             return

@@ -363,11 +363,6 @@ class Scenario:
                 "client",
                 "GRPC is not modelled with topic changes or slaves (the proxy never fails either)",
             )
-            _need(
-                not any(outage.silent for outage in self.outages),
-                "outages",
-                "a silent outage is not modelled with GRPC (a broker that stops closing its connections is)",
-            )
         _need(
             self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),
             "strategy",

@@ -2,7 +2,12 @@
 
 import pytest
 
-from rmqlib.client.grpc_push import RECEIVING_FAILURE_BACKOFF_DELAY_MS, SCAN_ASSIGNMENTS_PERIOD_MS
+from rmqlib.client.grpc_push import (
+    LONG_POLLING_TIMEOUT_MS,
+    RECEIVING_FAILURE_BACKOFF_DELAY_MS,
+    REQUEST_TIMEOUT_MS,
+    SCAN_ASSIGNMENTS_PERIOD_MS,
+)
 from rmqlib.proxy import TOPIC_ROUTE_CACHE_REFRESH_MS
 from rmqlib.sim import BrokerOutage, ConsumerSpec, scenarios, simulate
 
@@ -106,6 +111,46 @@ def test_a_fifo_group_keeps_each_queue_in_order_across_the_outage_and_repeats_on
     assert repeated_on and all("brokerName=broker-b" in queue for queue in repeated_on)  # whose acks were refused
 
 
-def test_a_silent_outage_is_refused_for_a_grpc_group():
-    with pytest.raises(ValueError, match="outages"):
-        scenarios.grpc_broker_outage(outages=(BrokerOutage("broker-b", 70_000, None, silent=True),))
+def vanishes(back_ms=None, **overrides):
+    """grpc_broker_outage with broker-b's host vanishing at 70 s (no connection closes), back at ``back_ms``."""
+    outage = BrokerOutage("broker-b", 70_000, back_ms, silent=True)
+    return simulate(scenarios.grpc_broker_outage(outages=(outage,), **overrides), seed=1)
+
+
+def test_receives_to_a_vanished_broker_fail_only_at_the_clients_33_s_deadline_until_the_name_server_drops_it():
+    run = vanishes()
+    [removed] = run.events_of("route removed")  # 120 s after broker-b's last registration, at the scan
+    assert removed.time_ms > 70_000 + 100_000
+    by_member: dict[str, list[int]] = {}
+    for e in run.events_of("receive failed"):
+        by_member.setdefault(e.who, []).append(e.time_ms)
+    assert set(by_member) == {s.client_id for s in run.scenario.consumers}
+    deadline = LONG_POLLING_TIMEOUT_MS + REQUEST_TIMEOUT_MS
+    for times in by_member.values():
+        before = [t for t in times if t <= removed.time_ms]
+        assert 70_000 + deadline - 1_000 <= before[0] <= 70_000 + deadline  # the receive held when it vanished
+        assert {b - a for a, b in zip(before, before[1:])} <= {deadline + RECEIVING_FAILURE_BACKOFF_DELAY_MS}
+    # an ack nobody answers is sent again after its 3 s deadline and 1 s, until the proxy's route lacks broker-b
+    assert run.counters["acks retried"] > 0
+    refused = run.events_of("ack refused")
+    assert refused and min(e.time_ms for e in refused) > removed.time_ms
+    dropped = {e.who for e in run.events_of("drop") if "brokerName=broker-b" in e.detail}
+    assert dropped == set(by_member)  # every member's loop went on, and left broker-b out
+    assert run.lost == [] and run.duplicates == 0
+
+
+def test_a_vanished_broker_back_before_the_name_server_drops_it_costs_only_the_held_receives():
+    run = vanishes(back_ms=100_000, duration_ms=180_000)
+    assert run.events_of("route removed") == [] and run.events_of("ack refused") == []
+    failed = run.events_of("receive failed")
+    assert len(failed) == len(run.scenario.consumers)  # one each: the receive held when it vanished
+    assert run.counters["acks retried"] > 0 and run.duplicates == 0 and run.lost == []
+
+
+def test_a_vanished_broker_back_just_after_the_name_server_dropped_it_has_its_acks_refused_in_a_burst():
+    run = vanishes(back_ms=200_000, duration_ms=240_000)
+    [removed] = run.events_of("route removed")
+    refused = [e.time_ms for e in run.events_of("ack refused")]
+    after = [t for t in refused if t > 200_000]
+    assert len(after) > 50 and max(after) < removed.time_ms + 2 * 20_000  # until the entry's next reload
+    assert run.duplicates == len(refused) and run.lost == []
