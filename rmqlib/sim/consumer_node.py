@@ -49,14 +49,10 @@ from rmqlib.sim.result import subscription_detail
 from rmqlib.sim.routes import FIRST_ROUTE_POLL_MS, Routes, route_text
 from rmqlib.sim.scenario import BROADCASTING, CRASH, HOST_LOSS, ORDERLY, POP, Scenario
 from rmqlib.sim.shared_views import SharedViews
-from rmqlib.sim.wire import BrokerUnavailable, PopCall, Wire
+from rmqlib.sim.wire import POP_ANSWERS, BrokerUnavailable, PopCall, Wire
 
 POP_THRESHOLD_FOR_QUEUE = 96  # DefaultMQPushConsumer.popThresholdForQueue
 POP_RPC_TIMEOUT_MS = POP_POLL_TIME_MILLIS + 10_000  # PullAPIWrapper#popAsync: the poll time plus 10 s
-# MQClientAPIImpl#processPopResponse: a pop answer with any other code is thrown as an MQBrokerException
-_POP_ANSWERS = frozenset(
-    (ResponseCode.SUCCESS, ResponseCode.POLLING_FULL, ResponseCode.POLLING_TIMEOUT, ResponseCode.PULL_NOT_FOUND)
-)
 _SUCCESS = ResponseCode.SUCCESS
 _POLLING_FULL = ResponseCode.POLLING_FULL
 _SUBSCRIPTION_REFUSALS = (ResponseCode.SUBSCRIPTION_NOT_EXIST, ResponseCode.SUBSCRIPTION_NOT_LATEST)
@@ -717,7 +713,7 @@ class ConsumerNode:
                 if isinstance(result, BrokerUnavailable):  # its connections closed
                     yield from self._pop_failed(broker, sent, retry_ms, vanished=False)
                     continue
-            if result.code not in _POP_ANSWERS:  # the broker refuses the pop (processPopResponse throws)
+            if result.code not in POP_ANSWERS:  # the broker refuses the pop (processPopResponse throws)
                 yield from self._pop_failed(broker, sent, retry_ms, vanished=False, why=result.code.name)
                 continue
             yield clock.timeout(sc.rpc_latency_ms)

@@ -124,7 +124,7 @@ class Simulation:
                     self.routes.delete_topic(topic, broker.name)
                 if broker.up:
                     broker.register(now)
-                if sc.consume_mode == POP:  # a Pop assignment reaches whatever queues the broker reads now
+                if sc.pops:  # a Pop (or gRPC) assignment reaches whatever queues the broker reads now
                     for consumer in self.consumers.values():
                         consumer.sync_ownership(now)
             elif isinstance(step, BrokerOutage):

@@ -49,7 +49,7 @@ from rmqlib.client.grpc_push import (
     PushConsumerImpl,
 )
 from rmqlib.model import MessageQueue
-from rmqlib.proxy import BROKER_ACTING_QUEUE_ID, Code
+from rmqlib.proxy import Code
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.consumer_node import ConsumePool, ConsumerNode
 from rmqlib.sim.proxy_node import AckCall, ProxyNode, ReceiveFailed
@@ -171,18 +171,15 @@ class GrpcConsumerNode:
         self.sync_ownership(int(clock.now))
 
     def sync_ownership(self, now: int) -> None:
-        """Tell the recorder which queues this consumer may receive from now: for a queue -1 assignment every queue
-        its broker reads, else the one queue."""
+        """Tell the recorder which queues this consumer may receive from now: every queue the broker of an assigned
+        queue reads, since the proxy pops queue -1 of that broker whatever queue the client names (a FIFO group's
+        assignment lists each read queue; the broker may read more than the proxy's route shows yet)."""
         held: set[MessageQueue] = set()
         if self.alive:
             for mq, pq in self.impl.process_queue_table.items():
-                if pq.dropped:
-                    continue
-                if mq.queue_id == BROKER_ACTING_QUEUE_ID:
+                if not pq.dropped:
                     read = self.proxy.brokers[mq.broker_name].topic_config.get(mq.topic, (0, 0))[0]
                     held.update(MessageQueue(mq.topic, mq.broker_name, q) for q in range(read))
-                else:
-                    held.add(mq)
         self.recorder.own(self.cid, held, now)
 
     # --- receiving -------------------------------------------------------------------------------------------

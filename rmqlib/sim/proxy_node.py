@@ -27,7 +27,11 @@ registration. Once the topic's route is reloaded without the broker, a receive f
 another broker in turn, and the assignments leave the broker out. Once the route of the topic named after the broker
 is reloaded without it, the proxy cannot find the broker's address: an ack for one of its messages is refused as
 INVALID_RECEIPT_HANDLE, which the client takes as final (the message shows again at the broker when its invisible
-time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload. A restarted
+time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload. A topic
+change (:class:`~rmqlib.sim.scenario.TopicChange`) counts at the broker at once, since the proxy pops queue -1 and
+the broker reads its own topic config; a broker that joins or leaves the topic reaches the assignments with the
+topic's next reload, and until then a pop of a topic the broker no longer has is refused (TOPIC_NOT_EXIST), which
+fails the receive. A restarted
 broker keeps a FIFO group's orderly state (Java persists it every 5 s and at shutdown), so its queues go on in order.
 
 Modelled as one proxy in cluster mode that never fails: a request takes ``rpc_latency_ms`` from the client to the
@@ -72,7 +76,7 @@ from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
 from rmqlib.sim.scenario import ORDERLY, Scenario
-from rmqlib.sim.wire import BrokerUnavailable, PopCall, ProxiedPop
+from rmqlib.sim.wire import POP_ANSWERS, BrokerUnavailable, PopCall, ProxiedPop
 
 GRPC_MIN_LONG_POLLING_MS = 5_000  # ProxyConfig.grpcClientConsumerMinLongPollingTimeoutMillis
 GRPC_MAX_LONG_POLLING_MS = 20_000  # ProxyConfig.grpcClientConsumerMaxLongPollingTimeoutMillis
@@ -225,10 +229,11 @@ class ProxyNode:
             self.recorder.counters["proxy pops failed"] += 1
             raise ReceiveFailed(Code.PROXY_TIMEOUT, f"no answer from {broker.name} before the deadline")
         yield clock.timeout(latency)  # the broker's answer (or the failed connection) reaches the proxy
-        if isinstance(result, BrokerUnavailable):
+        if isinstance(result, BrokerUnavailable) or result.code not in POP_ANSWERS:  # the broker refuses the pop
             self.recorder.counters["proxy pops failed"] += 1
             yield clock.timeout(latency)
-            raise ReceiveFailed(Code.INTERNAL_SERVER_ERROR, str(result))
+            why = str(result) if isinstance(result, BrokerUnavailable) else f"the broker answered {result.code.name}"
+            raise ReceiveFailed(Code.INTERNAL_SERVER_ERROR, why)
         popped = list(result.messages)
         if popped:
             info = self.channels.get(client.cid)

@@ -359,9 +359,9 @@ class Scenario:
             )
             _need(self.message_model is MessageModel.CLUSTERING, "message_model", "CLUSTERING with the gRPC client")
             _need(
-                not (self.topic_changes or self.slaves),
+                not self.slaves,
                 "client",
-                "GRPC is not modelled with topic changes or slaves (the proxy never fails either)",
+                "GRPC is not modelled with slaves (the proxy never fails either)",
             )
         _need(
             self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),

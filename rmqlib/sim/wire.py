@@ -16,6 +16,12 @@ from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.scenario import Scenario
 
+# MQClientAPIImpl#processPopResponse (the Java client's, and the proxy's MQClientAPIExt): a pop answer with any other
+# code is thrown as an MQBrokerException
+POP_ANSWERS = frozenset(
+    (ResponseCode.SUCCESS, ResponseCode.POLLING_FULL, ResponseCode.POLLING_TIMEOUT, ResponseCode.PULL_NOT_FOUND)
+)
+
 _TIME_MS, _CLIENT_ID, _CHANNEL = attrgetter("time_ms"), attrgetter("client_id"), attrgetter("channel")
 PULL_TIMEOUT_MS = 30_000  # DefaultMQPushConsumerImpl: CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND (a pull's RPC timeout)
 # the run's counters for the pulls a slave that serves reads answers: found messages (True) or sent back (False)
