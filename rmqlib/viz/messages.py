@@ -348,7 +348,7 @@ ZH: dict[str, str] = {
     "Shrinking broker-a from 4 to 2 queues: the order decides what is stranded": "把 broker-a 从 4 个队列缩到 2 个：修改顺序决定哪些消息被滞留",
     "sends that failed": "发送失败的次数",
     "longest wait for a reader (s)": "等到读取者的最长时间（秒）",
-    "Pop and gRPC read a broker's new queues at once; a new broker's queues wait in every mode": "Pop 与 gRPC 立即读取一台 Broker 的新队列；新 Broker 的队列在每种方式下都要等待",
+    "Pop and gRPC read a broker's new queues at once; a new broker waits in every mode": "Pop 与 gRPC 立即读取一台 Broker 的新队列；新 Broker 在每种方式下都要等待",
     # sweep columns a chapter names (the series' name in hover labels)
     "hand-overs": "队列交接次数",
     "notifications": "变更通知数",
