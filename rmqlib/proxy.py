@@ -177,8 +177,8 @@ class ProxyException(Exception):
     """The proxy refused a call: ``code`` says why. Mirrors: proxy/.../common/ProxyException.java"""
 
     def __init__(self, code: ProxyExceptionCode, message: str) -> None:
-        super().__init__(f"{code.value}: {message}")
         self.code = check_instance(code, "code", ProxyExceptionCode)
+        super().__init__(f"{code.value}: {check_str(message, 'message', empty=True)}")
 
 
 class RemotingConnectException(Exception):

@@ -163,6 +163,28 @@ def test_bad_arguments_are_named():
         receive_queue(route, "T", "")
 
 
+
+def test_the_route_cache_names_a_bad_argument():
+    import random
+
+    table = _routes()
+    with pytest.raises(TypeError, match="load_route"):
+        TopicRouteService("not callable", random.Random(0))
+    with pytest.raises(TypeError, match="rng"):
+        TopicRouteService(table.pickup_topic_route_data, 0)
+    with pytest.raises(ValueError, match="refresh_ms"):
+        TopicRouteService(table.pickup_topic_route_data, random.Random(0), refresh_ms=0)
+    service = TopicRouteService(table.pickup_topic_route_data, random.Random(0))
+    with pytest.raises(TypeError, match="topic"):
+        service.get_all_message_queue_view(3, 0)
+    with pytest.raises(ValueError, match="now_ms"):
+        service.get_all_message_queue_view("T", -1)
+    with pytest.raises(TypeError, match="route"):
+        MessageQueueView("T", "a route", random.Random(0))
+    with pytest.raises(TypeError, match="code"):
+        ProxyException("INVALID_RECEIPT_HANDLE", "a string is not a code")
+
+
 # ---- the proxy's receipt handles: renewed while held, cleared when the client leaves ---------------------------
 
 
