@@ -163,7 +163,6 @@ def test_bad_arguments_are_named():
         receive_queue(route, "T", "")
 
 
-
 def test_the_route_cache_names_a_bad_argument():
     import random
 
