@@ -127,7 +127,7 @@ class SimClientAPI:
         broker = self._broker(broker_name)
         broker.locks.unlock_batch(group, mqs, client_id)
         self.recorder.on_locks(broker.locks.mq_lock_table.get(group, {}), mqs, now_ms)
-        self.recorder.log(now_ms, "unlock", client_id, _names(mqs))
+        self.recorder.log(now_ms, "unlock", self.consumer.cid, _names(mqs))
 
     def query_consumer_offset(self, group, mq):
         broker = self._broker(mq.broker_name, True, mq.topic)  # RemoteBrokerOffsetStore#fetchConsumeOffsetFromBroker
@@ -177,7 +177,8 @@ class ConsumerNode:
         rng: random.Random,
         views: SharedViews | None = None,
     ):
-        self.spec, self.cid = spec, spec.client_id
+        # cid names the member in the records; client_id is what it sends to brokers (another member's, if shared)
+        self.spec, self.cid, self.client_id = spec, spec.client_id, spec.sent_client_id
         self.scenario, self.clock, self.wire, self.recorder, self.routes, self.rng = (
             scenario,
             clock,
@@ -290,7 +291,7 @@ class ConsumerNode:
         )
         self.impl = RebalanceImpl(
             sc.consumer_group,
-            self.cid,
+            self.client_id,
             SimClientAPI(self),
             sc.strategy,
             config=config,
@@ -399,7 +400,7 @@ class ConsumerNode:
     def _register_with(self, broker, data, now_ms: int) -> None:
         """One broker's part of a heartbeat: it registers this client's consumer data on this channel."""
         sc = self.scenario
-        info = ClientChannelInfo(self.channel(broker), self.cid, last_update_timestamp=now_ms)
+        info = ClientChannelInfo(self.channel(broker), self.client_id, last_update_timestamp=now_ms)
         before = self.group_subscriptions(broker) if self.narrows_subscriptions else None
         v2 = self.heartbeat_v2
         fingerprint = heartbeat_fingerprint([data]) if v2 is not None else 0

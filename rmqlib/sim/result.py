@@ -332,7 +332,8 @@ class SimResult:
         Counted while the name server's route lists the queue (``routed``; a queue it dropped has nothing
         to wait for) and producers have started, from the queue's first owner (a group that is starting up
         is not paused) or, for a queue that joined the route during the run, from when it joined; to the
-        end of the run. Stretches shorter than ``min_ms`` are left out.
+        end of the run. A queue no consumer ever owned is paused for as long as it is routed after producers
+        start. Stretches shorter than ``min_ms`` are left out.
         """
         end, since = self.scenario.end_ms, self.scenario.produce_start_ms
         result = {}
@@ -351,7 +352,7 @@ class SimResult:
                     covered_to = max(covered_to, stop)
                 if covered_to < end:
                     gaps.append((covered_to, end))
-            elif joined > 0:
+            else:  # no consumer ever owned it: paused for as long as it is routed
                 gaps.append((joined, end))
             gaps = [(max(a, lo, since), min(b, hi)) for a, b in gaps for lo, hi in routed]
             result[queue] = [(a, b) for a, b in gaps if b > a and b - a >= min_ms]

@@ -72,6 +72,10 @@ class ConsumerSpec:
     ``topics`` names the scenario's topics it subscribes to (None: every one), and ``subscription`` is the tag
     expression it subscribes each of them with (``consumer.subscribe(topic, "TagA || TagB")``; ``"*"``: every
     tag). Members of one group are meant to agree on both; see :attr:`Scenario.subscriptions_agree`.
+
+    ``client_id`` names the member in the run's records, and is the id it sends to brokers unless
+    ``same_client_id_as`` names another member: then this process computes that member's id (Java builds it from
+    the host's IP and ``instanceName``, ``ClientConfig#buildMQClientId``), and brokers see one id on two channels.
     """
 
     client_id: str
@@ -80,6 +84,12 @@ class ConsumerSpec:
     leave: LeaveKind = LeaveKind.SHUTDOWN
     subscription: str = "*"
     topics: tuple[str, ...] | None = None
+    same_client_id_as: str | None = None
+
+    @property
+    def sent_client_id(self) -> str:
+        """The client id this process sends to brokers (``MQClientInstance#clientId``)."""
+        return self.same_client_id_as or self.client_id
 
     def __post_init__(self) -> None:
         if type(self.leave) is not LeaveKind:
@@ -255,6 +265,12 @@ class Scenario:
         group."""
         return len({(frozenset(self.topics_of(spec)), _tags_of(spec.subscription)) for spec in self.consumers}) == 1
 
+    @property
+    def client_ids_distinct(self) -> bool:
+        """True when no two members send the same client id (none has ``same_client_id_as``), as RocketMQ expects
+        of a group."""
+        return all(spec.same_client_id_as is None for spec in self.consumers)
+
     def topics_of(self, spec: ConsumerSpec) -> tuple[str, ...]:
         """The topics consumer ``spec`` subscribes to."""
         return tuple(self.topics) if spec.topics is None else spec.topics
@@ -337,6 +353,23 @@ class Scenario:
                     f"{spec.client_id}: leave_ms must be after join_ms + start_jitter_ms and before "
                     f"the end of the run ({self.end_ms}), got {spec.leave_ms!r}",
                 )
+        for spec in self.consumers:
+            if spec.same_client_id_as is None:
+                continue
+            twin = next((other for other in self.consumers if other.client_id == spec.same_client_id_as), None)
+            _need(
+                twin is not None and twin is not spec and twin.same_client_id_as is None,
+                "consumers",
+                f"{spec.client_id}: same_client_id_as must name another member that sends its own client id, "
+                f"got {spec.same_client_id_as!r}",
+            )
+            _need(
+                self.client is ClientKind.REMOTING and self.message_model is MessageModel.CLUSTERING,
+                "consumers",
+                f"{spec.client_id}: a shared client id is modelled for a CLUSTERING group of the remoting client "
+                "only (a gRPC client's id is unique by construction; a broadcasting member's id names its local "
+                "offset file, which two processes on one host would share)",
+            )
         _need(isinstance(self.consumer_group, str) and self.consumer_group, "consumer_group", "a non-empty str")
         _need(
             isinstance(self.strategy, AllocateMessageQueueStrategy),

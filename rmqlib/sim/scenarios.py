@@ -261,6 +261,19 @@ def mixed_topics(**overrides) -> Scenario:
     return _build("mixed_topics", dict(consumers=consumers, topics=topics), overrides)
 
 
+def shared_client_id(**overrides) -> Scenario:
+    """Four consumers, two of them processes on one host that set the same ``instanceName``: both send the client id
+    ``10.0.0.1@orders``. The brokers list it twice, so both take the first share, the second share has no owner
+    and is never consumed, and every message of the first share is consumed twice."""
+    consumers = (
+        ConsumerSpec("10.0.0.1@orders"),
+        ConsumerSpec("10.0.0.1@orders #2", same_client_id_as="10.0.0.1@orders"),
+        ConsumerSpec("10.0.0.2@orders"),
+        ConsumerSpec("10.0.0.3@orders"),
+    )
+    return _build("shared_client_id", dict(consumers=consumers), overrides)
+
+
 ALL = {
     f.__name__: f
     for f in (
@@ -288,5 +301,6 @@ ALL = {
         broker_vanishes,
         mixed_subscriptions,
         mixed_topics,
+        shared_client_id,
     )
 }

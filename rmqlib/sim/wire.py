@@ -123,7 +123,7 @@ class Wire:
             False,
             "*",
             command.sub_version,
-            consumer.cid,
+            consumer.client_id,
             consumer.channel_names[broker.label],
             opaque,
         )
