@@ -300,6 +300,16 @@ class SimResult:
         """When a consumer first believed it owned ``queue`` (its ``str``), or None if none ever did."""
         return min((i.start_ms for i in self.ownership.get(queue, ())), default=None)
 
+    def owned_at(self, at_ms: int) -> dict[str, list[str]]:
+        """Per member (every consumer of the scenario, in its order), the queues it believed it owned at ``at_ms``."""
+        check_int(at_ms, "at_ms", 0)
+        owned: dict[str, list[str]] = {spec.client_id: [] for spec in self.scenario.consumers}
+        for queue, spans in sorted(self.ownership.items()):
+            for i in spans:
+                if i.start_ms <= at_ms < i.end_ms:
+                    owned[i.holder].append(queue)
+        return owned
+
     def waits_for_owner(self, since_ms: int) -> dict[str, int | None]:
         """For each queue of the run that no consumer owned at ``since_ms``: how long after ``since_ms`` its
         next owner took it (None: nobody did before the end). After a topic change, these are the new queues."""

@@ -477,6 +477,79 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000, events
     return house_style(fig)
 
 
+def consumed_by_queue_figure(result, title: str | None = None) -> go.Figure:
+    """For each queue of the scenario's topics, how many of its messages each consumer's listener took, stacked,
+    beside how many the queue stores: a queue consumed once is as tall as its marker, one consumed twice twice as
+    tall, and what nobody consumed is a hatched red bar of its own (the colour of a pause)."""
+    _result(result)
+    title = _title(title)
+    queues = [q for q in result.queues if q in result.stored]
+    labels = _queue_labels(queues)
+    order = _consumer_order(result)
+    colors = consumer_colors(order)
+    counts: dict[str, dict[str, int]] = {q: {} for q in queues}
+    for q in queues:
+        for batch in result.consumption.get(q, ()):
+            counts[q][batch.consumer] = counts[q].get(batch.consumer, 0) + len(batch.offsets)
+    never = result.unconsumed()
+    x = [labels[q] for q in queues]
+    fig = go.Figure()
+    for member in order:
+        y = [counts[q].get(member, 0) for q in queues]
+        if any(y):
+            fig.add_trace(
+                go.Bar(
+                    x=x,
+                    y=y,
+                    name=member,
+                    marker=dict(color=colors[member], line=dict(width=0)),
+                    hovertemplate=f"{member}<br>%{{x}}: %{{y}}<extra></extra>",
+                )
+            )
+    if any(never.get(q, 0) for q in queues):
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=[never.get(q) or None for q in queues],  # no zero-high bar: its red outline would show
+                name=text("never consumed"),
+                marker=dict(color=PAUSE_COLOR, line=dict(color="#FB0D0D", width=1), pattern=dict(shape="/")),
+                hovertemplate=text("never consumed<br>%{x}: %{y}<extra></extra>"),
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=[result.stored[q] for q in queues],
+            mode="markers",
+            name=text("messages stored"),
+            marker=dict(symbol="line-ew-open", size=28, color="#222A2A", line=dict(width=3)),
+            hovertemplate=text("%{x}: %{y} stored<extra></extra>"),
+        )
+    )
+    if title is None:
+        title = text(
+            "{name} (seed {seed}): each queue's messages, by consumer",
+            name=result.scenario.name,
+            seed=result.seed,
+        )
+    fig.update_layout(
+        barmode="stack",
+        title=title,
+        height=420,
+        xaxis=dict(title=text("queue")),
+        yaxis=dict(title=text("messages")),
+        legend=dict(title=text("consumer"), traceorder="normal"),
+        meta={
+            "view": "consumed_by_queue",
+            "queues": queues,
+            "counts": counts,
+            "never": {q: never.get(q, 0) for q in queues},
+            "stored": {q: result.stored[q] for q in queues},
+        },
+    )
+    return house_style(fig)
+
+
 def latency_figure(results, max_points: int = 1500, title: str | None = None) -> go.Figure:
     """Empirical CDF of end-to-end latency (store to consume), one line per run.
 

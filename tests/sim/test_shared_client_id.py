@@ -63,6 +63,20 @@ def test_both_twins_take_the_first_share_and_the_second_share_has_no_owner(seed)
         assert result.pauses()[q] == [(sc.produce_start_ms, sc.end_ms)]
 
 
+def test_owned_at_names_each_members_queues_at_an_instant():
+    result = run()
+    owned = result.owned_at(60_000)
+    first, second = topic_queues(result, "broker-a", 0, 1), topic_queues(result, "broker-a", 2, 3)
+    assert list(owned) == [FIRST, TWIN, "10.0.0.2@orders", "10.0.0.3@orders"]
+    topic = {member: {q for q in queues if "%RETRY%" not in q} for member, queues in owned.items()}
+    assert topic[FIRST] == topic[TWIN] == first
+    assert not second & set().union(*topic.values())
+    assert all(len(topic[m]) == 2 for m in owned)
+    assert all(queues == [] for queues in result.owned_at(0).values())  # nobody has started yet
+    with pytest.raises(ValueError, match="at_ms"):
+        result.owned_at(-1)
+
+
 def test_every_message_of_the_first_share_is_consumed_once_by_each_twin():
     result = run()
     first = topic_queues(result, "broker-a", 0, 1)

@@ -57,6 +57,7 @@ _ALLOWED_WORDS = {"Broker", "Master", "Slave", "Pop", "Java", "ms", "vnodes", "p
 def _english_words(text: str) -> list[str]:
     """The English words left in ``text`` once Java names, ids, queue names, numbers and markup are taken out."""
     text = re.sub(r"<[^>]+>|%\{[^}]*\}|&\w+;", " ", text)
+    text = re.sub(r"\S*@\S*", " ", text)  # client ids (IP@instanceName) are data, whatever the instance is named
     words = []
     for token in re.findall(r"[A-Za-z][\w.@:/=\-\[\]]*", text):
         if (

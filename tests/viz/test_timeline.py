@@ -5,6 +5,7 @@ import pytest
 from rmqlib.sim import run_variants, scenarios, simulate, sweep, sweep_stats
 from rmqlib.viz import (
     PALETTE,
+    consumed_by_queue_figure,
     latency_figure,
     load_figure,
     lock_timeline_figure,
@@ -237,3 +238,26 @@ def test_latency_axis_is_log_only_when_latencies_span_more_than_20x(crash):
     [line] = fig.data  # climbs to 1 at the slowest message, then runs flat to the right edge
     right = 10**hi if fig.layout.xaxis.type == "log" else hi
     assert list(line.x[-2:]) == [high, pytest.approx(right)] and list(line.y[-2:]) == [1.0, 1.0]
+
+
+def test_consumed_by_queue_stacks_each_consumers_messages_beside_what_the_queue_stores():
+    twins = simulate(scenarios.shared_client_id(duration_ms=30_000, drain_ms=10_000), seed=1)
+    fig = consumed_by_queue_figure(twins)
+    labels = {short_queue(q).split("/", 1)[-1]: q for q in twins.stored}
+    bars = {t.name: dict(zip(t.x, t.y)) for t in fig.data if t.type == "bar"}
+    [stored] = [t for t in fig.data if t.type == "scatter"]
+    assert {labels[x]: y for x, y in zip(stored.x, stored.y)} == twins.stored
+    never = twins.unconsumed()
+    assert never and {labels[x]: y for x, y in bars.pop("never consumed").items() if y} == never
+    for q, label in ((q, label) for label, q in labels.items()):
+        consumed = sum(bars[member].get(label, 0) for member in bars)
+        assert consumed == sum(len(b.offsets) for b in twins.consumption.get(q, ()))
+        assert consumed == twins.stored[q] * (2 if any("#2" in m and bars[m].get(label) for m in bars) else 1) or (
+            q in never and consumed == 0
+        )
+    assert "never consumed" not in {
+        t.name
+        for t in consumed_by_queue_figure(
+            simulate(scenarios.steady_state(duration_ms=20_000, drain_ms=10_000), seed=1)
+        ).data
+    }

@@ -23,6 +23,14 @@ def runs():
     return crash, orderly
 
 
+@functools.cache
+def twins():
+    """A run in which two members share a client id: some queues are never consumed."""
+    from rmqlib.sim import scenarios, simulate
+
+    return simulate(scenarios.shared_client_id(duration_ms=30_000, drain_ms=10_000), seed=1)
+
+
 def _odd_allocation():
     """An allocation with an idle consumer, a queue owned twice and queues nobody holds."""
     queues = make_queues("TopicTest", ["broker-a", "broker-b"], 3)
@@ -70,6 +78,8 @@ def figures() -> dict:
         "ownership_timeline_figure": viz.ownership_timeline_figure(crash),
         "lock_timeline_figure": viz.lock_timeline_figure(orderly),
         "load_figure": viz.load_figure(crash),
+        "consumed_by_queue_figure": viz.consumed_by_queue_figure(crash),
+        "consumed_by_queue_figure never": viz.consumed_by_queue_figure(twins()),
         "latency_figure": viz.latency_figure(crash),
         "latency_figure two": viz.latency_figure({"crash": crash, "orderly_crash": orderly}),
         "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
