@@ -420,6 +420,8 @@ ZH: dict[str, str] = {
     "A new owner on a message the old one is still consuming, by listener call time": "新持有者消费原持有者仍在消费的消息，按监听器调用耗时",
     "A consumer's host vanishes from the network (no socket is closed). With the default timers, how long do its queues go without an owner?": "一个消费者的主机从网络上消失（没有任何连接被关闭）。在默认定时器下，它的队列会有多久无人持有？",
     "90 to 150 s": "90 到 150 秒",
+    "Four processes share eight queues with AVG, and two of them send the same client id. How many of the eight queues does nobody consume?": "四个进程用 AVG 分享八个队列，其中两个发送同一个客户端 ID。八个队列中有几个无人消费？",
+    "The brokers list the shared id twice, so AVG deals four shares of two queues. Both processes find the first copy of the id and take the first share; nobody stands at the second, and its two queues are never read.": "Broker 把共用的 ID 列出两次，所以 AVG 分出四份，每份两个队列。两个进程都找到这个 ID 的第一个副本，拿走第一份；第二个位置上没有人，它的两个队列永远没人读。",
     "Nobody is told: a broker drops the channel only when its 10 s scan finds it silent for more than 120 s, and the survivors notice at their next 20 s round.": "没有人收到通知：Broker 每 10 秒扫描一次，发现连接沉默超过 120 秒才会移除它，存活的消费者要到下一次 20 秒一轮的重平衡才会察觉。",
     "An operator raises broker-a's queues of a topic from 4 to 8 while four consumers read it. However the moment of the change falls against the clients' timers, how long can a new queue wait for an owner?": "运维把某主题在 broker-a 上的队列从 4 个增加到 8 个，此时有四个消费者在消费。无论这次变更落在客户端定时器的哪个时刻，新队列最长可能要等多久才有持有者？",
     "about a second": "约一秒",
