@@ -293,7 +293,7 @@ class ConsumerNode:
             sc.consumer_group,
             self.client_id,
             SimClientAPI(self),
-            sc.strategy,
+            sc.strategy_of(self.spec),
             config=config,
             consume_orderly=sc.consume_mode == ORDERLY,
             pull_service=PullMessageService(),

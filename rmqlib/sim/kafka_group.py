@@ -686,7 +686,8 @@ def simulate_kafka_group(
     session, heartbeat and auto-commit settings and the synchronous commit's duration
     (:class:`~rmqlib.kafka.ProtocolTimings`; its ``rpc_ms``, ``poll_delay_ms`` and ``messages_per_s`` are not
     used: the scenario's network delay, listener time and traffic take their place). The scenario must be a
-    CLUSTERING, CONCURRENT one without topic changes or broker outages.
+    CLUSTERING, CONCURRENT one without topic changes or broker outages. A ``ConsumerSpec.same_client_id_as`` is
+    ignored: Kafka's coordinator gives every member its own member id, whatever ``client.id`` says.
 
     >>> from rmqlib.sim import scenarios
     >>> run = simulate_kafka_group(scenarios.scale_out(duration_ms=80_000, drain_ms=20_000), "cooperative")

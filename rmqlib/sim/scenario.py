@@ -73,6 +73,10 @@ class ConsumerSpec:
     expression it subscribes each of them with (``consumer.subscribe(topic, "TagA || TagB")``; ``"*"``: every
     tag). Members of one group are meant to agree on both; see :attr:`Scenario.subscriptions_agree`.
 
+    ``strategy`` is the allocation strategy this member runs (an ``AllocateMessageQueueStrategy`` or a Java name, as
+    for ``Scenario.strategy``); None: the scenario's. Members of one group are meant to run the same one; see
+    :attr:`Scenario.strategies_agree`.
+
     ``client_id`` names the member in the run's records, and is the id it sends to brokers unless
     ``same_client_id_as`` names another member: then this process computes that member's id (Java builds it from
     the host's IP and ``instanceName``, ``ClientConfig#buildMQClientId``), and brokers see one id on two channels.
@@ -85,6 +89,7 @@ class ConsumerSpec:
     subscription: str = "*"
     topics: tuple[str, ...] | None = None
     same_client_id_as: str | None = None
+    strategy: AllocateMessageQueueStrategy | str | None = None
 
     @property
     def sent_client_id(self) -> str:
@@ -96,6 +101,11 @@ class ConsumerSpec:
             object.__setattr__(self, "leave", check_enum(self.leave, "ConsumerSpec.leave", LeaveKind))
         if isinstance(self.topics, list):
             object.__setattr__(self, "topics", tuple(self.topics))
+        if isinstance(self.strategy, str):
+            try:
+                object.__setattr__(self, "strategy", strategy_from_name(self.strategy))
+            except ValueError as error:
+                raise ValueError(f"ConsumerSpec.strategy: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -271,6 +281,16 @@ class Scenario:
         of a group."""
         return all(spec.same_client_id_as is None for spec in self.consumers)
 
+    @property
+    def strategies_agree(self) -> bool:
+        """True when every member runs the same allocation strategy (compared by ``repr``), as RocketMQ expects of a
+        group."""
+        return len({repr(self.strategy_of(spec)) for spec in self.consumers}) == 1
+
+    def strategy_of(self, spec: ConsumerSpec) -> AllocateMessageQueueStrategy:
+        """The allocation strategy consumer ``spec`` runs: its own, else the scenario's."""
+        return self.strategy if spec.strategy is None else spec.strategy  # type: ignore[return-value]
+
     def topics_of(self, spec: ConsumerSpec) -> tuple[str, ...]:
         """The topics consumer ``spec`` subscribes to."""
         return tuple(self.topics) if spec.topics is None else spec.topics
@@ -396,11 +416,19 @@ class Scenario:
                 "client",
                 "GRPC is not modelled with slaves (the proxy never fails either)",
             )
+        for spec in self.consumers:
+            _need(
+                spec.strategy is None or isinstance(spec.strategy, AllocateMessageQueueStrategy),
+                "consumers",
+                f"{spec.client_id}: strategy must be None, a strategy name or an AllocateMessageQueueStrategy, "
+                f"got {type(spec.strategy).__name__}",
+            )
+        names = {self.strategy_of(spec).name for spec in self.consumers} | {self.strategy.name}
         _need(
-            self.consume_mode is not ConsumeMode.POP or self.strategy.name in ("AVG", "AVG_BY_CIRCLE"),
+            self.consume_mode is not ConsumeMode.POP or names <= {"AVG", "AVG_BY_CIRCLE"},
             "strategy",
             "POP needs AVG or AVG_BY_CIRCLE: the broker's QueryAssignmentProcessor knows no other strategy "
-            f"and would assign nothing (got {self.strategy.name})",
+            f"and would assign nothing (got {', '.join(sorted(names - {'AVG', 'AVG_BY_CIRCLE'}))})",
         )
         _need(
             _is_number(self.produce_rate_per_queue) and self.produce_rate_per_queue >= 0,

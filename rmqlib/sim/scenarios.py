@@ -274,6 +274,14 @@ def shared_client_id(**overrides) -> Scenario:
     return _build("shared_client_id", dict(consumers=consumers), overrides)
 
 
+def mixed_strategies(**overrides) -> Scenario:
+    """Four consumers halfway through a rolling change of strategy from AVG to AVG_BY_CIRCLE: the two restarted
+    first deal the queues like cards, the other two still in blocks. Each computes its share of a different answer,
+    so two queues have two owners, whose messages are consumed twice, and two have none."""
+    consumers = _group(2, strategy="AVG_BY_CIRCLE") + _group(2, start=3)
+    return _build("mixed_strategies", dict(consumers=consumers), overrides)
+
+
 ALL = {
     f.__name__: f
     for f in (
@@ -302,5 +310,6 @@ ALL = {
         mixed_subscriptions,
         mixed_topics,
         shared_client_id,
+        mixed_strategies,
     )
 }
