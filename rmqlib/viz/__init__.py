@@ -21,8 +21,16 @@ from rmqlib.viz.figures import (
     queues_per_consumer_figure,
     ring_figure,
     ring_view,
+    shared_id_view,
 )
-from rmqlib.viz.panels import Panel, allocation_panel, machine_room_panel, ring_panel, update_in_place
+from rmqlib.viz.panels import (
+    Panel,
+    allocation_panel,
+    machine_room_panel,
+    ring_panel,
+    shared_id_panel,
+    update_in_place,
+)
 
 __all__ = [
     "PALETTE",
@@ -43,10 +51,12 @@ __all__ = [
     "queues_per_consumer_figure",
     "ring_figure",
     "ring_view",
+    "shared_id_view",
     "Panel",
     "allocation_panel",
     "machine_room_panel",
     "ring_panel",
+    "shared_id_panel",
     "update_in_place",
 ]
 
@@ -130,6 +140,7 @@ from rmqlib.viz.static import (  # noqa: E402
     process_queue_frames_figure,
     replica_locks_frames_figure,
     ring_frames_figure,
+    shared_id_frames_figure,
     show_panel,
     use_static_renderer,
 )
@@ -143,6 +154,7 @@ __all__ += [
     "process_queue_frames_figure",
     "replica_locks_frames_figure",
     "ring_frames_figure",
+    "shared_id_frames_figure",
     "show_panel",
     "use_static_renderer",
 ]

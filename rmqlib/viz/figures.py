@@ -390,6 +390,45 @@ def allocation_view(
     )
 
 
+def shared_id_view(
+    strategy: str = "AVG",
+    queues: int = 8,
+    consumers: int = 4,
+    same_id: int = 2,
+    virtual_nodes: int = 10,
+    brokers: Sequence[str] = ("broker-a",),
+    topic: str = "TopicTest",
+) -> go.Figure:
+    """Who owns which queue when ``same_id`` of ``consumers`` processes send one client id (chapter 10).
+
+    The brokers list a client id once per connection, so every process runs ``strategy`` on a list that holds the
+    shared id ``same_id`` times, and each copy is answered as Java's ``cidAll.indexOf`` answers it: as the first.
+    The sharing processes are ``make_cids(consumers)[0]`` and copies of it named ``#2``, ``#3``...; ``same_id`` 1
+    is a healthy group. Limits as :func:`allocation_view`, and ``same_id`` 1..``consumers``.
+    """
+    _strategy_name(strategy)
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
+    same_id = check_int(same_id, "same_id", 1, consumers)
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
+    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
+    mq_all = spread_queues(queues, brokers, topic)
+    cids = make_cids(consumers)
+    shared, others = cids[0], cids[same_id:]
+    answer = allocate_group(_strategy(strategy, virtual_node_cnt=virtual_nodes), mq_all, [shared] * same_id + others)
+    processes = [shared] + [f"{shared} #{k}" for k in range(2, same_id + 1)] + others
+    allocation = {process: answer[process.split(" #")[0]] for process in processes}
+    label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
+    return allocation_figure(
+        allocation,
+        processes,
+        mq_all,
+        label=label,
+        meta={"strategy": strategy, "queue_count": queues, "consumer_count": consumers, "same_id": same_id},
+    )
+
+
 # --------------------------------------------------------------------------- consistent hash
 
 

@@ -21,6 +21,7 @@ ZH: dict[str, str] = {
     "topic": "主题",
     "nobody": "无人持有",
     "strategy": "分配策略",
+    "processes with one id": "共用一个 ID 的进程数",
     "virtual nodes": "虚拟节点",
     "step": "步骤",
     "seed": "随机种子",

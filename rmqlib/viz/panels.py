@@ -52,6 +52,7 @@ from rmqlib.viz.figures import (
     check_ring_points,
     machine_room_view,
     ring_view,
+    shared_id_view,
 )
 from rmqlib.viz.i18n import phrase, text
 from rmqlib.viz.style import CHAR_PX, FONT_SIZE, _cols, resolved_template, without_validation
@@ -367,6 +368,44 @@ def allocation_panel(
         largest=allocation_view(strategies[0], max_queues, max_consumers),
         margins={"l": row_label_px(make_cids(max_consumers), max_queues)},
     )
+
+
+def shared_id_panel(
+    strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"),
+    queues: int = 8,
+    consumers: int = 4,
+    same_id: int = 2,
+    max_queues: int = 32,
+    max_consumers: int = 16,
+) -> Panel:
+    """Strategy dropdown + "queues", "consumers" and "processes with one id" sliders over :func:`shared_id_view`.
+
+    The last slider never goes past the consumers slider (moving that one down pulls it along). Limits as
+    :func:`allocation_panel`; ``same_id`` 1..``consumers``.
+    """
+    strategies = _str_list(strategies, "strategies", max_len=8)
+    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
+    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
+    if not strategies:
+        raise ValueError("strategies must name at least one strategy")
+    for name in strategies:
+        if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
+            raise ValueError(f"strategies: shared_id_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
+    controls = {
+        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0]), "strategy"),
+        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
+        "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
+        "same_id": _slider("processes with one id", same_id, 1, consumers, "same_id and consumers"),
+    }
+
+    def follow(change):  # observed before the panel's own observer, so the view never sees same_id > consumers
+        controls["same_id"].max = change["new"]
+
+    controls["consumers"].observe(follow, names="value")
+    # the most rows (every process, and the "nobody" row a shared id makes) and the widest row label
+    largest = shared_id_view(strategies[0], max_queues, max_consumers, min(2, max_consumers))
+    labels = make_cids(max_consumers) + [f"{make_cids(1)[0]} #{max_consumers}"]
+    return Panel(shared_id_view, controls, largest=largest, margins={"l": row_label_px(labels, max_queues)})
 
 
 def row_label_px(cids: Sequence[str], max_queues: int) -> int:

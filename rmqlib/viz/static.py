@@ -49,6 +49,7 @@ from rmqlib.viz.figures import (
     allocation_view,
     machine_room_view,
     ring_view,
+    shared_id_view,
 )
 from rmqlib.viz.handover import handover_steps
 from rmqlib.viz.i18n import phrase, text
@@ -243,6 +244,16 @@ def allocation_frames_figure(
         )
     steps = [(c, allocation_view(strategy, queues, c, virtual_nodes, brokers, topic)) for c in counts]
     return frames_figure(steps, "consumers", initial)
+
+
+def shared_id_frames_figure(
+    strategy: str = "AVG", queues: int = 8, consumers: int = 4, initial: int | None = None
+) -> go.Figure:
+    """The shared-id panel (:func:`rmqlib.viz.shared_id_view`) with a plotly "processes with one id" slider, one
+    step per count from 1 to ``consumers``. Limits as :func:`~rmqlib.viz.shared_id_view`."""
+    consumers = check_int(consumers, "consumers", 1, MAX_STEPS)
+    steps = [(k, shared_id_view(strategy, queues, consumers, k)) for k in range(1, consumers + 1)]
+    return frames_figure(steps, "processes with one id", initial)
 
 
 def ring_frames_figure(

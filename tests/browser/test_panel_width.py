@@ -24,9 +24,11 @@ FILL = 0.9
 NOTEBOOKS = [
     "chapters/02_sharing_evenly.ipynb",
     "chapters/09_orderly_and_locks.ipynb",
+    "chapters/10_when_rebalancing_goes_wrong.ipynb",
     "chapters/11c_designs_measured.ipynb",
     "chapters/zh/02_sharing_evenly.ipynb",
     "chapters/zh/09_orderly_and_locks.ipynb",
+    "chapters/zh/10_when_rebalancing_goes_wrong.ipynb",
     "chapters/zh/11c_designs_measured.ipynb",
 ]
 

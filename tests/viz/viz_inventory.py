@@ -60,6 +60,8 @@ def figures() -> dict:
         "allocation_figure label": viz.allocation_figure(avg, cids[:3], queues, label="AVG"),
         "queues_per_consumer_figure": viz.queues_per_consumer_figure(avg, cids[:4]),
         "allocation_view AVG": viz.allocation_view("AVG", 8, 3),
+        "shared_id_view": viz.shared_id_view("AVG", 8, 4, 2),
+        "shared_id_frames_figure": viz.shared_id_frames_figure(queues=6, consumers=3),
         "allocation_view CONSISTENT_HASH": viz.allocation_view("CONSISTENT_HASH", 8, 12, 2),
         "ring_view": viz.ring_view(4, 16, 3),
         "ring_view empty": viz.ring_view(4, 16, 0),
@@ -141,6 +143,7 @@ def panels() -> dict:
             consumers=3, queues=8, virtual_nodes=2, max_consumers=4, max_queues=8, max_virtual_nodes=4
         ),
         "machine_room_panel": viz.machine_room_panel(max_brokers=2, max_consumers=2),
+        "shared_id_panel": viz.shared_id_panel(max_queues=8, max_consumers=4),
         "process_queue_panel": viz.process_queue_panel(messages=4, max_messages=6),
         "handover_panel": viz.handover_panel(),
         "replica_locks_panel": viz.replica_locks_panel(acting_master=False),
