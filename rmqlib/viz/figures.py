@@ -354,6 +354,22 @@ def queues_per_consumer_figure(
     return house_style(fig)
 
 
+def _view_inputs(
+    strategy: str, queues: int, consumers: int, virtual_nodes: int, brokers: Sequence[str], topic: str
+) -> tuple[list[MessageQueue], list[str], AllocateMessageQueueStrategy, str]:
+    """A view's queues (spread over ``brokers``), client ids (``make_cids``), strategy and the strategy's label for
+    the title, its arguments checked."""
+    _strategy_name(strategy)
+    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
+    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
+    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
+    brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
+    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
+    strat = _strategy(strategy, virtual_node_cnt=virtual_nodes)
+    label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
+    return spread_queues(queues, brokers, topic), make_cids(consumers), strat, label
+
+
 def allocation_view(
     strategy: str = "AVG",
     queues: int = 8,
@@ -370,17 +386,8 @@ def allocation_view(
     Limits: ``queues`` 1..:data:`MAX_VIEW_QUEUES` (64), ``consumers`` 1..:data:`MAX_VIEW_CONSUMERS` (64),
     ``virtual_nodes`` 0..:data:`MAX_VIEW_VIRTUAL_NODES` (1,000); larger raise ValueError.
     """
-    _strategy_name(strategy)
-    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
-    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
-    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
-    brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
-    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
-    mq_all = spread_queues(queues, brokers, topic)
-    cids = make_cids(consumers)
-    strat = _strategy(strategy, virtual_node_cnt=virtual_nodes)
+    mq_all, cids, strat, label = _view_inputs(strategy, queues, consumers, virtual_nodes, brokers, topic)
     allocation = allocate_group(strat, mq_all, cids)
-    label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
     return allocation_figure(
         allocation,
         cids,
@@ -406,20 +413,12 @@ def shared_id_view(
     The sharing processes are ``make_cids(consumers)[0]`` and copies of it named ``#2``, ``#3``...; ``same_id`` 1
     is a healthy group. Limits as :func:`allocation_view`, and ``same_id`` 1..``consumers``.
     """
-    _strategy_name(strategy)
-    queues = check_int(queues, "queues", 1, MAX_VIEW_QUEUES)
-    consumers = check_int(consumers, "consumers", 1, MAX_VIEW_CONSUMERS)
-    same_id = check_int(same_id, "same_id", 1, consumers)
-    virtual_nodes = check_int(virtual_nodes, "virtual_nodes", 0, MAX_VIEW_VIRTUAL_NODES)
-    brokers = _str_list(brokers, "brokers", max_len=MAX_VIEW_QUEUES)
-    check_str(topic, "topic", max_len=MAX_VIEW_NAME)
-    mq_all = spread_queues(queues, brokers, topic)
-    cids = make_cids(consumers)
+    mq_all, cids, strat, label = _view_inputs(strategy, queues, consumers, virtual_nodes, brokers, topic)
+    same_id = check_int(same_id, "same_id", 1, len(cids))
     shared, others = cids[0], cids[same_id:]
-    answer = allocate_group(_strategy(strategy, virtual_node_cnt=virtual_nodes), mq_all, [shared] * same_id + others)
+    answer = allocate_group(strat, mq_all, [shared] * same_id + others)
     processes = [shared] + [f"{shared} #{k}" for k in range(2, same_id + 1)] + others
     allocation = {process: answer[process.split(" #")[0]] for process in processes}
-    label = f"{strategy} (vnodes={virtual_nodes})" if strategy == "CONSISTENT_HASH" else strategy
     return allocation_figure(
         allocation,
         processes,

@@ -332,6 +332,27 @@ def _slider(label: str, value: int, lo: int, hi: int, names: str | None = None, 
     )
 
 
+def _strategy_controls(
+    panel: str, strategies: Sequence[str], queues: int, consumers: int, max_queues: int, max_consumers: int
+) -> tuple[dict[str, widgets.ValueWidget], list[str], int, int]:
+    """The strategy dropdown and the "queues" and "consumers" sliders of an allocation panel, with the strategies and
+    the two maxima checked (``panel`` names the panel in an error)."""
+    strategies = _str_list(strategies, "strategies", max_len=8)
+    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
+    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
+    if not strategies:
+        raise ValueError("strategies must name at least one strategy")
+    for name in strategies:
+        if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
+            raise ValueError(f"strategies: {panel} draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
+    controls = {
+        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0]), "strategy"),
+        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
+        "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
+    }
+    return controls, strategies, max_queues, max_consumers
+
+
 def allocation_panel(
     strategies: Sequence[str] = ("AVG", "AVG_BY_CIRCLE"),
     queues: int = 8,
@@ -346,19 +367,9 @@ def allocation_panel(
     :data:`~rmqlib.viz.figures.MAX_VIEW_CONSUMERS` (64): the largest figure a slider can then ask for draws in
     well under a second. Larger raise ValueError.
     """
-    strategies = _str_list(strategies, "strategies", max_len=8)
-    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
-    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
-    if not strategies:
-        raise ValueError("strategies must name at least one strategy")
-    for name in strategies:
-        if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
-            raise ValueError(f"strategies: allocation_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
-    controls = {
-        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0]), "strategy"),
-        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
-        "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
-    }
+    controls, strategies, max_queues, max_consumers = _strategy_controls(
+        "allocation_panel", strategies, queues, consumers, max_queues, max_consumers
+    )
     if "CONSISTENT_HASH" in strategies:
         controls["virtual_nodes"] = _slider("virtual nodes", virtual_nodes, 0, 100, "virtual_nodes")
     # the most consumer rows, traces and legend entries these sliders allow, and room for the widest row label
@@ -383,20 +394,10 @@ def shared_id_panel(
     The last slider never goes past the consumers slider (moving that one down pulls it along). Limits as
     :func:`allocation_panel`; ``same_id`` 1..``consumers``.
     """
-    strategies = _str_list(strategies, "strategies", max_len=8)
-    max_queues = check_int(max_queues, "max_queues", 1, MAX_VIEW_QUEUES)
-    max_consumers = check_int(max_consumers, "max_consumers", 1, MAX_VIEW_CONSUMERS)
-    if not strategies:
-        raise ValueError("strategies must name at least one strategy")
-    for name in strategies:
-        if name not in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"):
-            raise ValueError(f"strategies: shared_id_panel draws AVG, AVG_BY_CIRCLE or CONSISTENT_HASH, got {name!r}")
-    controls = {
-        "strategy": labelled(widgets.Dropdown(options=strategies, value=strategies[0]), "strategy"),
-        "queues": _slider("queues", queues, 1, max_queues, "queues and max_queues"),
-        "consumers": _slider("consumers", consumers, 1, max_consumers, "consumers and max_consumers"),
-        "same_id": _slider("processes with one id", same_id, 1, consumers, "same_id and consumers"),
-    }
+    controls, strategies, max_queues, max_consumers = _strategy_controls(
+        "shared_id_panel", strategies, queues, consumers, max_queues, max_consumers
+    )
+    controls["same_id"] = _slider("processes with one id", same_id, 1, consumers, "same_id and consumers")
 
     def follow(change):  # observed before the panel's own observer, so the view never sees same_id > consumers
         controls["same_id"].max = change["new"]
