@@ -30,6 +30,7 @@ from rmqlib.allocation import (
     moved_on_scale_out,
     multi_topic_totals,
     overlapping_queues,
+    owners,
     queues_per_consumer,
     random_assignment_imbalance,
     random_cids,
@@ -211,8 +212,8 @@ def allocation_figure(
     """Who owns which queue: queues along x (Java order), one row per consumer (Java order).
 
     Works for any strategy's ``allocate_group`` result. Idle consumers keep an
-    empty row labelled "idle"; a queue owned twice shows two markers in its
-    column; queues of ``mq_all`` that nobody holds sit on a grey "nobody" row.
+    empty row labelled "idle"; a queue owned more than once shows a marker per owner in
+    its column; queues of ``mq_all`` that nobody holds sit on a grey "nobody" row.
     ``cids`` (creation order) fixes the colours; default: the allocation's keys. ``label`` (a strategy's
     name, say) goes before the title, as ``"label: title"``. ``meta`` adds keys to ``layout.meta``.
     """
@@ -248,7 +249,9 @@ def allocation_figure(
         if gaps:
             title += plural("; {n} queue unowned", "; {n} queues unowned", len(gaps))
         if overlaps:
-            title += text("; {n} owned twice", n=len(overlaps))
+            held_by = owners(allocation)
+            twice = all(len(held_by[mq]) == 2 for mq in overlaps)
+            title += text("; {n} owned twice" if twice else "; {n} owned more than once", n=len(overlaps))
     if label:
         title = text("{label}: {title}", label=label, title=title)
 

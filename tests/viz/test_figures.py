@@ -80,6 +80,13 @@ def test_allocation_figure_shows_gaps_and_overlaps_for_any_strategy():
     assert list(nobody.customdata) == [str(mq) for mq in mqs[2:]]
 
 
+def test_allocation_figure_does_not_call_three_owners_twice():
+    mqs = make_queues(queues_per_broker=4)
+    config = AllocateMessageQueueByConfig(mqs[:2])
+    fig = allocation_figure(allocate_group(config, mqs, make_cids(3)), make_cids(3), mqs)
+    assert "2 owned more than once" in fig.layout.title.text and "twice" not in fig.layout.title.text
+
+
 def test_consumer_colours_follow_creation_order_not_sort_order():
     cids = make_cids(12)
     colors = consumer_colors(cids)
