@@ -241,9 +241,8 @@ class GrpcConsumerNode:
             self._submit(_ConsumeTask(self, pq, item, rest))
 
     def send_ack(self, pq: ProcessQueueImpl, rest: Iterator | None, item) -> None:
-        """Ack a consumed message through the proxy; its answer is back two network delays later."""
-        call = self.proxy.ack(self.cid, item.handle)
-        self.clock.later(2 * self.scenario.rpc_latency_ms, self.ack_answered, pq, rest, item, call)
+        """Ack a consumed message through the proxy; :meth:`ack_answered` runs when its answer is back."""
+        self.proxy.ack(self.cid, item.handle, lambda call: self.ack_answered(pq, rest, item, call))
 
     def ack_answered(self, pq: ProcessQueueImpl, rest: Iterator | None, item, call: AckCall) -> None:
         """ProcessQueueImpl#ackMessage's callback: OK or INVALID_RECEIPT_HANDLE end the ack, and the message leaves
@@ -251,10 +250,7 @@ class GrpcConsumerNode:
         if call.code is not Code.OK and call.code is not Code.INVALID_RECEIPT_HANDLE:
             if self.alive:
                 self.recorder.counters["acks retried"] += 1
-                delay = ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS
-                if call.code is Code.PROXY_TIMEOUT:  # no answer: the failure is known at the ack's 3 s deadline
-                    delay += REQUEST_TIMEOUT_MS - 2 * self.scenario.rpc_latency_ms
-                self.clock.later(delay, self._ack_again, pq, rest, item)
+                self.clock.later(ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS, self._ack_again, pq, rest, item)
             return
         if call.code is Code.INVALID_RECEIPT_HANDLE:
             self.recorder.counters["acks refused"] += 1

@@ -36,15 +36,14 @@ broker keeps a FIFO group's orderly state (Java persists it every 5 s and at shu
 
 Modelled as one proxy in cluster mode that never fails: a request takes ``rpc_latency_ms`` from the client to the
 proxy and as long back, and so does each call of the proxy to a broker (pop, ack, nack); a failed connection is
-known one such delay after the call; the client hears an ack's answer as the broker applies it (an ack on its way to
-a broker that stops is lost, counted ``proxy acks lost``); its renewals and clears take effect at the broker at once
-(their answers replace the handles it keeps).
+known one such delay after the call; an ack's answer comes back the way it went (:meth:`ProxyNode.ack`); its
+renewals and clears take effect at the broker at once (their answers replace the handles it keeps).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rmqlib.broker import BrokerConfig
 from rmqlib.broker.consumer_manager import (
@@ -53,6 +52,7 @@ from rmqlib.broker.consumer_manager import (
     ConsumerManager,
 )
 from rmqlib.broker.pop import AckHandle
+from rmqlib.broker.protocol import ResponseCode
 from rmqlib.client.grpc_push import REQUEST_TIMEOUT_MS
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import TopicRouteData
@@ -92,7 +92,7 @@ class ReceiveFailed(Exception):
 
 
 class AckCall:
-    """One ack on its way through the proxy: the status its answer brings the client (set when the proxy takes it)."""
+    """One ack on its way through the proxy: the status its answer brings the client (set once the proxy knows it)."""
 
     __slots__ = ("handle", "code")
 
@@ -154,11 +154,15 @@ class ProxyNode:
         :class:`~rmqlib.proxy.RemotingConnectException` when the broker is down, or
         :class:`~rmqlib.proxy.RemotingTimeoutException` when it has vanished (no answer comes)."""
         self.route_service.resolve_broker_addr_in_receipt_handle(broker_name, now)
-        broker = self.brokers[broker_name]
+        self._connect(self.brokers[broker_name])
+
+    @staticmethod
+    def _connect(broker) -> None:
+        """Raise what a request to ``broker`` fails with now, if it is not up."""
         if not broker.up:
             if broker.silent:
-                raise RemotingTimeoutException(f"no answer from {broker_name}")
-            raise RemotingConnectException(f"connect to {broker_name} failed")
+                raise RemotingTimeoutException(f"no answer from {broker.name}")
+            raise RemotingConnectException(f"connect to {broker.name} failed")
 
     def _online(self, channel: str, group: str) -> bool:
         return self.registry.find_channel(group, channel) is not None
@@ -265,34 +269,52 @@ class ProxyNode:
             return
         broker.change_invisible_time(handle, invisible_time_ms, now)
 
-    def ack(self, client_id: str, handle: AckHandle) -> AckCall:
+    def ack(self, client_id: str, handle: AckHandle, answered: Callable[[AckCall], None]) -> None:
         """An ack sent now reaches the proxy one network delay later; the proxy takes the latest handle it holds for
-        the message (each renewal replaces it), or the client's if it holds none, and acks it at the broker one
-        network delay after that. The returned call's ``code`` is the answer the client gets two delays from now."""
+        the message (each renewal replaces it), or the client's if it holds none, and sends it to the broker its
+        route cache names for the handle, one network delay away. ``answered`` gets the call when its answer is
+        back at the client: four delays after sending (OK, or INTERNAL_SERVER_ERROR when the broker refuses the
+        ack), two when the route cache cannot find the broker, four when the broker is down (the connection
+        fails), and at the client's deadline when the broker has vanished (PROXY_TIMEOUT)."""
         call = AckCall(handle)
-        self.clock.later(self.scenario.rpc_latency_ms, self._ack, client_id, call)
-        return call
+        sent = int(self.clock.now)
+        self.clock.later(self.scenario.rpc_latency_ms, self._ack, client_id, call, sent, answered)
 
-    def _ack(self, client_id: str, call: AckCall) -> None:
+    def _ack(self, client_id: str, call: AckCall, sent: int, answered: Callable[[AckCall], None]) -> None:
         watched = self.receipts.remove_receipt_handle(client_id, self.group, call.handle)
         latest = call.handle if watched is None else watched.handle
         self.recorder.counters["acks"] += 1
         try:
-            self.reach(latest.broker_name, int(self.clock.now))
-        except (ProxyException, RemotingConnectException, RemotingTimeoutException) as error:
-            call.code = status_code(error)
-            self.recorder.counters["proxy acks failed"] += 1
+            self.route_service.resolve_broker_addr_in_receipt_handle(latest.broker_name, int(self.clock.now))
+        except ProxyException as error:
+            self._ack_failed(call, error, sent, answered, self.scenario.rpc_latency_ms)
             return
-        self.clock.later(self.scenario.rpc_latency_ms, self._ack_at, self.brokers[latest.broker_name], latest)
+        self.clock.later(self.scenario.rpc_latency_ms, self._ack_at, latest, call, sent, answered)
 
-    def _ack_at(self, broker, handle: AckHandle) -> None:
-        if not broker.up:
-            self.recorder.counters["proxy acks lost"] += 1
+    def _ack_at(self, handle: AckHandle, call: AckCall, sent: int, answered: Callable[[AckCall], None]) -> None:
+        """The proxy's ack reaches the broker (ConsumerProcessor#ackMessage): the broker's SUCCESS is OK, any other
+        code INTERNAL_SERVER_ERROR (MQClientAPIImpl reads it as AckStatus.NO_EXIST)."""
+        broker = self.brokers[handle.broker_name]
+        try:
+            self._connect(broker)
+        except (RemotingConnectException, RemotingTimeoutException) as error:
+            self._ack_failed(call, error, sent, answered, 2 * self.scenario.rpc_latency_ms)
             return
-        if handle.is_order:
-            broker.ack_orderly(handle, int(self.clock.now))
-        else:
-            broker.pop.ack(handle, int(self.clock.now))
+        now = int(self.clock.now)
+        code = broker.ack_orderly(handle, now) if handle.is_order else broker.pop.ack(handle, now)
+        call.code = Code.OK if code is ResponseCode.SUCCESS else Code.INTERNAL_SERVER_ERROR
+        self.clock.later(2 * self.scenario.rpc_latency_ms, answered, call)
+
+    def _ack_failed(
+        self, call: AckCall, error: Exception, sent: int, answered: Callable[[AckCall], None], back_ms: int
+    ) -> None:
+        """The failed ack's status reaches the client ``back_ms`` from now, or, from a broker that never answers, at
+        the client's deadline."""
+        call.code = status_code(error)
+        self.recorder.counters["proxy acks failed"] += 1
+        if call.code is Code.PROXY_TIMEOUT:
+            back_ms = sent + REQUEST_TIMEOUT_MS - int(self.clock.now)
+        self.clock.later(back_ms, answered, call)
 
 
 def _always() -> bool:

@@ -1,5 +1,7 @@
 """A gRPC group in the simulator: members ask the proxy, pop through it, and are dropped only by their heartbeats."""
 
+from collections import Counter
+
 import pytest
 
 from rmqlib.client.grpc_push import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS
@@ -57,6 +59,18 @@ def test_a_fifo_group_consumes_each_queue_in_order_and_one_member_at_a_time(seed
         offsets = [o for b in batches for o in b.offsets]
         assert offsets == sorted(offsets), queue  # never out of order, even across the crash
         assert all(a.end_ms <= b.start_ms for a, b in zip(batches, batches[1:])), queue  # never two at once
+
+
+def test_a_fifo_member_starts_its_next_message_when_the_last_ones_ack_is_answered_four_network_delays_later():
+    """The ack goes to the proxy, on to the broker, and its answer comes back the same way before the next message
+    of the batch is consumed (FifoConsumeService#consumeIteratively)."""
+    run = simulate(scenarios.grpc_fifo_crash(rpc_latency_ms=3), seed=1)
+    gaps: Counter[int] = Counter()
+    for batches in run.consumption.values():
+        batches = sorted(batches, key=lambda b: b.start_ms)
+        gaps.update(b.start_ms - a.end_ms for a, b in zip(batches, batches[1:]) if a.consumer == b.consumer)
+    [(commonest, _)] = gaps.most_common(1)
+    assert min(gaps) == commonest == 4 * run.scenario.rpc_latency_ms
 
 
 def test_a_standard_group_does_not_keep_order():

@@ -69,6 +69,15 @@ def test_acks_refused_as_invalid_receipt_handles_are_not_retried_and_their_messa
     assert run.lost == [] and run.unconsumed() == {}
 
 
+@pytest.mark.parametrize("latency_ms", [1, 25, 50])
+def test_an_ack_on_its_way_to_a_broker_as_it_stops_fails_and_is_retried_so_every_duplicate_was_refused(latency_ms):
+    """With 25 ms network delays an ack reaches broker-b just after it stops: the proxy's connection fails and the
+    client hears so (four delays after sending) and tries again a second later, until the proxy refuses it."""
+    run = simulate(scenarios.grpc_broker_outage(rpc_latency_ms=latency_ms), seed=1)
+    assert run.duplicates == run.counters["acks refused"] > 0
+    assert run.counters["acks retried"] > 0 and run.lost == []
+
+
 def test_without_the_outage_nothing_fails_and_nothing_comes_twice():
     run = simulate(scenarios.grpc_broker_outage(outages=()), seed=1)
     assert run.events_of("receive failed") == [] and run.events_of("ack refused") == []
