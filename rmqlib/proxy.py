@@ -19,7 +19,8 @@ not watched (``ClientActivity``'s telemetry stream only logs an error). :mod:`rm
 
 Mirrors (commit 8fc57f1468d182eea11c01e089c0250d647dc5f3):
 
-* proxy/.../grpc/v2/route/RouteActivity.java#queryAssignment -- :func:`query_assignment`;
+* proxy/.../grpc/v2/route/RouteActivity.java#queryAssignment -- :func:`query_assignment`; #queryRoute --
+  :func:`query_route`;
 * proxy/.../service/route/MessageQueueSelector.java (``buildRead``, the broker-acting queues, ``getQueueByBrokerName``,
   ``selectOne``) and grpc/v2/consumer/ReceiveMessageActivity.java#ReceiveMessageQueueSelector -- :func:`receive_queue`;
 * proxy/.../service/route/TopicRouteService.java (``topicCache``), ClusterTopicRouteService.java,
@@ -49,6 +50,8 @@ from rmqlib.protocol import MASTER_ID, ConsumeFromWhere, ConsumeType, MessageMod
 
 BROKER_ACTING_QUEUE_ID = -1  # MessageQueueSelector.BROKER_ACTING_QUEUE_ID: "pop from any queue of this broker"
 DEFAULT_INVISIBLE_TIME_MILLS = 60_000  # ProxyConfig.defaultInvisibleTimeMills: an auto-renewed receive's pop
+MIN_INVISIBLE_TIME_MILLS_FOR_RECV = 10_000  # ProxyConfig.minInvisibleTimeMillsForRecv: a receive that is not renewed
+MAX_INVISIBLE_TIME_MILLS = 12 * 3_600_000  # ProxyConfig.maxInvisibleTimeMills
 RENEW_AHEAD_TIME_MILLIS = 10_000  # ProxyConfig.renewAheadTimeMillis
 RENEW_MAX_TIME_MILLIS = 3 * 3_600_000  # ProxyConfig.renewMaxTimeMillis
 RENEW_SCHEDULE_PERIOD_MILLIS = 5_000  # ProxyConfig.renewSchedulePeriodMillis
@@ -148,6 +151,53 @@ def query_assignment(route: TopicRouteData, topic: str, fifo: bool) -> QueryAssi
     if not assignments:
         return QueryAssignmentResponse(Code.FORBIDDEN, "no readable queue")
     return QueryAssignmentResponse(Code.OK, Code.OK.name, tuple(assignments))
+
+
+@dataclass(frozen=True)
+class RouteQueue:
+    """One message queue of a QueryRoute answer: a queue id on one broker of the route (its master or a slave, by
+    ``broker_id``) and what a client may do with it. Mirrors: apache.rocketmq.v2.MessageQueue (endpoints left out)"""
+
+    message_queue: MessageQueue
+    permission: Permission
+    broker_id: int
+
+
+def query_route(route: TopicRouteData, topic: str) -> tuple[RouteQueue, ...]:
+    """What the proxy answers a client's QueryRoute for ``topic`` over ``route``.
+
+    For each queue data in the route's order and each broker of its name (by broker id), the queues numbered from
+    0: the read-only ones first, then the write-only ones, then the readable-and-writable ones (as many as the
+    smaller of the read and write counts); a queue data that can be neither read nor written gives max(1, read,
+    write) queues with no permission. A queue data whose broker name no broker data has ends the answer there
+    (Java leaves the loop rather than skipping it).
+
+    Mirrors: RouteActivity.java#queryRoute, #genMessageQueueFromQueueData
+    """
+    check_instance(route, "route", TopicRouteData)
+    check_str(topic, "topic")
+    brokers = {data.broker_name: sorted(dict(data.broker_addrs)) for data in route.broker_datas}
+    answer: list[RouteQueue] = []
+    for queue_data in route.queue_datas:
+        broker_ids = brokers.get(queue_data.broker_name)
+        if broker_ids is None:
+            break
+        read, write, perm = queue_data.read_queue_nums, queue_data.write_queue_nums, queue_data.perm
+        both = min(read, write) if is_readable(perm) and is_writeable(perm) else 0
+        runs = [
+            (Permission.READ, read - both if is_readable(perm) else 0),
+            (Permission.WRITE, write - both if is_writeable(perm) else 0),
+            (Permission.READ_WRITE, both),
+            (Permission.NONE, 0 if is_readable(perm) or is_writeable(perm) else max(1, read, write)),
+        ]
+        for broker_id in broker_ids:
+            queue_id = 0
+            for permission, count in runs:
+                for _ in range(count):
+                    mq = MessageQueue(topic, queue_data.broker_name, queue_id)
+                    answer.append(RouteQueue(mq, permission, broker_id))
+                    queue_id += 1
+    return tuple(answer)
 
 
 def receive_queue(route: TopicRouteData, topic: str, broker_name: str) -> tuple[MessageQueue, str] | None:
@@ -508,7 +558,9 @@ def register_client(registry: ConsumerManager, group: str, channel_info: ClientC
 __all__ = [
     "BROKER_ACTING_QUEUE_ID",
     "DEFAULT_INVISIBLE_TIME_MILLS",
+    "MAX_INVISIBLE_TIME_MILLS",
     "MAX_RENEW_RETRY_TIMES",
+    "MIN_INVISIBLE_TIME_MILLS_FOR_RECV",
     "Assignment",
     "Code",
     "MessageQueueView",
@@ -522,9 +574,11 @@ __all__ = [
     "RemotingTimeoutException",
     "RenewEvent",
     "RenewKind",
+    "RouteQueue",
     "TopicRouteService",
     "convert_to_permission",
     "query_assignment",
+    "query_route",
     "receive_queue",
     "register_client",
     "status_code",

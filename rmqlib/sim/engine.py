@@ -40,11 +40,12 @@ from rmqlib.sim.broker_node import BrokerNode
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.consumer_node import ConsumerNode
 from rmqlib.sim.grpc_consumer_node import GrpcConsumerNode
+from rmqlib.sim.grpc_simple_node import GrpcSimpleConsumerNode
 from rmqlib.sim.proxy_node import ProxyNode
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.result import SimResult
 from rmqlib.sim.routes import Routes
-from rmqlib.sim.scenario import GRPC, POP, BrokerOutage, Scenario, TopicChange
+from rmqlib.sim.scenario import GRPC_SIMPLE, POP, BrokerOutage, Scenario, TopicChange
 from rmqlib.sim.shared_views import SharedViews
 from rmqlib.sim.wire import Wire
 
@@ -75,10 +76,11 @@ class Simulation:
         self.routes.start_producers()
         self.views = SharedViews()  # what identical views of the consumers compute once (see shared_views)
         self.proxy: ProxyNode | None = None
-        if scenario.client is GRPC:  # the members talk to a proxy, never to a broker
+        if scenario.through_proxy:  # the members talk to a proxy, never to a broker
             self.proxy = ProxyNode(scenario, self.clock, self.recorder, self.routes, self.brokers, self.rng)
+            node = GrpcSimpleConsumerNode if scenario.client is GRPC_SIMPLE else GrpcConsumerNode
             self.consumers = {
-                spec.client_id: GrpcConsumerNode(spec, scenario, self.clock, self.recorder, self.proxy, self.rng)
+                spec.client_id: node(spec, scenario, self.clock, self.recorder, self.proxy, self.rng)
                 for spec in scenario.consumers
             }
             self.wire.connect(self.brokers, {})
@@ -156,7 +158,7 @@ class Simulation:
                 clock.process(broker.revive_loop())
                 if broker.up:
                     clock.process(broker.route_info_loop())
-            elif sc.client is GRPC:  # a gRPC group pops: what is not acked in time revives
+            elif sc.through_proxy:  # a gRPC group pops: what is not acked in time revives
                 clock.process(broker.revive_loop())
         for slave in self.slaves.values():  # no producer and no held pulls: a slave holds none (see BrokerNode)
             clock.process(slave.housekeeping_loop())

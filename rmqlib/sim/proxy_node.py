@@ -67,8 +67,10 @@ from rmqlib.proxy import (
     RemotingConnectException,
     RemotingTimeoutException,
     RenewKind,
+    RouteQueue,
     TopicRouteService,
     query_assignment,
+    query_route,
     register_client,
     status_code,
 )
@@ -197,9 +199,26 @@ class ProxyNode:
         view = self.route_service.get_all_message_queue_view(topic, int(self.clock.now))
         return query_assignment(view.route, topic, self.fifo)
 
-    def receive(self, client, mq: MessageQueue, expression: str, batch: int, attempt_id: str, polling_ms: int):
+    def query_route(self, topic: str) -> tuple[RouteQueue, ...]:
+        """RouteActivity#queryRoute, from the proxy's cached route now (nothing for a topic it does not know)."""
+        return query_route(self.route_service.get_all_message_queue_view(topic, int(self.clock.now)).route, topic)
+
+    def receive(
+        self,
+        client,
+        mq: MessageQueue,
+        expression: str,
+        batch: int,
+        attempt_id: str | None,
+        polling_ms: int,
+        invisible_ms: int | None = None,
+    ):
         """One ReceiveMessage from ``client`` (a generator its receive loop runs): the messages it gets (a list of
-        popped items), once the answer is back at the client; :class:`ReceiveFailed` when the answer is an error."""
+        popped items), once the answer is back at the client; :class:`ReceiveFailed` when the answer is an error.
+
+        A push consumer's receive (``invisible_ms`` None) asks the proxy to renew what it gets (``autoRenew``): the
+        proxy pops with its own 60 s invisible time and keeps a receipt handle of each message. A simple
+        consumer's asks for ``invisible_ms`` and nothing is renewed (ReceiveMessageActivity#receiveMessage)."""
         clock, latency = self.clock, self.scenario.rpc_latency_ms
         deadline = int(clock.now) + polling_ms + REQUEST_TIMEOUT_MS  # the client's (ConsumerImpl#receiveMessage)
         yield clock.timeout(latency)  # the client's request reaches the proxy
@@ -212,7 +231,9 @@ class ProxyNode:
         broker = self.brokers[picked[0].broker_name]
         if broker.name != mq.broker_name:  # the cached route no longer reads from the named broker
             self.recorder.counters["receives redirected"] += 1
-        terms = ProxiedPop(batch, DEFAULT_INVISIBLE_TIME_MILLS, poll_ms, self.fifo, attempt_id)
+        auto_renew = invisible_ms is None
+        invisible = DEFAULT_INVISIBLE_TIME_MILLS if invisible_ms is None else invisible_ms
+        terms = ProxiedPop(batch, invisible, poll_ms, self.fifo, attempt_id)
         call = PopCall(mq.topic, BROKER_ACTING_QUEUE_ID, expression, int(clock.now), _always, clock.event(), terms)
         yield clock.timeout(latency)  # the proxy's pop reaches the broker
         result = None
@@ -239,15 +260,15 @@ class ProxyNode:
             why = str(result) if isinstance(result, BrokerUnavailable) else f"the broker answered {result.code.name}"
             raise ReceiveFailed(Code.INTERNAL_SERVER_ERROR, why)
         popped = list(result.messages)
-        if popped:
+        if popped and auto_renew:
             info = self.channels.get(client.cid)
             if info is None or self.registry.find_channel(self.group, info.channel) is None:
                 popped = self._nack(popped)  # the client is disconnected: MESSAGE_NOT_FOUND
             else:
                 for item in popped:
                     self.receipts.add_receipt_handle(client.cid, self.group, item.handle, item.message.reconsume_times)
-                if not client.connected:  # its stream is cancelled: writing the answer fails
-                    popped = self._nack(popped)
+        if popped and not client.connected:  # its stream is cancelled: writing the answer fails
+            popped = self._nack(popped)
         yield clock.timeout(latency)  # the answer reaches the client
         return popped if client.alive else []
 

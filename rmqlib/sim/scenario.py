@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from rmqlib.checks import check_enum
 from rmqlib.protocol import MessageModel, SubscriptionData
+from rmqlib.proxy import MAX_INVISIBLE_TIME_MILLS, MIN_INVISIBLE_TIME_MILLS_FOR_RECV
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy, strategy_from_name
 
 
@@ -38,11 +39,14 @@ class ClientKind(StrEnum):
     ``REMOTING`` is the 4.x/5.x Java client of apache/rocketmq (``DefaultMQPushConsumer``), which talks to the
     brokers itself; ``GRPC`` a push consumer of the apache/rocketmq-clients SDKs, which talks to a proxy: it asks the
     proxy for its assignment and receives through it (always popping), and its group is a FIFO group when
-    ``consume_mode`` is ``ORDERLY`` (``consumeMessageOrderly`` in the subscription group config).
+    ``consume_mode`` is ``ORDERLY`` (``consumeMessageOrderly`` in the subscription group config). ``GRPC_SIMPLE`` is
+    those SDKs' simple consumer: no assignment at all; its application receives in a loop, each receive from the
+    next queue of the topic's route in turn, with the scenario's ``simple_*`` settings, and acks each message.
     """
 
     REMOTING = "REMOTING"
     GRPC = "GRPC"
+    GRPC_SIMPLE = "GRPC_SIMPLE"
 
 
 class LeaveKind(StrEnum):
@@ -57,7 +61,7 @@ class LeaveKind(StrEnum):
 CLUSTERING, BROADCASTING = MessageModel.CLUSTERING, MessageModel.BROADCASTING
 CONCURRENT, ORDERLY, POP = ConsumeMode.CONCURRENT, ConsumeMode.ORDERLY, ConsumeMode.POP
 SHUTDOWN, CRASH, HOST_LOSS = LeaveKind.SHUTDOWN, LeaveKind.CRASH, LeaveKind.HOST_LOSS
-REMOTING, GRPC = ClientKind.REMOTING, ClientKind.GRPC
+REMOTING, GRPC, GRPC_SIMPLE = ClientKind.REMOTING, ClientKind.GRPC, ClientKind.GRPC_SIMPLE
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,7 @@ class Scenario:
     strategy: AllocateMessageQueueStrategy | str = field(default_factory=AllocateMessageQueueAveragely)
     message_model: MessageModel = MessageModel.CLUSTERING  # or its name, "CLUSTERING" or "BROADCASTING"
     consume_mode: ConsumeMode = ConsumeMode.CONCURRENT  # or its name: "CONCURRENT", "ORDERLY" or "POP"
-    client: ClientKind = ClientKind.REMOTING  # or its name: "REMOTING" or "GRPC" (through a proxy; see ClientKind)
+    client: ClientKind = ClientKind.REMOTING  # or its name: "REMOTING", "GRPC" or "GRPC_SIMPLE" (see ClientKind)
     produce_rate_per_queue: float = 10.0  # messages per second on every queue of every topic
     consume_time_ms: float = 1.0  # listener time per message
     duration_ms: int = 120_000  # producers run from 0 to duration_ms
@@ -184,6 +188,10 @@ class Scenario:
     suspend_timeout_ms: int = 15_000  # DefaultMQPushConsumerImpl.BROKER_SUSPEND_MAX_TIME_MILLIS
     pop_invisible_time_ms: int = 60_000  # DefaultMQPushConsumer.popInvisibleTime
     pop_batch_nums: int = 32  # DefaultMQPushConsumer.popBatchNums
+    # A GRPC_SIMPLE member's application loop (as SimpleConsumerExample): receive(16, 15 s) with a 30 s await
+    simple_max_message_num: int = 16  # receive's maxMessageNum (the broker pops at most 32)
+    simple_invisible_ms: int = 15_000  # receive's invisibleDuration (the proxy takes 10 s to 12 h)
+    simple_await_ms: int = 30_000  # SimpleConsumerBuilder#setAwaitDuration (the proxy holds a receive 5 s to 20 s)
 
     # Broker timers and switches
     real_time_notify: bool = True  # BrokerConfig.realTimeNotifyConsumerChange
@@ -251,7 +259,12 @@ class Scenario:
     def pops(self) -> bool:
         """The group pops (Pop mode, or a gRPC group): brokers lend it messages, so a committed offset says nothing
         about what was consumed (the recorder checks none)."""
-        return self.consume_mode is ConsumeMode.POP or self.client is ClientKind.GRPC
+        return self.consume_mode is ConsumeMode.POP or self.through_proxy
+
+    @property
+    def through_proxy(self) -> bool:
+        """The members are clients of the gRPC SDKs (push or simple), which reach the brokers through a proxy."""
+        return self.client is not ClientKind.REMOTING
 
     @property
     def all_brokers(self) -> tuple[str, ...]:
@@ -404,7 +417,7 @@ class Scenario:
             "POP works in CLUSTERING only (RocketMQ ignores it for broadcasting)",
         )
         _need(type(self.client) is ClientKind, "client", "a ClientKind")
-        if self.client is ClientKind.GRPC:
+        if self.through_proxy:
             _need(
                 self.consume_mode is not ConsumeMode.POP,
                 "consume_mode",
@@ -416,6 +429,29 @@ class Scenario:
                 "client",
                 "GRPC is not modelled with slaves (the proxy never fails either)",
             )
+        if self.client is ClientKind.GRPC_SIMPLE:
+            _need(
+                self.consume_mode is ConsumeMode.CONCURRENT,
+                "consume_mode",
+                "CONCURRENT with GRPC_SIMPLE (a simple consumer of a FIFO group is not modelled)",
+            )
+            _need(
+                not self.topic_changes and not self.outages,
+                "client",
+                "GRPC_SIMPLE is not modelled with topic changes or broker outages",
+            )
+        _need(
+            _is_int(self.simple_max_message_num) and 1 <= self.simple_max_message_num <= 32,
+            "simple_max_message_num",
+            "an int from 1 to 32 (a broker pops at most 32 messages)",
+        )
+        _need(
+            _is_int(self.simple_invisible_ms)
+            and MIN_INVISIBLE_TIME_MILLS_FOR_RECV <= self.simple_invisible_ms <= MAX_INVISIBLE_TIME_MILLS,
+            "simple_invisible_ms",
+            "an int from 10,000 (10 s) to 43,200,000 (12 h): the proxy refuses a receive's invisible time outside",
+        )
+        _need(_is_int(self.simple_await_ms) and self.simple_await_ms > 0, "simple_await_ms", "an int > 0")
         for spec in self.consumers:
             _need(
                 spec.strategy is None or isinstance(spec.strategy, AllocateMessageQueueStrategy),

@@ -181,6 +181,37 @@ def grpc_broker_outage(**overrides) -> Scenario:
     )
 
 
+def grpc_simple_crash(**overrides) -> Scenario:
+    """The same group and crash as :func:`pop_crash`, as gRPC simple consumers (``client`` GRPC_SIMPLE): no member
+    has an assignment, each receive takes the next queue of the route in turn, and nothing renews what a member
+    holds, so what the crashed member held comes back once the 15 s invisible duration it asked for is over."""
+    return pop_crash(
+        **{"name": "grpc_simple_crash", "consume_mode": ConsumeMode.CONCURRENT, "client": ClientKind.GRPC_SIMPLE,
+           **overrides}
+    )  # fmt: skip
+
+
+def grpc_simple_slow_batch(**overrides) -> Scenario:
+    """Four gRPC simple consumers start between 40 and 50 s on a backlog of one broker's four queues (1 message/s
+    each from 12 s to 60 s) and take 1.2 s per message: a receive of 16 messages takes 19.2 s to work through,
+    longer than the 15 s the messages stay invisible, so the last few of every full batch are handed out again while
+    still waiting their turn, and consumed twice. With ``simple_max_message_num=12`` (14.4 s a batch) none is."""
+    return _build(
+        "grpc_simple_slow_batch",
+        dict(
+            brokers=("broker-a",),
+            topics={"TopicTest": 4},
+            consumers=_group(4, join_ms=40_000),
+            client=ClientKind.GRPC_SIMPLE,
+            produce_rate_per_queue=1.0,
+            consume_time_ms=1_200.0,
+            duration_ms=60_000,
+            drain_ms=240_000,
+        ),
+        overrides,
+    )
+
+
 def pop_broker_outage(**overrides) -> Scenario:
     """Pop consumers over two brokers; broker-b stops at 70 s (its connections close) and is back at 130 s. Pops
     to it fail and go out again 1 s later until the group's assignments leave it out (each broker refreshes its
@@ -302,6 +333,8 @@ ALL = {
         grpc_crash,
         grpc_fifo_crash,
         grpc_broker_outage,
+        grpc_simple_crash,
+        grpc_simple_slow_batch,
         topic_grows,
         broker_joins,
         broker_outage,

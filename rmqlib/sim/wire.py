@@ -34,13 +34,14 @@ class BrokerUnavailable(Exception):
 
 class ProxiedPop(NamedTuple):
     """What the proxy's pop asks for, where a remoting pop takes the scenario's settings: its batch size, invisible
-    time and poll time, whether it is orderly (a FIFO group's), and the receive's attempt id."""
+    time and poll time, whether it is orderly (a FIFO group's), and the receive's attempt id (a simple consumer's
+    receive has none)."""
 
     max_msg_nums: int
     invisible_time_ms: int
     poll_time_ms: int
     order: bool
-    attempt_id: str
+    attempt_id: str | None
 
 
 class PopCall:
