@@ -299,6 +299,16 @@ GRPC_CLIENT_FILES = {
         "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/FifoConsumeService.java"
     ),
     "ConsumerImpl": "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/ConsumerImpl.java",
+    "SimpleConsumerImpl": (
+        "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/SimpleConsumerImpl.java"
+    ),
+    "SubscriptionLoadBalancer": (
+        "java/client/src/main/java/org/apache/rocketmq/client/java/impl/consumer/SubscriptionLoadBalancer.java"
+    ),
+    "ClientImpl": "java/client/src/main/java/org/apache/rocketmq/client/java/impl/ClientImpl.java",
+    "SimpleConsumerExample": (
+        "java/client/src/main/java/org/apache/rocketmq/client/java/example/SimpleConsumerExample.java"
+    ),
 }
 
 
