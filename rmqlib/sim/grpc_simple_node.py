@@ -33,7 +33,8 @@ _WAIT_STEP_MS = 10  # how often a shutdown looks again at the application loop
 
 
 class GrpcSimpleConsumerNode(GrpcConsumerNode):
-    """One gRPC simple consumer process: its routes, its application's receive loop, and its lifecycle."""
+    """One gRPC simple consumer process: its routes, its application's receive loop, and its lifecycle (the push
+    node's registration, heartbeats and crash; its process-queue table and consumption pool stay empty)."""
 
     def __init__(self, spec, scenario, clock, recorder, proxy, rng):
         super().__init__(spec, scenario, clock, recorder, proxy, rng)
