@@ -435,11 +435,6 @@ class Scenario:
                 "consume_mode",
                 "CONCURRENT with GRPC_SIMPLE (a simple consumer of a FIFO group is not modelled)",
             )
-            _need(
-                not self.topic_changes and not self.outages,
-                "client",
-                "GRPC_SIMPLE is not modelled with topic changes or broker outages",
-            )
         _need(
             _is_int(self.simple_max_message_num) and 1 <= self.simple_max_message_num <= 32,
             "simple_max_message_num",

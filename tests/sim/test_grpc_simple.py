@@ -4,7 +4,9 @@ import itertools
 
 import pytest
 
-from rmqlib.sim import ConsumerSpec, LeaveKind, TopicChange, scenarios, simulate
+from rmqlib.client.grpc_simple import ROUTE_UPDATE_INITIAL_DELAY_MS, ROUTE_UPDATE_PERIOD_MS
+from rmqlib.proxy import TOPIC_ROUTE_CACHE_REFRESH_MS
+from rmqlib.sim import ConsumerSpec, LeaveKind, scenarios, simulate
 
 SEEDS = [1, 2]
 
@@ -66,12 +68,58 @@ def test_a_simple_consumer_that_shuts_down_finishes_its_batch_and_leaves_the_pro
     assert run.duplicates == 0 and run.lost == [] and _revived(run) == 0
 
 
+def _at_a_route_fetch(run, who: str, t_ms: int) -> bool:
+    """``t_ms`` is when one of the member's route fetches came back: the schedule starts once the start-up fetch is
+    back (two network delays after joining), fetches 10 s later and every 30 s, each back two delays later."""
+    [joined] = [e.time_ms for e in run.events_of("join") if e.who == who]
+    since = t_ms - joined - 4 * run.scenario.rpc_latency_ms - ROUTE_UPDATE_INITIAL_DELAY_MS
+    return since >= 0 and since % ROUTE_UPDATE_PERIOD_MS == 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_simple_group_meets_a_stopped_broker_through_the_proxys_route_cache_and_its_own(seed):
+    """Receives naming broker-b fail a second apart until the proxy's cached route loses it, then pop broker-a;
+    each member leaves broker-b out, and takes it back after its return, only at one of its own 30 s route fetches."""
+    run = simulate(scenarios.grpc_broker_outage(client="GRPC_SIMPLE"), seed=seed)
+    [stop] = run.scenario.outages
+    failed = run.events_of("receive failed")
+    assert failed and all(e.detail.startswith("broker-b:") for e in failed)
+    assert stop.down_ms <= min(e.time_ms for e in failed)
+    assert max(e.time_ms for e in failed) < stop.down_ms + TOPIC_ROUTE_CACHE_REFRESH_MS + 5_000
+    assert run.counters["receives redirected"] > 0
+    on_b = [e for e in run.events if e.kind in ("drop", "take") and "brokerName=broker-b" in e.detail]
+    left_out = {e.who: e.time_ms for e in on_b if e.kind == "drop" and stop.down_ms < e.time_ms < stop.up_ms}
+    taken_back = {e.who: e.time_ms for e in reversed(on_b) if e.kind == "take" and e.time_ms > stop.up_ms}
+    members = {s.client_id for s in run.scenario.consumers}
+    assert set(left_out) == set(taken_back) == members
+    assert all(_at_a_route_fetch(run, who, t) for moves in (left_out, taken_back) for who, t in moves.items())
+    assert max(taken_back.values()) < stop.up_ms + TOPIC_ROUTE_CACHE_REFRESH_MS + ROUTE_UPDATE_PERIOD_MS + 1_000
+    # an ack that failed leaves its message to be revived once broker-b is back: that is all that comes twice
+    assert run.duplicates == run.counters.get("acks failed", 0) + run.counters.get("acks refused", 0) > 0
+    assert run.lost == []
+
+
+def test_a_simple_group_reads_queues_added_on_a_broker_at_once_and_a_new_broker_at_a_route_fetch():
+    grows = simulate(scenarios.topic_grows(client="GRPC_SIMPLE", produce_rate_per_queue=2.0), seed=1)
+    [change] = grows.scenario.topic_changes
+    new = [q for q in grows.ownership if "brokerName=broker-a" in q and int(q.split("queueId=")[1].rstrip("]")) >= 4]
+    assert len(new) == 4 and all(min(i.start_ms for i in grows.ownership[q]) == change.at_ms for q in new)
+    assert all(grows.consumption.get(q) for q in new) and grows.total_pause_ms() == 0
+    joins = simulate(scenarios.broker_joins(client="GRPC_SIMPLE", produce_rate_per_queue=2.0), seed=1)
+    [change] = joins.scenario.topic_changes
+    taken = [e for e in joins.events_of("take") if "brokerName=broker-c" in e.detail]
+    assert taken and all(change.at_ms < e.time_ms and _at_a_route_fetch(joins, e.who, e.time_ms) for e in taken)
+    assert max(e.time_ms for e in taken) < change.at_ms + TOPIC_ROUTE_CACHE_REFRESH_MS + ROUTE_UPDATE_PERIOD_MS
+    for run in (grows, joins):
+        assert run.lost == [] and run.duplicates == 0 and run.unconsumed() == {}
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
         ({"consume_mode": "ORDERLY"}, "consume_mode"),
         ({"message_model": "BROADCASTING"}, "message_model"),
-        ({"topic_changes": (TopicChange(30_000, "broker-a", read_queue_nums=8, write_queue_nums=8),)}, "client"),
+        ({"slaves": ("broker-a",)}, "client"),
         ({"simple_invisible_ms": 9_999}, "simple_invisible_ms"),
         ({"simple_max_message_num": 33}, "simple_max_message_num"),
         ({"simple_await_ms": 0}, "simple_await_ms"),
