@@ -10,7 +10,8 @@ process queues. What it does, and the Java it mirrors (apache/rocketmq-clients, 
   simple_invisible_ms)`` (SimpleConsumerImpl#receive0: the next topic, the next queue of its route, the proxy pops
   any queue of that queue's broker; held by the proxy for ``simple_await_ms``, at most 20 s), then each message in
   turn is processed (``consume_time_ms``) and acked, the loop waiting for each ack's answer. Nothing renews what it
-  holds: a message still unacked when its invisible time ends is handed out again, to this member or another;
+  holds: a message still unacked when its invisible time ends is handed out again, to this member or another (in a
+  FIFO group, whose pops are orderly, the broker then lends the rest of the batch's queue again from there);
 * a receive that fails is the application's exception; the loop here waits 1 s and receives again (the SDK leaves
   that to the application); a failed ack is only counted, and its message comes back after its invisible time;
 * a shutdown stops the loop once the batch in hand is processed and acked, and tells the proxy

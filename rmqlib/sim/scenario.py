@@ -40,8 +40,9 @@ class ClientKind(StrEnum):
     brokers itself; ``GRPC`` a push consumer of the apache/rocketmq-clients SDKs, which talks to a proxy: it asks the
     proxy for its assignment and receives through it (always popping), and its group is a FIFO group when
     ``consume_mode`` is ``ORDERLY`` (``consumeMessageOrderly`` in the subscription group config). ``GRPC_SIMPLE`` is
-    those SDKs' simple consumer: no assignment at all; its application receives in a loop, each receive from the
-    next queue of the topic's route in turn, with the scenario's ``simple_*`` settings, and acks each message.
+    those SDKs' simple consumer (of a standard or a FIFO group): no assignment at all; its application receives in a
+    loop, each receive from the next queue of the topic's route in turn, with the scenario's ``simple_*`` settings,
+    and acks each message.
     """
 
     REMOTING = "REMOTING"
@@ -428,12 +429,6 @@ class Scenario:
                 not self.slaves,
                 "client",
                 "GRPC is not modelled with slaves (the proxy never fails either)",
-            )
-        if self.client is ClientKind.GRPC_SIMPLE:
-            _need(
-                self.consume_mode is ConsumeMode.CONCURRENT,
-                "consume_mode",
-                "CONCURRENT with GRPC_SIMPLE (a simple consumer of a FIFO group is not modelled)",
             )
         _need(
             _is_int(self.simple_max_message_num) and 1 <= self.simple_max_message_num <= 32,

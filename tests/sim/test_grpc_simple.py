@@ -58,6 +58,27 @@ def test_a_batch_that_takes_longer_than_its_invisible_duration_is_handed_out_aga
     assert small.duplicates == 0 == _revived(small) and small.lost == []
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_fifo_simple_group_keeps_each_queues_order_only_while_its_batches_fit_in_their_invisible_time(seed):
+    """The broker blocks a FIFO queue while its batch is out, until the batch is acked or its invisible time ends;
+    then it lends the queue again from the first unacked message, to whoever asks, while the first member works on."""
+    slow = simulate(scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY"), seed=seed)
+    fitting = simulate(scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY", simple_max_message_num=12), seed=seed)
+    assert slow.overlapping_calls() and slow.duplicates > 0 and slow.lost == []
+    assert fitting.overlapping_calls() == {} and fitting.duplicates == 0 and fitting.lost == []
+    for batches in fitting.consumption.values():
+        offsets = [o for b in sorted(batches, key=lambda b: b.start_ms) for o in b.offsets]
+        assert offsets == sorted(offsets)
+    # a crashed member's batch blocks its queue for the 15 s it asked for, not the push group's two minutes
+    simple, push = (
+        simulate(scenarios.grpc_simple_crash(consume_mode="ORDERLY"), seed=seed),
+        simulate(scenarios.grpc_fifo_crash(), seed=seed),
+    )
+    invisible = simple.scenario.simple_invisible_ms
+    assert invisible <= simple.longest_stall_ms() < invisible + 1_000 < 120_000 < push.longest_stall_ms()
+    assert simple.duplicates == 0 and simple.lost == []
+
+
 def test_a_simple_consumer_that_shuts_down_finishes_its_batch_and_leaves_the_proxy_at_once():
     base = scenarios.grpc_simple_crash().consumers
     leaving = ConsumerSpec(base[-1].client_id, leave_ms=base[-1].leave_ms, leave=LeaveKind.SHUTDOWN)
@@ -117,7 +138,7 @@ def test_a_simple_group_reads_queues_added_on_a_broker_at_once_and_a_new_broker_
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"consume_mode": "ORDERLY"}, "consume_mode"),
+        ({"consume_mode": "POP"}, "consume_mode"),
         ({"message_model": "BROADCASTING"}, "message_model"),
         ({"slaves": ("broker-a",)}, "client"),
         ({"simple_invisible_ms": 9_999}, "simple_invisible_ms"),
