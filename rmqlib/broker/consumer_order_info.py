@@ -21,6 +21,7 @@ from rmqlib.checks import check_each, check_int, check_str, check_str_or_none, c
 ORDER_INFO_NO_COMMIT = -2  # commitAndNext: the ack belongs to an older batch of the queue (pop time differs)
 ORDER_INFO_ILLEGAL = -1  # commitAndNext: the offset is not in the recorded batch (or that batch is empty)
 MAX_BATCH = 64  # commitOffsetBit is a Java long: one bit per message of a batch
+TIMER_TICK_MS = 100  # ConsumerOrderInfoLockManager.TIMER_TICK_MS: its HashedWheelTimer ticks every 100 ms
 
 
 def _check_offset(offset: object, name: str) -> int:
@@ -132,18 +133,32 @@ class OrderInfo:
 class ConsumerOrderInfoLockManager:
     """When each blocked queue is due to be free: every change of a batch sets (or moves) one timer per queue, and a
     timer that fires wakes a held pop (:meth:`rmqlib.broker.pop.PopMessageProcessor.notify_lock_free`). ``enabled``
-    is BrokerConfig.enableNotifyAfterPopOrderLockRelease (on by default). A timer fires at its due time here (Java's
-    wheel ticks every 100 ms). Mirrors: ConsumerOrderInfoLockManager.java"""
+    is BrokerConfig.enableNotifyAfterPopOrderLockRelease (on by default).
+
+    The timers run on a wheel (Netty's HashedWheelTimer) that starts with its first timer and ticks every 100 ms: a
+    timer fires at the first tick after its lock-free time, or after now if that has passed, so a queue that is free
+    at once is noticed up to 100 ms later. Mirrors: ConsumerOrderInfoLockManager.java"""
 
     enabled: bool = True
-    due: dict[tuple[str, str, int], int] = field(default_factory=dict)  # (topic, group, queue id) -> when
+    due: dict[tuple[str, str, int], int] = field(default_factory=dict)  # (topic, group, queue id) -> the firing tick
+    wheel_start_ms: int | None = None  # when the wheel started: its ticks fall 100 ms apart from there
 
     def update_lock_free_timestamp(self, topic: str, group: str, queue_id: int, info: OrderInfo, now_ms: int) -> None:
         """Set the queue's timer to the batch's lock-free time, replacing the one set before; a batch with no
         invisible time leaves the old timer as it is. Mirrors: #updateLockFreeTimestamp"""
-        free_at = info.lock_free_timestamp(now_ms)
-        if self.enabled and free_at is not None:
-            self.due[(topic, group, queue_id)] = free_at
+        self.set_timer(topic, group, queue_id, info.lock_free_timestamp(now_ms), now_ms)
+
+    def set_timer(self, topic: str, group: str, queue_id: int, free_at: int | None, now_ms: int) -> None:
+        """The timer of a queue free at ``free_at`` (None: leave it), set at ``now_ms``: it fires on the tick after.
+        Mirrors: #updateLockFreeTimestamp(topic, group, queueId, lockFreeTimestamp), HashedWheelTimer#newTimeout"""
+        if not self.enabled or free_at is None:
+            return
+        if self.wheel_start_ms is None:
+            self.wheel_start_ms = now_ms
+        start = self.wheel_start_ms
+        self.due[(topic, group, queue_id)] = (
+            start + ((max(free_at, now_ms) - start) // TIMER_TICK_MS + 1) * TIMER_TICK_MS
+        )
 
     def next_due_ms(self) -> int | None:
         """When the next timer fires, or None."""
@@ -166,6 +181,17 @@ class ConsumerOrderInfoManager:
 
     table: dict[tuple[str, str], dict[int, OrderInfo]] = field(default_factory=dict)
     lock_manager: ConsumerOrderInfoLockManager = field(default_factory=ConsumerOrderInfoLockManager)
+
+    def recover(self, now_ms: int) -> None:
+        """A restarted broker loads the table it persisted and starts a new timer wheel, setting a timer for each
+        queue whose lock-free time is still ahead (those already free get none). Mirrors: #load, #recover"""
+        check_time(now_ms)
+        self.lock_manager = ConsumerOrderInfoLockManager(enabled=self.lock_manager.enabled)
+        for (topic, group), queues in self.table.items():
+            for queue_id, info in queues.items():
+                free_at = info.lock_free_timestamp(now_ms)
+                if free_at is not None and free_at > now_ms:
+                    self.lock_manager.set_timer(topic, group, queue_id, free_at, now_ms)
 
     def update(
         self,

@@ -605,8 +605,8 @@ class PopMessageProcessor:
         """Ack one message an orderly pop lent: the group's offset moves to the batch's first unacked message (past
         the batch once all are acked); an ack behind the committed offset, or of an older batch, changes nothing.
         When the queue stops blocking, the ack wakes the first pop held under this queue's own key in
-        ``long_polling``; then the queue's lock-free timer, due at once, wakes a pop held for any queue (-1) if
-        messages wait (:meth:`notify_lock_free`). Returns the woken requests, for the caller to run again.
+        ``long_polling``; a pop held for any queue (-1) waits for the queue's lock-free timer, which the ack moves to
+        the wheel's next tick (:meth:`notify_lock_free`). Returns the woken requests, for the caller to run again.
 
         Mirrors: AckMessageProcessor.java#ackOrderly (offset resets not modelled)
         """
@@ -631,7 +631,6 @@ class PopMessageProcessor:
                 if not orders.check_block(None, topic, group, queue_id, handle.invisible_time, now_ms):
                     request = long_polling.notify_queue(topic, queue_id, group)
                     woken += [] if request is None else [request]
-                woken += self.notify_lock_free(now_ms, long_polling)
         return ResponseCode.SUCCESS, woken
 
     def notify_lock_free(self, now_ms: int, long_polling: PopLongPollingService) -> list[object]:

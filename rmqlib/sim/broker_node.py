@@ -213,6 +213,8 @@ class BrokerNode:
         self.up, self.silent = True, False
         self.starts += 1
         self._start_services()
+        self.pop.consumer_order_info.recover(now)  # the persisted orderly batches, on a new timer wheel
+        self.schedule_lock_free(now)
         # QueryAssignmentProcessor reads the broker's registry and route copy, the new ones (its request modes, a
         # config file in Java, stay)
         self.assignment.consumer_manager = self.consumer_manager

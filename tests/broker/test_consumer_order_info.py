@@ -81,18 +81,28 @@ def test_bad_batches_are_refused_by_name():
         lend(manager, [0, -1])
 
 
-def test_each_change_of_a_batch_moves_its_queue_lock_free_timer():
+def test_each_change_of_a_batch_moves_its_queue_lock_free_timer_to_the_wheels_next_tick():
     manager = ConsumerOrderInfoManager()
     timers = manager.lock_manager
-    lend(manager, [0, 1], pop_time=100, invisible=1000)
-    assert timers.due == {("T", "G", 0): 1100} and timers.next_due_ms() == 1100
-    manager.update_next_visible_time("T", "G", 0, 0, 100, 5000, now_ms=200)  # the first unacked one shows at 5000
-    assert timers.due[("T", "G", 0)] == 5000
+    lend(manager, [0, 1], pop_time=100, invisible=1000)  # the wheel starts with this first timer, at 100 ms
+    assert timers.wheel_start_ms == 100
+    assert timers.due == {("T", "G", 0): 1200} and timers.next_due_ms() == 1200  # free at 1100, a tick: the next one
+    manager.update_next_visible_time("T", "G", 0, 0, 100, 5050, now_ms=200)  # the first unacked one shows at 5050
+    assert timers.due[("T", "G", 0)] == 5100
     manager.commit_and_next("T", "G", 0, 0, 100, now_ms=300)
-    assert timers.due[("T", "G", 0)] == 1100  # message 1 blocks until its own visible time now
-    manager.commit_and_next("T", "G", 0, 1, 100, now_ms=400)
-    assert timers.due[("T", "G", 0)] == 400  # all acked: free at once
-    assert timers.take_due(399) == [] and timers.take_due(400) == [("T", "G", 0)] and timers.due == {}
+    assert timers.due[("T", "G", 0)] == 1200  # message 1 blocks until its own visible time now
+    manager.commit_and_next("T", "G", 0, 1, 100, now_ms=430)
+    assert timers.due[("T", "G", 0)] == 500  # all acked: free at once, noticed at the next tick
+    assert timers.take_due(499) == [] and timers.take_due(500) == [("T", "G", 0)] and timers.due == {}
+
+
+def test_a_restarted_broker_sets_timers_on_a_new_wheel_only_for_queues_still_blocked():
+    manager = ConsumerOrderInfoManager()
+    lend(manager, [0], pop_time=100, invisible=1000, queue_id=0)  # free at 1100
+    lend(manager, [5], pop_time=100, invisible=30_000, queue_id=1)  # free at 30 100
+    manager.recover(now_ms=2_050)  # back at 2 050 ms: queue 0 is free already, queue 1 still blocked
+    timers = manager.lock_manager
+    assert timers.wheel_start_ms == 2_050 and timers.due == {("T", "G", 1): 30_150}
 
 
 def test_no_timer_when_notifying_after_a_lock_release_is_off():

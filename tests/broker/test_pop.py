@@ -472,19 +472,25 @@ def hold_two_orderly_pops(messages):
     return pop, polling, lent
 
 
-def test_an_orderly_ack_that_ends_the_block_wakes_the_queue_own_held_pop_then_one_for_any_queue_if_messages_wait():
+def test_an_orderly_ack_that_ends_the_block_wakes_the_queue_own_held_pop_and_its_timer_one_for_any_queue():
+    """The ack wakes the pop held under the queue's own key at once; the one held for any queue (-1) waits for the
+    queue's lock-free timer, which fires on the timer wheel's next tick (it started with the pop at 0 ms and ticks
+    every 100 ms), and only if messages wait."""
     pop, polling, lent = hold_two_orderly_pops(1)  # nothing waits past the acked message: the timer wakes nobody
     code, woken = pop.ack_orderly(lent.messages[0].handle, 2, polling)
     assert code is ResponseCode.SUCCESS and woken == ["queue-0"] and polling.held == ["any"]
-    pop, polling, lent = hold_two_orderly_pops(2)  # one more message waits: the lock-free timer wakes "any" too
-    assert pop.ack_orderly(lent.messages[0].handle, 2, polling) == (ResponseCode.SUCCESS, ["queue-0", "any"])
+    assert pop.next_lock_free_ms() == 100 and pop.notify_lock_free(100, polling) == [] and polling.held == ["any"]
+    pop, polling, lent = hold_two_orderly_pops(2)  # one more message waits: the timer wakes "any"
+    assert pop.ack_orderly(lent.messages[0].handle, 2, polling) == (ResponseCode.SUCCESS, ["queue-0"])
+    assert pop.next_lock_free_ms() == 100
+    assert pop.notify_lock_free(99, polling) == [] and pop.notify_lock_free(100, polling) == ["any"]
 
 
 def test_a_batch_that_times_out_wakes_a_held_pop_when_its_lock_free_timer_fires():
     pop, polling, lent = hold_two_orderly_pops(2)
-    assert pop.next_lock_free_ms() == 60_000  # the batch's pop time plus its invisible time
-    assert pop.notify_lock_free(59_999, polling) == []
-    assert pop.notify_lock_free(60_000, polling) == ["any"] and pop.next_lock_free_ms() is None
+    assert pop.next_lock_free_ms() == 60_100  # pop time plus invisible time, 60 000 ms, is a tick: it fires on the next
+    assert pop.notify_lock_free(60_099, polling) == []
+    assert pop.notify_lock_free(60_100, polling) == ["any"] and pop.next_lock_free_ms() is None
 
 
 def test_an_orderly_change_of_invisible_time_keeps_the_pop_time_and_moves_only_that_message():

@@ -35,7 +35,7 @@ def test_what_a_crashed_member_held_waits_for_the_proxy_to_drop_it_not_for_the_i
     assert grpc.lost == [] == pop.lost and pop.duplicates == 0
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", [2, 3])  # seeds in which the FIFO member's receive is answered after it died too
 def test_a_crashed_members_receive_answered_after_the_crash_is_handed_back_twice(seed):
     """The proxy cannot write the answer, so it hands each message back at once (1 s), but it has already taken the
     messages into the member's receipt handles, renews those until it drops the member, then clears them: each is
@@ -89,8 +89,9 @@ def test_a_member_that_shuts_down_finishes_what_it_runs_and_leaves_the_proxy_at_
     assert dropped.detail == "NotifyClientTermination" and dropped.time_ms - leave.time_ms < 35_000
     assert run.lost == [] and run.duplicates == 0 and run.latencies_ms.max() < 35_000
     assert "proxy nacked" not in run.counters
-    # a FIFO batch's next message, refused by the shut pool, waits unacked until the proxy clears it 1 s later
-    assert run.counters["proxy clear group"] == run.counters["consumption refused"] >= 1
+    # a FIFO batch's next message, refused by the shut pool, waits unacked with the rest of its batch until the proxy
+    # clears them 1 s later
+    assert run.counters["proxy clear group"] >= run.counters["consumption refused"] >= 1
     assert {e.time_ms for e in run.events_of("proxy cleared")} <= {dropped.time_ms}
 
 

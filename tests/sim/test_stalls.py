@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rmqlib.broker.consumer_order_info import TIMER_TICK_MS
 from rmqlib.sim import scenarios, simulate
 from rmqlib.sim.kafka_group import simulate_kafka_group
 from rmqlib.sim.result import STALL_MIN_MS, stall_spans
@@ -60,15 +61,16 @@ def fifo_crash():
 
 
 def test_a_crashed_fifo_member_stalls_the_queues_it_held_until_the_proxy_drops_it(fifo_crash):
-    """Chapter 11: no pause (every member may receive from every queue), but three queues stand still."""
+    """Chapter 11: no pause (every member may receive from every queue), but the queues it held stand still."""
     crashed = fifo_crash.events_of("leave")[0].time_ms
     dropped = fifo_crash.events_of("proxy unregistered")[0].time_ms
     assert fifo_crash.total_pause_ms() == 0
     long_ones = {q: spans for q, spans in fifo_crash.stalls(min_ms=30_000).items() if spans}
     held = {e.detail for e in fifo_crash.events_of("proxy cleared")}  # the queues whose batches the proxy let go
-    assert len(held) == 3 and {f"TopicTest@{q[-2]}" for q in long_ones} == held
+    assert held and {f"TopicTest@{q[-2]}" for q in long_ones} == held
     for [(start, stop)] in long_ones.values():
-        assert crashed - fifo_crash.scenario.produce_batch_ms <= start <= crashed  # a batch stored just before
+        # a batch stored just before, which the lock-free timer's tick may have kept from a pop
+        assert crashed - fifo_crash.scenario.produce_batch_ms - TIMER_TICK_MS <= start <= crashed
         assert dropped < stop <= dropped + 2_000  # handed back a second after the drop, consumed at once
     assert fifo_crash.longest_stall_ms() == max(stop - start for [(start, stop)] in long_ones.values())
 
