@@ -91,16 +91,20 @@ class GrpcConsumerNode:
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self):
-        clock = self.clock
-        yield clock.timeout(self.join_ms)
-        now = int(clock.now)
+        yield self.clock.timeout(self.join_ms)
+        self._register()
+        self.clock.process(self.scan_loop())
+        if self.spec.leave_ms is not None:
+            self.clock.process(self.leave())
+
+    def _register(self) -> None:
+        """The process starts: it sends its settings on the telemetry stream it opens, which registers it with the
+        proxy, and its heartbeats begin."""
+        now = int(self.clock.now)
         self.alive = self.connected = self.running = self.accepting = True
         self.recorder.log(now, "join", self.cid)
-        self.proxy.register(self.cid, now)  # its settings, on the telemetry stream it opens at start-up
-        clock.process(self.heartbeat_loop())
-        clock.process(self.scan_loop())
-        if self.spec.leave_ms is not None:
-            clock.process(self.leave())
+        self.proxy.register(self.cid, now)
+        self.clock.process(self.heartbeat_loop())
 
     def heartbeat_loop(self):
         clock = self.clock
@@ -122,18 +126,23 @@ class GrpcConsumerNode:
             self._stop(now)
             self.connected = how is not CRASH
             return
+        yield from self._shut_down()
+        self._stop(int(clock.now))
+        self.connected = False
+        clock.later(self.scenario.rpc_latency_ms, self._terminate_arrives)
+
+    def _shut_down(self):
+        """PushConsumerImpl#shutDown up to NotifyClientTermination: no more scans or receives, the receives in
+        flight answered, the pool's work done, 1 s for the acks."""
+        clock = self.clock
         self.running = False
-        deadline = now + REQUEST_TIMEOUT_MS + LONG_POLLING_TIMEOUT_MS  # #waitingReceiveRequestFinished
+        deadline = int(clock.now) + REQUEST_TIMEOUT_MS + LONG_POLLING_TIMEOUT_MS  # #waitingReceiveRequestFinished
         while self.in_flight and clock.now < deadline:
             yield clock.timeout(_WAIT_STEP_MS)
         self.accepting = False  # consumptionExecutor.shutdown(), then awaitTerminated
         while self.pool.busy or self.pool.waiting:
             yield clock.timeout(_WAIT_STEP_MS)
         yield clock.timeout(SHUTDOWN_ACK_WAIT_MS)
-        now = int(clock.now)
-        self._stop(now)
-        self.connected = False
-        clock.later(self.scenario.rpc_latency_ms, self._terminate_arrives)
 
     def _terminate_arrives(self) -> None:
         self.proxy.terminate(self.cid, int(self.clock.now))

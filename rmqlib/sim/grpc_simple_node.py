@@ -28,7 +28,6 @@ from rmqlib.model import MessageQueue
 from rmqlib.proxy import Code
 from rmqlib.sim.grpc_consumer_node import GrpcConsumerNode
 from rmqlib.sim.proxy_node import AckCall, ReceiveFailed
-from rmqlib.sim.scenario import CRASH, SHUTDOWN
 
 _WAIT_STEP_MS = 10  # how often a shutdown looks again at the application loop
 
@@ -45,38 +44,22 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self):
-        clock = self.clock
-        yield clock.timeout(self.join_ms)
-        now = int(clock.now)
-        self.alive = self.connected = self.running = self.accepting = True
-        self.recorder.log(now, "join", self.cid)
-        self.proxy.register(self.cid, now)
-        clock.process(self.heartbeat_loop())
+        yield self.clock.timeout(self.join_ms)
+        self._register()
         if self.spec.leave_ms is not None:
-            clock.process(self.leave())
+            self.clock.process(self.leave())
         yield from self._fetch_routes()  # the client starts once every route is in
         if not self.alive:
             return
-        clock.process(self.route_loop())
+        self.clock.process(self.route_loop())
         self.looping = True
-        clock.process(self.application_loop())
+        self.clock.process(self.application_loop())
 
-    def leave(self):
-        clock = self.clock
-        yield clock.timeout(self.spec.leave_ms - clock.now)
-        now = int(clock.now)
-        how = self.spec.leave
-        self.recorder.log(now, "leave", self.cid, how.value)
-        if how is not SHUTDOWN:
-            self._stop(now)
-            self.connected = how is not CRASH
-            return
-        self.running = False  # the application leaves its loop after the batch in hand
+    def _shut_down(self):
+        """The application leaves its loop once the batch in hand is done; then the client closes."""
+        self.running = False
         while self.looping:
-            yield clock.timeout(_WAIT_STEP_MS)
-        self._stop(int(clock.now))
-        self.connected = False
-        clock.later(self.scenario.rpc_latency_ms, self._terminate_arrives)
+            yield self.clock.timeout(_WAIT_STEP_MS)
 
     # --- routes ----------------------------------------------------------------------------------------------
     def route_loop(self):
