@@ -11,7 +11,7 @@ process queues. What it does, and the Java it mirrors (apache/rocketmq-clients, 
   any queue of that queue's broker; held by the proxy for ``simple_await_ms``, at most 20 s), then each message in
   turn is processed (``consume_time_ms``) and acked, the loop waiting for each ack's answer. Nothing renews what it
   holds: a message still unacked when its invisible time ends is handed out again, to this member or another (in a
-  FIFO group, whose pops are orderly, the broker then lends the rest of the batch's queue again from there);
+  FIFO group, whose pops are orderly, the broker then lends its queue again from that message on);
 * a receive that fails is the application's exception; the loop here waits 1 s and receives again (the SDK leaves
   that to the application); a failed ack is only counted, and its message comes back after its invisible time;
 * a shutdown stops the loop once the batch in hand is processed and acked, and tells the proxy
