@@ -212,6 +212,27 @@ def grpc_simple_slow_batch(**overrides) -> Scenario:
     )
 
 
+def grpc_simple_idle_broker(**overrides) -> Scenario:
+    """Four gRPC simple consumers read a topic on two brokers, of which broker-b takes no new messages (its write
+    queues set to 0 at the start, as when a broker is drained before it is taken out; its read queues stay), so the
+    producers send all 40 messages/s to broker-a. Each member's receives still name broker-b four times in eight,
+    and each of those waits out the proxy's 20 s long poll there: the group reads broker-a at a fraction of the rate,
+    and the run goes on for 25 minutes after the producers stop, long enough for the last messages, which wait about
+    21 minutes. As push consumers (``client="GRPC"``) they keep up: each assigned queue receives in its own loop."""
+    return _build(
+        "grpc_simple_idle_broker",
+        dict(
+            consumers=_group(4),
+            client=ClientKind.GRPC_SIMPLE,
+            topic_changes=(TopicChange(1, "broker-b", 4, 0),),
+            produce_rate_per_queue=5.0,
+            consume_time_ms=10.0,
+            drain_ms=1_500_000,
+        ),
+        overrides,
+    )
+
+
 def pop_broker_outage(**overrides) -> Scenario:
     """Pop consumers over two brokers; broker-b stops at 70 s (its connections close) and is back at 130 s. Pops
     to it fail and go out again 1 s later until the group's assignments leave it out (each broker refreshes its
@@ -335,6 +356,7 @@ ALL = {
         grpc_broker_outage,
         grpc_simple_crash,
         grpc_simple_slow_batch,
+        grpc_simple_idle_broker,
         topic_grows,
         broker_joins,
         broker_outage,

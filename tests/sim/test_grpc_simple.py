@@ -7,6 +7,7 @@ import pytest
 from rmqlib.client.grpc_simple import ROUTE_UPDATE_INITIAL_DELAY_MS, ROUTE_UPDATE_PERIOD_MS
 from rmqlib.proxy import TOPIC_ROUTE_CACHE_REFRESH_MS
 from rmqlib.sim import ConsumerSpec, LeaveKind, scenarios, simulate
+from rmqlib.sim.proxy_node import GRPC_MAX_LONG_POLLING_MS
 
 SEEDS = [1, 2]
 
@@ -79,6 +80,26 @@ def test_a_crashed_fifo_simple_consumers_batch_blocks_its_queue_for_its_invisibl
     invisible = simple.scenario.simple_invisible_ms
     assert invisible <= simple.longest_stall_ms() < invisible + 1_000 < 120_000 < push.longest_stall_ms()
     assert simple.duplicates == 0 and simple.lost == []
+
+
+def test_a_receive_sent_to_an_idle_broker_waits_out_its_long_poll_there_while_the_other_broker_fills_up():
+    """Broker-b takes no new messages: half of each member's receives wait 20 s on it (the proxy's longest poll), so
+    a simple group falls minutes behind; a shorter await helps; push consumers (a receive loop per queue) keep up."""
+    idle = simulate(scenarios.grpc_simple_idle_broker(), seed=1)
+    shorter = simulate(scenarios.grpc_simple_idle_broker(simple_await_ms=5_000), seed=1)
+    written = simulate(scenarios.grpc_simple_idle_broker(topic_changes=()), seed=1)
+    push = simulate(scenarios.grpc_simple_idle_broker(client="GRPC"), seed=1)
+    assert all(n == 0 for q, n in idle.stored.items() if "brokerName=broker-b" in q)
+    assert all(run.lost == [] for run in (idle, shorter, written, push))
+    runs = {"idle": idle, "shorter": shorter, "written": written, "push": push}
+    longest = {name: run.latencies_ms.max() for name, run in runs.items()}
+    assert longest["idle"] > 1_000_000 and longest["idle"] > 4 * longest["shorter"] > 400_000
+    assert max(longest["written"], longest["push"]) < 1_000
+    # until the backlog is gone, the receives that come back empty (all of them broker-b's) take nearly all the time
+    backlog_ms = max(b.end_ms for batches in idle.consumption.values() for b in batches)
+    empty = idle.counters["pulls"] - len(idle.events_of("pop"))
+    assert all("broker-a" in e.detail for e in idle.events_of("pop"))
+    assert empty * GRPC_MAX_LONG_POLLING_MS > 0.9 * len(idle.scenario.consumers) * backlog_ms
 
 
 def test_a_simple_consumer_that_shuts_down_finishes_its_batch_and_leaves_the_proxy_at_once():
