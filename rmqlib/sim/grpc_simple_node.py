@@ -26,10 +26,8 @@ from rmqlib.client.grpc_push import RECEIVING_FAILURE_BACKOFF_DELAY_MS
 from rmqlib.client.grpc_simple import ROUTE_UPDATE_INITIAL_DELAY_MS, ROUTE_UPDATE_PERIOD_MS, SimpleConsumerImpl
 from rmqlib.model import MessageQueue
 from rmqlib.proxy import Code
-from rmqlib.sim.grpc_consumer_node import GrpcConsumerNode
+from rmqlib.sim.grpc_consumer_node import _WAIT_STEP_MS, GrpcConsumerNode
 from rmqlib.sim.proxy_node import AckCall, ReceiveFailed
-
-_WAIT_STEP_MS = 10  # how often a shutdown looks again at the application loop
 
 
 class GrpcSimpleConsumerNode(GrpcConsumerNode):
