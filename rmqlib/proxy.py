@@ -380,6 +380,16 @@ class TopicRouteService:
             raise ProxyException(code, f"cannot find broker {broker_name}") from error
 
 
+def validate_receipt_handle(handle: AckHandle, now_ms: int) -> AckHandle:
+    """Refuse ``handle`` as INVALID_RECEIPT_HANDLE once its message is visible again (its pop time plus its
+    invisible time is ``now_ms`` or earlier): the proxy sends no ack or change of invisible time for it. Mirrors:
+    AbstractProcessor#validateReceiptHandle, ReceiptHandle#isExpired"""
+    check_instance(handle, "handle", AckHandle)
+    if handle.revive_time <= check_int(now_ms, "now_ms", 0):
+        raise ProxyException(ProxyExceptionCode.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
+    return handle
+
+
 class RenewKind(enum.Enum):
     """Why the proxy changes a held message's invisible time. Mirrors: RenewEvent.EventType"""
 
@@ -526,6 +536,7 @@ class ReceiptHandleManager:
     ) -> tuple[RenewEvent, AckHandle | None]:
         """The listener's changeInvisibleTime on the handle's broker. Mirrors: ReceiptHandleProcessor's listener"""
         try:
+            validate_receipt_handle(handle, now_ms)
             code, new_handle = self.brokers[handle.broker_name].change_invisible_time(handle, invisible_time_ms, now_ms)
         except (ProxyException, RemotingConnectException, RemotingTimeoutException) as error:
             event = RenewEvent(now_ms, kind, channel, handle, invisible_time_ms, None, _error_name(error))
@@ -582,4 +593,5 @@ __all__ = [
     "receive_queue",
     "register_client",
     "status_code",
+    "validate_receipt_handle",
 ]

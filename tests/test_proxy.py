@@ -25,6 +25,7 @@ from rmqlib.proxy import (
     query_assignment,
     receive_queue,
     status_code,
+    validate_receipt_handle,
 )
 
 
@@ -306,12 +307,42 @@ def test_a_renewal_that_fails_to_connect_is_tried_at_the_next_scans_then_dropped
     reach = _Unreachable(broker, RemotingConnectException("connect to broker-a failed"))
     manager = ReceiptHandleManager({"broker-a": reach})
     _receive(broker, manager, "A", 0)
-    for now in range(50_000, 80_001, RENEW_SCHEDULE_PERIOD_MILLIS):
+    for now in range(50_000, 59_001, 3_000):  # scans closer together than the proxy's 5 s, so the handle lasts
         manager.schedule_renew_task(now, lambda channel, group: True)
     assert [(e.time_ms, e.code, e.error) for e in manager.events] == [
-        (t, None, "RemotingConnectException") for t in (50_000, 55_000, 60_000)
+        (t, None, "RemotingConnectException") for t in (50_000, 53_000, 56_000)
     ]
-    assert MAX_RENEW_RETRY_TIMES == 3 and manager.held("A", "G") == []  # dropped at the 65 s scan, without a call
+    assert MAX_RENEW_RETRY_TIMES == 3 and manager.held("A", "G") == []  # dropped at the 59 s scan, without a call
+
+
+def test_a_renewal_still_failing_when_its_message_shows_again_is_refused_as_expired_and_dropped():
+    """The proxy's scans every 5 s from 10 s before it shows: two failed tries, then at 60 s after the pop the handle
+    has expired, and the proxy refuses it before calling the broker: dropped, not tried a third time."""
+    broker = _fifo_broker(1)
+    reach = _Unreachable(broker, RemotingConnectException("connect to broker-a failed"))
+    manager = ReceiptHandleManager({"broker-a": reach})
+    _receive(broker, manager, "A", 0)
+    for now in range(50_000, 65_001, RENEW_SCHEDULE_PERIOD_MILLIS):
+        manager.schedule_renew_task(now, lambda channel, group: True)
+    assert [(e.time_ms, e.error) for e in manager.events] == [
+        (50_000, "RemotingConnectException"),
+        (55_000, "RemotingConnectException"),
+        (60_000, "INVALID_RECEIPT_HANDLE"),
+    ]
+    assert manager.held("A", "G") == []
+
+
+def test_the_proxy_refuses_a_receipt_handle_once_its_message_shows_again():
+    broker = _fifo_broker(1)
+    [popped] = broker.pop("G", "T", -1, 32, 15_000, 1_000).messages
+    assert validate_receipt_handle(popped.handle, 15_999) is popped.handle
+    with pytest.raises(ProxyException, match="receipt handle is expired") as refused:
+        validate_receipt_handle(popped.handle, 16_000)
+    assert status_code(refused.value) is Code.INVALID_RECEIPT_HANDLE
+    with pytest.raises(TypeError, match="handle"):
+        validate_receipt_handle("0 1 15000", 0)
+    with pytest.raises(ValueError, match="now_ms"):
+        validate_receipt_handle(popped.handle, -1)
 
 
 def test_a_renewal_retried_once_and_then_answered_starts_counting_again():
@@ -322,7 +353,7 @@ def test_a_renewal_retried_once_and_then_answered_starts_counting_again():
     manager.schedule_renew_task(50_000, lambda channel, group: True)
     manager.schedule_renew_task(55_000, lambda channel, group: True)
     reach.error = None
-    manager.schedule_renew_task(60_000, lambda channel, group: True)  # the 60 s pop has not shown yet
+    manager.schedule_renew_task(59_999, lambda channel, group: True)  # the 60 s pop has not shown yet
     assert [e.code for e in manager.events] == [None, None, ResponseCode.SUCCESS]
     [watched] = manager.groups[("A", "G")].values()
     assert watched.renew_retry_times == 0 and watched.renew_times == 1

@@ -11,7 +11,10 @@ process queues. What it does, and the Java it mirrors (apache/rocketmq-clients, 
   any queue of that queue's broker; held by the proxy for ``simple_await_ms``, at most 20 s), then each message in
   turn is processed (``consume_time_ms``) and acked, the loop waiting for each ack's answer. Nothing renews what it
   holds: a message still unacked when its invisible time ends is handed out again, to this member or another (in a
-  FIFO group, whose pops are orderly, the broker then lends its queue again from that message on);
+  FIFO group, whose pops are orderly, the broker then lends its queue again from that message on), and its late ack
+  is refused (the proxy refuses an expired receipt handle). With ``simple_change_invisible_duration`` the
+  application first extends each message's invisible time by ``simple_invisible_ms`` from then
+  (SimpleConsumerImpl#changeInvisibleDuration0, waiting for the answer), and skips a message whose change fails;
 * a receive that fails is the application's exception; the loop here waits 1 s and receives again (the SDK leaves
   that to the application); a failed ack is only counted, and its message comes back after its invisible time;
 * a shutdown stops the loop once the batch in hand is processed and acked, and tells the proxy
@@ -27,7 +30,7 @@ from rmqlib.client.grpc_simple import ROUTE_UPDATE_INITIAL_DELAY_MS, ROUTE_UPDAT
 from rmqlib.model import MessageQueue
 from rmqlib.proxy import Code
 from rmqlib.sim.grpc_consumer_node import _WAIT_STEP_MS, GrpcConsumerNode
-from rmqlib.sim.proxy_node import AckCall, ReceiveFailed
+from rmqlib.sim.proxy_node import AckCall, ChangeCall, ReceiveFailed
 
 
 class GrpcSimpleConsumerNode(GrpcConsumerNode):
@@ -122,22 +125,42 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
             if popped:
                 recorder.log(int(clock.now), "pop", self.cid, f"{len(popped)} from {mq.broker_name} via the proxy")
             for item in popped:
+                handle = item.handle
+                if scenario.simple_change_invisible_duration:
+                    handle = yield from self._change_invisible_duration(handle)
+                    if handle is None:
+                        continue
                 started = int(clock.now)
                 yield clock.timeout(self.consume_duration(1))
                 if not self.alive:
                     return
                 recorder.record_popped(self.cid, self.died_at, item, started, int(clock.now))
                 answered = clock.event()
-                self.proxy.ack(self.cid, item.handle, answered.succeed)
+                self.proxy.ack(self.cid, handle, answered.succeed)
                 call: AckCall = yield answered
                 if not self.alive:
                     return
                 if call.code is Code.INVALID_RECEIPT_HANDLE:
                     recorder.counters["acks refused"] += 1
-                    recorder.log(int(clock.now), "ack refused", self.cid, item.handle.broker_name)
+                    recorder.log(int(clock.now), "ack refused", self.cid, handle.broker_name)
                 elif call.code is not Code.OK:
                     recorder.counters["acks failed"] += 1
         self.looping = False
+
+    def _change_invisible_duration(self, handle):
+        """changeInvisibleDuration(message, simple_invisible_ms), waiting for its answer: the message's new handle,
+        or None when it failed. The SDK replaces the message's handle with the answer's before it checks the status
+        (SimpleConsumerImpl#changeInvisibleDuration0), so a failed change leaves it none to ack with; the application
+        skips the message, which is handed out again when its invisible time ends (the application's choice)."""
+        clock = self.clock
+        answered = clock.event()
+        self.proxy.change_invisible_duration(self.cid, handle, self.scenario.simple_invisible_ms, answered.succeed)
+        call: ChangeCall = yield answered
+        if not self.alive or call.code is Code.OK:
+            return call.receipt_handle if self.alive else None
+        self.recorder.counters["invisible time changes refused"] += 1
+        self.recorder.log(int(clock.now), "change refused", self.cid, f"{handle.broker_name}: {call.code.name}")
+        return None
 
 
 __all__ = ["GrpcSimpleConsumerNode"]

@@ -13,7 +13,8 @@ what a gRPC push consumer asks:
   the write fails and each message is handed back 1 s later (ReceiveMessageResponseStreamWriter's nack), though the
   manager still watches it until the registry drops the client;
 * an ack (AckMessageActivity): the handle the manager holds now, the latest renewal's (or the client's own, once the
-  manager no longer watches the message), is acked at the broker;
+  manager no longer watches the message), is acked at the broker, unless its message is already visible again: the
+  proxy refuses an expired handle as INVALID_RECEIPT_HANDLE (and so it refuses to renew, clear or nack one);
 * a heartbeat or the client's settings (ClientActivity): the client is registered (again);
 * NotifyClientTermination: the client is unregistered, and what it still holds is shown again 1 s later.
 
@@ -73,6 +74,7 @@ from rmqlib.proxy import (
     query_route,
     register_client,
     status_code,
+    validate_receipt_handle,
 )
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
@@ -97,9 +99,34 @@ class AckCall:
     """One ack on its way through the proxy: the status its answer brings the client (set once the proxy knows it)."""
 
     __slots__ = ("handle", "code")
+    counter = "acks"  # what the recorder counts it as
 
     def __init__(self, handle: AckHandle) -> None:
         self.handle, self.code = handle, Code.OK
+
+    def at_broker(self, broker, handle: AckHandle, now: int) -> None:
+        code = broker.ack_orderly(handle, now) if handle.is_order else broker.pop.ack(handle, now)
+        self.code = Code.OK if code is ResponseCode.SUCCESS else Code.INTERNAL_SERVER_ERROR
+
+
+class ChangeCall(AckCall):
+    """One change of invisible time on its way through the proxy: its status, and the new receipt handle an OK brings
+    (None otherwise: the answer then carries none). An orderly message the group has committed past gets SUCCESS with
+    an empty header from the broker, which the proxy fails to read: an error here too (MQClientAPIImpl
+    #changeInvisibleTimeAsync)."""
+
+    __slots__ = ("invisible_ms", "receipt_handle")
+    counter = "invisible time changes"
+
+    def __init__(self, handle: AckHandle, invisible_ms: int) -> None:
+        super().__init__(handle)
+        self.invisible_ms, self.receipt_handle = invisible_ms, None
+
+    def at_broker(self, broker, handle: AckHandle, now: int) -> None:
+        code, new_handle = broker.change_invisible_time(handle, self.invisible_ms, now)
+        ok = code is ResponseCode.SUCCESS and new_handle is not None
+        self.code = Code.OK if ok else Code.INTERNAL_SERVER_ERROR
+        self.receipt_handle = new_handle if ok else None
 
 
 class ProxyNode:
@@ -284,6 +311,7 @@ class ProxyNode:
     def _change_at(self, broker, handle: AckHandle, invisible_time_ms: int) -> None:
         now = int(self.clock.now)
         try:
+            validate_receipt_handle(handle, now)
             self.reach(broker.name, now)
         except (ProxyException, RemotingConnectException, RemotingTimeoutException):
             self.recorder.counters["proxy nacks failed"] += 1  # only logged: the message shows when its time ends
@@ -291,48 +319,59 @@ class ProxyNode:
         broker.change_invisible_time(handle, invisible_time_ms, now)
 
     def ack(self, client_id: str, handle: AckHandle, answered: Callable[[AckCall], None]) -> None:
-        """An ack sent now reaches the proxy one network delay later; the proxy takes the latest handle it holds for
-        the message (each renewal replaces it), or the client's if it holds none, and sends it to the broker its
-        route cache names for the handle, one network delay away. ``answered`` gets the call when its answer is
-        back at the client: four delays after sending (OK, or INTERNAL_SERVER_ERROR when the broker refuses the
-        ack), two when the route cache cannot find the broker, four when the broker is down (the connection
-        fails), and at the client's deadline when the broker has vanished (PROXY_TIMEOUT)."""
-        call = AckCall(handle)
-        sent = int(self.clock.now)
-        self.clock.later(self.scenario.rpc_latency_ms, self._ack, client_id, call, sent, answered)
+        """An ack sent now (AckMessageActivity). ``answered`` gets the call when its answer is back at the client:
+        OK, or INTERNAL_SERVER_ERROR when the broker refuses the ack; the timing is :meth:`_send`'s."""
+        self._send(client_id, AckCall(handle), answered)
 
-    def _ack(self, client_id: str, call: AckCall, sent: int, answered: Callable[[AckCall], None]) -> None:
+    def change_invisible_duration(
+        self, client_id: str, handle: AckHandle, invisible_ms: int, answered: Callable[[ChangeCall], None]
+    ) -> None:
+        """A change of invisible time sent now (ChangeInvisibleDurationActivity): the broker makes the message
+        invisible for ``invisible_ms`` from when the change reaches it. ``answered`` gets the call when its answer is
+        back at the client: OK with the new receipt handle, or INTERNAL_SERVER_ERROR and no handle when the broker
+        refuses it; the timing is :meth:`_send`'s."""
+        self._send(client_id, ChangeCall(handle, invisible_ms), answered)
+
+    def _send(self, client_id: str, call: AckCall, answered: Callable) -> None:
+        """A request about a receipt handle reaches the proxy one network delay after it is sent; the proxy takes the
+        latest handle it holds for the message (each renewal replaces it), or the client's if it holds none, refuses
+        it if its message is already visible again (INVALID_RECEIPT_HANDLE), and sends it to the broker its route
+        cache names for the handle, one network delay away. Its answer is back at the client four delays after
+        sending; two when the proxy refuses it (an expired handle, or a broker its route cache cannot find); four
+        when the broker is down (the connection fails); at the client's deadline when the broker has vanished
+        (PROXY_TIMEOUT)."""
+        self.clock.later(self.scenario.rpc_latency_ms, self._at_proxy, client_id, call, int(self.clock.now), answered)
+
+    def _at_proxy(self, client_id: str, call: AckCall, sent: int, answered: Callable) -> None:
         watched = self.receipts.remove_receipt_handle(client_id, self.group, call.handle)
         latest = call.handle if watched is None else watched.handle
-        self.recorder.counters["acks"] += 1
+        self.recorder.counters[call.counter] += 1
+        now = int(self.clock.now)
         try:
-            self.route_service.resolve_broker_addr_in_receipt_handle(latest.broker_name, int(self.clock.now))
+            validate_receipt_handle(latest, now)
+            self.route_service.resolve_broker_addr_in_receipt_handle(latest.broker_name, now)
         except ProxyException as error:
-            self._ack_failed(call, error, sent, answered, self.scenario.rpc_latency_ms)
+            self._failed(call, error, sent, answered, self.scenario.rpc_latency_ms)
             return
-        self.clock.later(self.scenario.rpc_latency_ms, self._ack_at, latest, call, sent, answered)
+        self.clock.later(self.scenario.rpc_latency_ms, self._at_broker, latest, call, sent, answered)
 
-    def _ack_at(self, handle: AckHandle, call: AckCall, sent: int, answered: Callable[[AckCall], None]) -> None:
-        """The proxy's ack reaches the broker (ConsumerProcessor#ackMessage): the broker's SUCCESS is OK, any other
-        code INTERNAL_SERVER_ERROR (MQClientAPIImpl reads it as AckStatus.NO_EXIST)."""
+    def _at_broker(self, handle: AckHandle, call: AckCall, sent: int, answered: Callable) -> None:
+        """The proxy's request reaches the broker (ConsumerProcessor#ackMessage, #changeInvisibleTime): the broker's
+        SUCCESS is OK, any other code INTERNAL_SERVER_ERROR (MQClientAPIImpl reads it as AckStatus.NO_EXIST)."""
         broker = self.brokers[handle.broker_name]
         try:
             self._connect(broker)
         except (RemotingConnectException, RemotingTimeoutException) as error:
-            self._ack_failed(call, error, sent, answered, 2 * self.scenario.rpc_latency_ms)
+            self._failed(call, error, sent, answered, 2 * self.scenario.rpc_latency_ms)
             return
-        now = int(self.clock.now)
-        code = broker.ack_orderly(handle, now) if handle.is_order else broker.pop.ack(handle, now)
-        call.code = Code.OK if code is ResponseCode.SUCCESS else Code.INTERNAL_SERVER_ERROR
+        call.at_broker(broker, handle, int(self.clock.now))
         self.clock.later(2 * self.scenario.rpc_latency_ms, answered, call)
 
-    def _ack_failed(
-        self, call: AckCall, error: Exception, sent: int, answered: Callable[[AckCall], None], back_ms: int
-    ) -> None:
-        """The failed ack's status reaches the client ``back_ms`` from now, or, from a broker that never answers, at
-        the client's deadline."""
+    def _failed(self, call: AckCall, error: Exception, sent: int, answered: Callable, back_ms: int) -> None:
+        """The failed request's status reaches the client ``back_ms`` from now, or, from a broker that never answers,
+        at the client's deadline."""
         call.code = status_code(error)
-        self.recorder.counters["proxy acks failed"] += 1
+        self.recorder.counters[f"proxy {call.counter} failed"] += 1
         if call.code is Code.PROXY_TIMEOUT:
             back_ms = sent + REQUEST_TIMEOUT_MS - int(self.clock.now)
         self.clock.later(back_ms, answered, call)

@@ -68,6 +68,7 @@ EVENT_KINDS = (
     "proxy cleared",
     "receive failed",
     "ack refused",
+    "change refused",
     # routes that change
     "topic change",
     "route",

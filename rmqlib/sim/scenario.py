@@ -42,7 +42,7 @@ class ClientKind(StrEnum):
     ``consume_mode`` is ``ORDERLY`` (``consumeMessageOrderly`` in the subscription group config). ``GRPC_SIMPLE`` is
     those SDKs' simple consumer (of a standard or a FIFO group): no assignment at all; its application receives in a
     loop, each receive from the next queue of the topic's route in turn, with the scenario's ``simple_*`` settings,
-    and acks each message.
+    and acks each message (first extending its invisible time, with ``simple_change_invisible_duration``).
     """
 
     REMOTING = "REMOTING"
@@ -193,6 +193,8 @@ class Scenario:
     simple_max_message_num: int = 16  # receive's maxMessageNum (the broker pops at most 32)
     simple_invisible_ms: int = 15_000  # receive's invisibleDuration (the proxy takes 10 s to 12 h)
     simple_await_ms: int = 30_000  # SimpleConsumerBuilder#setAwaitDuration (the proxy holds a receive 5 s to 20 s)
+    # before processing each message, changeInvisibleDuration(message, simple_invisible_ms); skip it if that fails
+    simple_change_invisible_duration: bool = False
 
     # Broker timers and switches
     real_time_notify: bool = True  # BrokerConfig.realTimeNotifyConsumerChange
@@ -502,7 +504,13 @@ class Scenario:
             "pop_share_queue_num",
             f"an int in -1..{MAX_CONSUMERS}",
         )
-        for name in ("real_time_notify", "long_polling", "slave_read_enable", "use_heartbeat_v2"):
+        for name in (
+            "real_time_notify",
+            "long_polling",
+            "slave_read_enable",
+            "use_heartbeat_v2",
+            "simple_change_invisible_duration",
+        ):
             value = getattr(self, name)
             _need(value is True or value is False, name, f"True or False, got {value!r}")
         _need(isinstance(self.name, str), "name", f"a str, got {self.name!r}")

@@ -212,6 +212,17 @@ def grpc_simple_slow_batch(**overrides) -> Scenario:
     )
 
 
+def grpc_simple_change_invisible(**overrides) -> Scenario:
+    """:func:`grpc_simple_slow_batch` with an application that calls ``changeInvisibleDuration(message, 15 s)`` before
+    processing each message: the first 13 of a batch of 16 start before their 15 s end and get 15 s more, so they are
+    acked in time; the change of each later one is refused (its receipt handle has expired), the application skips
+    it, and the broker hands it out again. Nothing is consumed twice; as a FIFO group (``consume_mode="ORDERLY"``)
+    every queue stays in order."""
+    return grpc_simple_slow_batch(
+        **{"name": "grpc_simple_change_invisible", "simple_change_invisible_duration": True, **overrides}
+    )
+
+
 def grpc_simple_idle_broker(**overrides) -> Scenario:
     """Four gRPC simple consumers read a topic on two brokers, of which broker-b takes no new messages (its write
     queues set to 0 at the start, as when a broker is drained before it is taken out; its read queues stay), so the
@@ -356,6 +367,7 @@ ALL = {
         grpc_broker_outage,
         grpc_simple_crash,
         grpc_simple_slow_batch,
+        grpc_simple_change_invisible,
         grpc_simple_idle_broker,
         topic_grows,
         broker_joins,

@@ -184,6 +184,7 @@ ZH: dict[str, str] = {
     "proxy cleared": "Proxy 放回消息",
     "receive failed": "接收失败",
     "ack refused": "确认被拒（无效的 receipt handle）",
+    "change refused": "修改不可见时间被拒",
     "subscription": "组的订阅变更",
     "balanced": "已均衡",
     "unbalanced": "未均衡",

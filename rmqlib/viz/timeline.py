@@ -52,6 +52,7 @@ TIMELINE_EVENTS: dict[str, str] = {
     "proxy cleared": "circle-open",
     "receive failed": "x-thin-open",
     "ack refused": "hourglass-open",
+    "change refused": "bowtie-open",
 }
 
 PAUSE_COLOR = "rgba(251,13,13,0.18)"

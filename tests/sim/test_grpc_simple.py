@@ -1,6 +1,7 @@
 """gRPC simple consumers in the simulator: no assignment, receives in turn over the route, and nothing renewed."""
 
 import itertools
+import math
 
 import pytest
 
@@ -48,15 +49,54 @@ def test_each_member_receives_from_the_routes_queues_in_turn_so_from_every_broke
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_a_batch_that_takes_longer_than_its_invisible_duration_is_handed_out_again_and_consumed_twice(seed):
-    slow = simulate(scenarios.grpc_simple_slow_batch(), seed=seed)
-    small = simulate(scenarios.grpc_simple_slow_batch(simple_max_message_num=12), seed=seed)
-    batch_ms = slow.scenario.simple_max_message_num * slow.scenario.consume_time_ms
-    assert batch_ms > slow.scenario.simple_invisible_ms > small.scenario.simple_max_message_num * 1_200
-    assert slow.duplicates == _revived(slow) > 0 and slow.lost == []
-    # every late ack still counts at the broker, and the copy handed out again is acked too
-    assert slow.counters["acks"] == slow.produced + slow.duplicates
-    assert small.duplicates == 0 == _revived(small) and small.lost == []
+@pytest.mark.parametrize("batch", [16, 13, 12])
+def test_every_message_acked_after_its_invisible_duration_is_refused_handed_out_again_and_consumed_twice(seed, batch):
+    """1.2 s a message and 15 s invisible: the first 12 of a batch are acked in time; the proxy refuses each later
+    ack (its receipt handle has expired), the broker revives the message, and it is consumed again."""
+    run = simulate(scenarios.grpc_simple_slow_batch(simple_max_message_num=batch), seed=seed)
+    fits = int(run.scenario.simple_invisible_ms // run.scenario.consume_time_ms)
+    late = sum(max(0, int(e.detail.split()[0]) - fits) for e in run.events_of("pop"))
+    assert fits == 12 and (late > 0) == (batch > fits)
+    assert run.duplicates == late == _revived(run) == run.counters.get("acks refused", 0) and run.lost == []
+    assert run.counters["acks"] == run.produced + run.duplicates  # the copy handed out again is acked in time
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_extending_each_message_before_processing_it_saves_those_still_invisible_and_skips_the_rest(seed):
+    """changeInvisibleDuration before each message: the first 13 of a batch of 16 (started before 15 s) get a fresh
+    15 s and are acked in time; the proxy refuses the change for each later one (expired), the application skips
+    it, and the broker hands it out again: consumed once, by whoever receives it next."""
+    run = simulate(scenarios.grpc_simple_slow_batch(simple_change_invisible_duration=True), seed=seed)
+    in_time = math.ceil(run.scenario.simple_invisible_ms / run.scenario.consume_time_ms)
+    late = sum(max(0, int(e.detail.split()[0]) - in_time) for e in run.events_of("pop"))
+    refused = run.events_of("change refused")
+    assert in_time == 13 and late > 0 and len(refused) == late == _revived(run)
+    assert {e.detail for e in refused} == {"broker-a: INVALID_RECEIPT_HANDLE"}
+    assert run.duplicates == 0 == run.counters.get("acks refused", 0) and run.lost == []
+    assert run.counters["invisible time changes"] == run.produced + late and run.counters["acks"] == run.produced
+    # each message waits for its change's answer and its ack's, four network delays each
+    latency, consume = run.scenario.rpc_latency_ms, run.scenario.consume_time_ms
+    starts_by_member: dict[str, list[int]] = {}
+    for batch in itertools.chain.from_iterable(run.consumption.values()):
+        starts_by_member.setdefault(batch.consumer, []).append(batch.start_ms)
+    gaps = {b - a for starts in starts_by_member.values() for a, b in itertools.pairwise(sorted(starts))}
+    assert min(gaps) == consume + 8 * latency
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_fifo_simple_group_that_extends_each_message_keeps_its_order(seed):
+    """An orderly change moves the queue's lock-free time with the message: the queue stays blocked while the member
+    works, the messages it skips are lent again in order, and no queue is read by two members at once."""
+    plain = simulate(scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY"), seed=seed)
+    extended = simulate(
+        scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY", simple_change_invisible_duration=True), seed=seed
+    )
+    assert plain.overlapping_calls() and plain.duplicates > 0
+    assert extended.overlapping_calls() == {} and extended.duplicates == 0 and extended.lost == []
+    assert extended.events_of("change refused")
+    for batches in extended.consumption.values():
+        offsets = [o for b in sorted(batches, key=lambda b: b.start_ms) for o in b.offsets]
+        assert offsets == sorted(offsets)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -167,6 +207,7 @@ def test_a_simple_group_reads_queues_added_on_a_broker_at_once_and_a_new_broker_
         ({"simple_invisible_ms": 9_999}, "simple_invisible_ms"),
         ({"simple_max_message_num": 33}, "simple_max_message_num"),
         ({"simple_await_ms": 0}, "simple_await_ms"),
+        ({"simple_change_invisible_duration": 1}, "simple_change_invisible_duration"),
     ],
 )
 def test_what_a_simple_consumer_group_does_not_model_is_refused_by_name(changes, field):
