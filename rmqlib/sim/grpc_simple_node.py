@@ -12,9 +12,9 @@ process queues. What it does, and the Java it mirrors (apache/rocketmq-clients, 
   turn is processed (``consume_time_ms``) and acked, the loop waiting for each ack's answer. Nothing renews what it
   holds: a message still unacked when its invisible time ends is handed out again, to this member or another (in a
   FIFO group, whose pops are orderly, the broker then lends its queue again from that message on), and its late ack
-  is refused (the proxy refuses an expired receipt handle). With ``simple_change_invisible_duration`` the
-  application first extends each message's invisible time by ``simple_invisible_ms`` from then
-  (SimpleConsumerImpl#changeInvisibleDuration0, waiting for the answer), and skips a message whose change fails;
+  is refused (the proxy refuses an expired receipt handle). With ``simple_change_invisible`` the application first
+  extends each message's invisible time by ``simple_invisible_ms`` from then (SimpleConsumerImpl
+  #changeInvisibleDuration0, waiting for the answer), and skips a message whose change fails;
 * a receive that fails is the application's exception; the loop here waits 1 s and receives again (the SDK leaves
   that to the application); a failed ack is only counted, and its message comes back after its invisible time;
 * a shutdown stops the loop once the batch in hand is processed and acked, and tells the proxy
@@ -126,7 +126,7 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
                 recorder.log(int(clock.now), "pop", self.cid, f"{len(popped)} from {mq.broker_name} via the proxy")
             for item in popped:
                 handle = item.handle
-                if scenario.simple_change_invisible_duration:
+                if scenario.simple_change_invisible:
                     handle = yield from self._change_invisible_duration(handle)
                     if handle is None:
                         continue

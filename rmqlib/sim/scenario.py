@@ -42,7 +42,7 @@ class ClientKind(StrEnum):
     ``consume_mode`` is ``ORDERLY`` (``consumeMessageOrderly`` in the subscription group config). ``GRPC_SIMPLE`` is
     those SDKs' simple consumer (of a standard or a FIFO group): no assignment at all; its application receives in a
     loop, each receive from the next queue of the topic's route in turn, with the scenario's ``simple_*`` settings,
-    and acks each message (first extending its invisible time, with ``simple_change_invisible_duration``).
+    and acks each message (first extending its invisible time, with ``simple_change_invisible``).
     """
 
     REMOTING = "REMOTING"
@@ -194,7 +194,7 @@ class Scenario:
     simple_invisible_ms: int = 15_000  # receive's invisibleDuration (the proxy takes 10 s to 12 h)
     simple_await_ms: int = 30_000  # SimpleConsumerBuilder#setAwaitDuration (the proxy holds a receive 5 s to 20 s)
     # before processing each message, changeInvisibleDuration(message, simple_invisible_ms); skip it if that fails
-    simple_change_invisible_duration: bool = False
+    simple_change_invisible: bool = False
 
     # Broker timers and switches
     real_time_notify: bool = True  # BrokerConfig.realTimeNotifyConsumerChange
@@ -509,7 +509,7 @@ class Scenario:
             "long_polling",
             "slave_read_enable",
             "use_heartbeat_v2",
-            "simple_change_invisible_duration",
+            "simple_change_invisible",
         ):
             value = getattr(self, name)
             _need(value is True or value is False, name, f"True or False, got {value!r}")

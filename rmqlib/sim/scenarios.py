@@ -219,7 +219,7 @@ def grpc_simple_change_invisible(**overrides) -> Scenario:
     it, and the broker hands it out again. Nothing is consumed twice; as a FIFO group (``consume_mode="ORDERLY"``)
     every queue stays in order."""
     return grpc_simple_slow_batch(
-        **{"name": "grpc_simple_change_invisible", "simple_change_invisible_duration": True, **overrides}
+        **{"name": "grpc_simple_change_invisible", "simple_change_invisible": True, **overrides}
     )
 
 

@@ -66,7 +66,7 @@ def test_extending_each_message_before_processing_it_saves_those_still_invisible
     """changeInvisibleDuration before each message: the first 13 of a batch of 16 (started before 15 s) get a fresh
     15 s and are acked in time; the proxy refuses the change for each later one (expired), the application skips
     it, and the broker hands it out again: consumed once, by whoever receives it next."""
-    run = simulate(scenarios.grpc_simple_slow_batch(simple_change_invisible_duration=True), seed=seed)
+    run = simulate(scenarios.grpc_simple_slow_batch(simple_change_invisible=True), seed=seed)
     in_time = math.ceil(run.scenario.simple_invisible_ms / run.scenario.consume_time_ms)
     late = sum(max(0, int(e.detail.split()[0]) - in_time) for e in run.events_of("pop"))
     refused = run.events_of("change refused")
@@ -89,7 +89,7 @@ def test_a_fifo_simple_group_that_extends_each_message_keeps_its_order(seed):
     works, the messages it skips are lent again in order, and no queue is read by two members at once."""
     plain = simulate(scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY"), seed=seed)
     extended = simulate(
-        scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY", simple_change_invisible_duration=True), seed=seed
+        scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY", simple_change_invisible=True), seed=seed
     )
     assert plain.overlapping_calls() and plain.duplicates > 0
     assert extended.overlapping_calls() == {} and extended.duplicates == 0 and extended.lost == []
@@ -207,7 +207,7 @@ def test_a_simple_group_reads_queues_added_on_a_broker_at_once_and_a_new_broker_
         ({"simple_invisible_ms": 9_999}, "simple_invisible_ms"),
         ({"simple_max_message_num": 33}, "simple_max_message_num"),
         ({"simple_await_ms": 0}, "simple_await_ms"),
-        ({"simple_change_invisible_duration": 1}, "simple_change_invisible_duration"),
+        ({"simple_change_invisible": 1}, "simple_change_invisible"),
     ],
 )
 def test_what_a_simple_consumer_group_does_not_model_is_refused_by_name(changes, field):
