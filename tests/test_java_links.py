@@ -141,6 +141,9 @@ CLASS_FILES = {
         "MessageQueueView": [_PROXY + "service/route/MessageQueueView.java"],
         "TopicRouteWrapper": [_PROXY + "service/route/TopicRouteWrapper.java"],
         "ClusterMessageService": [_PROXY + "service/message/ClusterMessageService.java"],
+        "AbstractProcessor": [_PROXY + "processor/AbstractProcessor.java"],
+        "ChangeInvisibleDurationActivity": [_PROXY + "grpc/v2/consumer/ChangeInvisibleDurationActivity.java"],
+        "ReceiptHandle": [_COMMON + "consumer/ReceiptHandle.java"],
         # store
         "CommitLog": [_S + "CommitLog.java"],
         "DefaultMessageStore": [_S + "DefaultMessageStore.java"],

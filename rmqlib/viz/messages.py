@@ -456,7 +456,7 @@ ZH: dict[str, str] = {
     "A simple consumer's application receives 16 messages at a time, invisible for 15 s, and takes 1.2 s over each. How many messages of each full batch are consumed twice?": "一个简单消费者的应用每次接收 16 条消息，不可见 15 s，每条要花 1.2 s。每一整批中有几条会被消费两次？",
     "the last few": "最后几条",
     "all 16": "全部 16 条",
-    "A batch of 16 takes 19.2 s to work through. The first twelve are acked within 14.4 s; the others still wait their turn when the 15 s end, and the broker hands out whatever is unacked once its revive service reaches it, a few seconds later: here the last two of every batch. Another receive gets them and they are consumed a second time.": "一批 16 条要花 19.2 s 才能处理完。前十二条在 14.4 s 内就 ack 了；15 s 结束时其余几条还在排队，而 Broker 的 revive 服务几秒之后处理到它们时，会把所有还没 ack 的消息重新交出去：这里是每批的最后两条。另一次 receive 拿到它们，它们就被消费了第二次。",
+    "A batch of 16 takes 19.2 s to work through. The first twelve are acked within 14.4 s; each later one is acked after its 15 s have ended, and the proxy refuses an ack whose receipt handle has expired. The broker hands those four out again once its revive service reaches them, another receive gets them, and they are consumed a second time.": "一批 16 条要花 19.2 s 才能处理完。前十二条在 14.4 s 内就 ack 了；之后的每一条都在它的 15 s 结束后才 ack，而 Proxy 会拒绝 receipt handle 已过期的 ack。Broker 的 revive 服务处理到这四条时，会把它们重新交出去，另一次 receive 拿到它们，它们就被消费了第二次。",
     "A FIFO member's process crashes while it holds a batch it received through the proxy. How long after the crash does another member get the batch?": "一个 FIFO 成员手上有一批经由 Proxy 收到的消息，这时它的进程宕机了。宕机之后要过多久，另一个成员才能拿到这批消息？",
     "about 1 s": "约 1 秒",
     "about 30 s": "约 30 秒",
