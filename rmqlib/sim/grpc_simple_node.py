@@ -6,7 +6,8 @@ process queues. What it does, and the Java it mirrors (apache/rocketmq-clients, 
 
 * at start it fetches each subscribed topic's route (QueryRoute, ClientImpl#startUp) and again 10 s after start and
   every 30 s; each route gives a :class:`~rmqlib.client.grpc_simple.SubscriptionLoadBalancer`;
-* its application runs one loop, as SimpleConsumerExample does: ``receive(simple_max_message_num,
+* its application runs ``simple_threads`` loops (one by default), each as SimpleConsumerExample does, all on the one
+  client and so on its shared turns: ``receive(simple_max_message_num,
   simple_invisible_ms)`` (SimpleConsumerImpl#receive0: the next topic, the next queue of its route, the proxy pops
   any queue of that queue's broker; held by the proxy for ``simple_await_ms``, at most 20 s), then each message in
   turn is processed (``consume_time_ms``) and acked, the loop waiting for each ack's answer. Nothing renews what it
@@ -41,7 +42,7 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
         super().__init__(spec, scenario, clock, recorder, proxy, rng)
         subscriptions = dict.fromkeys(self.topics, spec.subscription)
         self.simple = SimpleConsumerImpl(scenario.consumer_group, self.cid, subscriptions, rng)
-        self.looping = False  # the application's loop runs
+        self.loops = 0  # the application's receive loops still running
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self):
@@ -53,13 +54,14 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
         if not self.alive:
             return
         self.clock.process(self.route_loop())
-        self.looping = True
-        self.clock.process(self.application_loop())
+        self.loops = self.scenario.simple_threads
+        for _ in range(self.loops):
+            self.clock.process(self.application_loop())
 
     def _shut_down(self):
-        """The application leaves its loop once the batch in hand is done; then the client closes."""
+        """The application leaves its loops once each one's batch in hand is done; then the client closes."""
         self.running = False
-        while self.looping:
+        while self.loops:
             yield self.clock.timeout(_WAIT_STEP_MS)
 
     # --- routes ----------------------------------------------------------------------------------------------
@@ -145,7 +147,7 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
                     recorder.log(int(clock.now), "ack refused", self.cid, handle.broker_name)
                 elif call.code is not Code.OK:
                     recorder.counters["acks failed"] += 1
-        self.looping = False
+        self.loops -= 1
 
     def _change_invisible_duration(self, handle):
         """changeInvisibleDuration(message, simple_invisible_ms), waiting for its answer: the message's new handle,

@@ -195,6 +195,7 @@ class Scenario:
     simple_await_ms: int = 30_000  # SimpleConsumerBuilder#setAwaitDuration (the proxy holds a receive 5 s to 20 s)
     # before processing each message, changeInvisibleDuration(message, simple_invisible_ms); skip it if that fails
     simple_change_invisible: bool = False
+    simple_threads: int = 1  # application threads, each running the receive loop on the one SimpleConsumer
 
     # Broker timers and switches
     real_time_notify: bool = True  # BrokerConfig.realTimeNotifyConsumerChange
@@ -444,6 +445,11 @@ class Scenario:
             "an int from 10,000 (10 s) to 43,200,000 (12 h): the proxy refuses a receive's invisible time outside",
         )
         _need(_is_int(self.simple_await_ms) and self.simple_await_ms > 0, "simple_await_ms", "an int > 0")
+        _need(
+            _is_int(self.simple_threads) and 1 <= self.simple_threads <= MAX_SIMPLE_THREADS,
+            "simple_threads",
+            f"an int from 1 to {MAX_SIMPLE_THREADS}",
+        )
         for spec in self.consumers:
             _need(
                 spec.strategy is None or isinstance(spec.strategy, AllocateMessageQueueStrategy),
@@ -711,6 +717,7 @@ MAX_CONSUMERS, MAX_BROKERS, MAX_TOPICS, MAX_QUEUES_PER_BROKER = 2_048, 64, 64, 1
 MAX_MESSAGES = 5_000_000  # produced in one run
 MAX_TIMER_WAKEUPS = 20_000_000  # periodic timer firings in one run, over all consumers and brokers
 MAX_TAGS = 64  # message_tags
+MAX_SIMPLE_THREADS = 64  # Scenario.simple_threads: receive loops per simple consumer
 # Topic and group names: the characters TopicValidator allows (no '%' or '|' here: those mark system names)
 NAME_CHARACTERS = "letters, digits, '_' and '-'"
 _NAME = re.compile(r"[A-Za-z0-9_-]+")

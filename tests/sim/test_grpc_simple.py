@@ -142,14 +142,33 @@ def test_a_receive_sent_to_an_idle_broker_waits_out_its_long_poll_there_while_th
     assert empty * GRPC_MAX_LONG_POLLING_MS > 0.9 * len(idle.scenario.consumers) * backlog_ms
 
 
-def test_a_simple_consumer_that_shuts_down_finishes_its_batch_and_leaves_the_proxy_at_once():
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_simple_consumer_that_shuts_down_finishes_its_batch_and_leaves_the_proxy_at_once(threads):
+    """With several receiving threads it waits for each one's batch in hand."""
     base = scenarios.grpc_simple_crash().consumers
     leaving = ConsumerSpec(base[-1].client_id, leave_ms=base[-1].leave_ms, leave=LeaveKind.SHUTDOWN)
-    run = simulate(scenarios.grpc_simple_crash(consumers=base[:-1] + (leaving,)), seed=1)
+    run = simulate(scenarios.grpc_simple_crash(consumers=base[:-1] + (leaving,), simple_threads=threads), seed=1)
     [gone] = run.events_of("proxy unregistered")
     assert gone.who == leaving.client_id and gone.detail == "NotifyClientTermination"
-    assert leaving.leave_ms <= gone.time_ms < leaving.leave_ms + 1_000
+    sc = run.scenario
+    batch_ms = sc.simple_max_message_num * (sc.consume_time_ms + 4 * sc.rpc_latency_ms)  # each message, then its ack
+    # one thread's batch, or a second one its receive brought just after the shutdown began
+    assert leaving.leave_ms <= gone.time_ms < leaving.leave_ms + (1 if threads == 1 else 2) * batch_ms + 100
     assert run.duplicates == 0 and run.lost == [] and _revived(run) == 0
+
+
+def test_receiving_threads_read_the_busy_broker_in_proportion_while_each_still_waits_out_the_idle_one():
+    """Broker-b takes no new messages: each thread's eight receives in turn bring at most 4 x 16 messages from broker-a
+    for four 20 s long polls on broker-b, 0.8 messages/s; four threads a member drain the backlog four times as fast."""
+    runs = {t: simulate(scenarios.grpc_simple_idle_broker(simple_threads=t), seed=1) for t in (1, 4)}
+    per_thread = 4 * runs[1].scenario.simple_max_message_num / (4 * GRPC_MAX_LONG_POLLING_MS / 1000)
+    busy_s = {}
+    for threads, run in runs.items():
+        busy_s[threads] = max(b.end_ms for bs in run.consumption.values() for b in bs) / 1000
+        rate = run.produced / busy_s[threads]
+        assert 0.9 * per_thread < rate / (threads * len(run.scenario.consumers)) <= per_thread
+        assert run.lost == [] and run.duplicates == 0
+    assert 3.6 < busy_s[1] / busy_s[4] < 4.4
 
 
 def _at_a_route_fetch(run, who: str, t_ms: int) -> bool:
@@ -208,6 +227,8 @@ def test_a_simple_group_reads_queues_added_on_a_broker_at_once_and_a_new_broker_
         ({"simple_max_message_num": 33}, "simple_max_message_num"),
         ({"simple_await_ms": 0}, "simple_await_ms"),
         ({"simple_change_invisible": 1}, "simple_change_invisible"),
+        ({"simple_threads": 0}, "simple_threads"),
+        ({"simple_threads": 65}, "simple_threads"),
     ],
 )
 def test_what_a_simple_consumer_group_does_not_model_is_refused_by_name(changes, field):
