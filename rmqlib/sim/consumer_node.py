@@ -854,7 +854,10 @@ class ConsumeRequest:
 
 
 class PopConsumeRequest:
-    """One popped batch: consumed on the pool, then each message acked on its broker."""
+    """One popped batch on a pool thread: consumed, then each message acked on its broker. A batch whose queue was
+    dropped meanwhile is not consumed; one whose invisible time (from its pop) is over when a thread takes it is not
+    consumed either, and one whose time ran out while its listener ran is not acked: both are the revive service's.
+    Mirrors: ConsumeMessagePopConcurrentlyService.ConsumeRequest#run (``isPopTimeout``), #processConsumeResult"""
 
     __slots__ = ("consumer", "broker", "ppq", "popped", "started")
 
@@ -862,8 +865,21 @@ class PopConsumeRequest:
         self.consumer, self.broker, self.ppq, self.popped = consumer, broker, ppq, popped
         self.started = 0
 
+    def is_pop_timeout(self, now_ms: int) -> bool:
+        """The batch's invisible time has run out: ``now - popTime >= invisibleTime`` (its first message's)."""
+        handle = self.popped[0].handle
+        return now_ms - handle.pop_time >= handle.invisible_time
+
     def start(self, now_ms: int) -> int | None:
-        if not self.consumer.alive:
+        consumer = self.consumer
+        if not consumer.alive:
+            return None
+        if self.ppq.dropped:
+            consumer.recorder.counters["pops dropped before consumption"] += len(self.popped)
+            return None
+        if self.is_pop_timeout(now_ms):
+            self.ppq.dec_found_msg(-len(self.popped))
+            consumer.recorder.counters["pops timed out before consumption"] += len(self.popped)
             return None
         self.started = now_ms
         return self.consumer.consume_duration(len(self.popped))
@@ -873,10 +889,16 @@ class PopConsumeRequest:
         consumer.recorder.record_pop_batch(
             consumer.cid, consumer.died_at, self.popped, self.started, consumer.clock.now
         )
-        if consumer.alive:
-            for item in self.popped:
-                consumer.ack_async(self.broker, item.handle)
-                self.ppq.ack()
+        if not consumer.alive:
+            return
+        if self.ppq.dropped or self.is_pop_timeout(now_ms):
+            self.ppq.dec_found_msg(-len(self.popped))
+            why = "dropped" if self.ppq.dropped else "timed out"
+            consumer.recorder.counters[f"pops {why} while consumed"] += len(self.popped)
+            return
+        for item in self.popped:
+            consumer.ack_async(self.broker, item.handle)
+            self.ppq.ack()
 
 
 class OrderlyConsumeRequest:
