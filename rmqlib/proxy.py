@@ -38,7 +38,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerGroupEvent, ConsumerManager
 from rmqlib.broker.pop import AckHandle, PopMessageProcessor
@@ -390,6 +390,18 @@ def validate_receipt_handle(handle: AckHandle, now_ms: int) -> AckHandle:
     return handle
 
 
+def changed_handle(handle: AckHandle, answer: AckHandle | None) -> AckHandle:
+    """The receipt handle a broker's SUCCESS to a change of ``handle``'s invisible time gives: the broker's
+    ``answer``, or, when the broker left its answer's header unset (an orderly message the group has committed past),
+    one built from that header's zeros: popped at 0 for 0 ms, so already expired, and no longer orderly.
+    Mirrors: MQClientAPIImpl#changeInvisibleTimeAsync (ExtraInfoUtil#buildExtraInfo from the response header)"""
+    check_instance(handle, "handle", AckHandle)
+    if answer is not None:
+        check_instance(answer, "answer", AckHandle)
+        return answer
+    return replace(handle, start_offset=handle.queue_offset, pop_time=0, invisible_time=0, revive_qid=0)
+
+
 class RenewKind(enum.Enum):
     """Why the proxy changes a held message's invisible time. Mirrors: RenewEvent.EventType"""
 
@@ -544,7 +556,7 @@ class ReceiptHandleManager:
             return event, None
         event = RenewEvent(now_ms, kind, channel, handle, invisible_time_ms, code)
         self.events.append(event)
-        return event, new_handle if code is ResponseCode.SUCCESS else None
+        return event, changed_handle(handle, new_handle) if code is ResponseCode.SUCCESS else None
 
 
 def _error_name(error: Exception) -> str:
@@ -587,6 +599,7 @@ __all__ = [
     "RenewKind",
     "RouteQueue",
     "TopicRouteService",
+    "changed_handle",
     "convert_to_permission",
     "query_assignment",
     "query_route",

@@ -22,6 +22,7 @@ from rmqlib.proxy import (
     RemotingConnectException,
     RenewKind,
     TopicRouteService,
+    changed_handle,
     query_assignment,
     receive_queue,
     status_code,
@@ -366,6 +367,24 @@ def test_a_renewal_the_proxy_refuses_as_an_invalid_receipt_handle_is_dropped_at_
     _receive(broker, manager, "A", 0)
     manager.schedule_renew_task(50_000, lambda channel, group: True)
     assert [e.error for e in manager.events] == ["INVALID_RECEIPT_HANDLE"] and manager.held("A", "G") == []
+
+
+def test_a_renewal_of_a_fifo_message_already_committed_gets_an_expired_handle_and_is_dropped_at_the_next_scan():
+    """The broker answers SUCCESS with its header unset; the handle read from it was popped at 0 for 0 ms."""
+    broker = _fifo_broker(1)
+    manager = ReceiptHandleManager({"broker-a": broker})
+    _receive(broker, manager, "A", 0)
+    [held] = manager.held("A", "G")
+    assert broker.ack_orderly(held, 1_000)[0] is ResponseCode.SUCCESS  # committed, while the proxy still watches it
+    manager.schedule_renew_task(50_000, lambda channel, group: True)
+    [renewed] = manager.held("A", "G")
+    assert manager.events[-1].code is ResponseCode.SUCCESS and renewed == changed_handle(held, None)
+    assert (renewed.pop_time, renewed.invisible_time, renewed.is_order) == (0, 0, False)
+    manager.schedule_renew_task(55_000, lambda channel, group: True)
+    assert manager.events[-1].error == "INVALID_RECEIPT_HANDLE" and manager.held("A", "G") == []
+    assert changed_handle(held, renewed) is renewed
+    with pytest.raises(TypeError, match="answer"):
+        changed_handle(held, "0 0 0")
 
 
 def test_the_receipt_handle_manager_names_a_bad_argument():

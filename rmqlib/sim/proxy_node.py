@@ -70,6 +70,7 @@ from rmqlib.proxy import (
     RenewKind,
     RouteQueue,
     TopicRouteService,
+    changed_handle,
     query_assignment,
     query_route,
     register_client,
@@ -111,9 +112,8 @@ class AckCall:
 
 class ChangeCall(AckCall):
     """One change of invisible time on its way through the proxy: its status, and the new receipt handle an OK brings
-    (None otherwise: the answer then carries none). An orderly message the group has committed past gets SUCCESS with
-    an empty header from the broker, which the proxy fails to read: an error here too (MQClientAPIImpl
-    #changeInvisibleTimeAsync)."""
+    (None otherwise: the answer then carries none). An orderly message the group has committed past gets an OK with
+    an already expired handle (:func:`~rmqlib.proxy.changed_handle`)."""
 
     __slots__ = ("invisible_ms", "receipt_handle")
     counter = "invisible time changes"
@@ -124,9 +124,9 @@ class ChangeCall(AckCall):
 
     def at_broker(self, broker, handle: AckHandle, now: int) -> None:
         code, new_handle = broker.change_invisible_time(handle, self.invisible_ms, now)
-        ok = code is ResponseCode.SUCCESS and new_handle is not None
+        ok = code is ResponseCode.SUCCESS
         self.code = Code.OK if ok else Code.INTERNAL_SERVER_ERROR
-        self.receipt_handle = new_handle if ok else None
+        self.receipt_handle = changed_handle(handle, new_handle) if ok else None
 
 
 class ProxyNode:
