@@ -130,6 +130,8 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
                 handle = item.handle
                 if scenario.simple_change_invisible:
                     handle = yield from self._change_invisible_duration(handle)
+                    if not self.alive:
+                        return
                     if handle is None:
                         continue
                 started = int(clock.now)
@@ -158,8 +160,8 @@ class GrpcSimpleConsumerNode(GrpcConsumerNode):
         answered = clock.event()
         self.proxy.change_invisible_duration(self.cid, handle, self.scenario.simple_invisible_ms, answered.succeed)
         call: ChangeCall = yield answered
-        if not self.alive or call.code is Code.OK:
-            return call.receipt_handle if self.alive else None
+        if call.code is Code.OK or not self.alive:
+            return call.receipt_handle
         self.recorder.counters["invisible time changes refused"] += 1
         self.recorder.log(int(clock.now), "change refused", self.cid, f"{handle.broker_name}: {call.code.name}")
         return None

@@ -17,6 +17,11 @@ def _revived(result) -> int:
     return sum(int(e.detail.split()[0]) for e in result.events_of("revive"))
 
 
+def _beyond(result, first: int) -> int:
+    """The messages the run's receives brought beyond the first ``first`` of each batch."""
+    return sum(max(0, int(e.detail.split()[0]) - first) for e in result.events_of("pop"))
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_what_a_crashed_simple_consumer_held_comes_back_after_its_invisible_duration_not_two_minutes(seed):
     simple, push = simulate(scenarios.grpc_simple_crash(), seed=seed), simulate(scenarios.grpc_crash(), seed=seed)
@@ -55,7 +60,7 @@ def test_every_message_acked_after_its_invisible_duration_is_refused_handed_out_
     ack (its receipt handle has expired), the broker revives the message, and it is consumed again."""
     run = simulate(scenarios.grpc_simple_slow_batch(simple_max_message_num=batch), seed=seed)
     fits = int(run.scenario.simple_invisible_ms // run.scenario.consume_time_ms)
-    late = sum(max(0, int(e.detail.split()[0]) - fits) for e in run.events_of("pop"))
+    late = _beyond(run, fits)
     assert fits == 12 and (late > 0) == (batch > fits)
     assert run.duplicates == late == _revived(run) == run.counters.get("acks refused", 0) and run.lost == []
     assert run.counters["acks"] == run.produced + run.duplicates  # the copy handed out again is acked in time
@@ -66,9 +71,9 @@ def test_extending_each_message_before_processing_it_saves_those_still_invisible
     """changeInvisibleDuration before each message: the first 13 of a batch of 16 (started before 15 s) get a fresh
     15 s and are acked in time; the proxy refuses the change for each later one (expired), the application skips
     it, and the broker hands it out again: consumed once, by whoever receives it next."""
-    run = simulate(scenarios.grpc_simple_slow_batch(simple_change_invisible=True), seed=seed)
+    run = simulate(scenarios.grpc_simple_change_invisible(), seed=seed)
     in_time = math.ceil(run.scenario.simple_invisible_ms / run.scenario.consume_time_ms)
-    late = sum(max(0, int(e.detail.split()[0]) - in_time) for e in run.events_of("pop"))
+    late = _beyond(run, in_time)
     refused = run.events_of("change refused")
     assert in_time == 13 and late > 0 and len(refused) == late == _revived(run)
     assert {e.detail for e in refused} == {"broker-a: INVALID_RECEIPT_HANDLE"}
@@ -88,9 +93,7 @@ def test_a_fifo_simple_group_that_extends_each_message_keeps_its_order(seed):
     """An orderly change moves the queue's lock-free time with the message: the queue stays blocked while the member
     works, the messages it skips are lent again in order, and no queue is read by two members at once."""
     plain = simulate(scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY"), seed=seed)
-    extended = simulate(
-        scenarios.grpc_simple_slow_batch(consume_mode="ORDERLY", simple_change_invisible=True), seed=seed
-    )
+    extended = simulate(scenarios.grpc_simple_change_invisible(consume_mode="ORDERLY"), seed=seed)
     assert plain.overlapping_calls() and plain.duplicates > 0
     assert extended.overlapping_calls() == {} and extended.duplicates == 0 and extended.lost == []
     assert extended.events_of("change refused")
