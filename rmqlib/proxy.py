@@ -454,10 +454,12 @@ class ReceiptHandleManager:
     The proxy calls the brokers itself: ``brokers`` maps a broker name to its
     :class:`~rmqlib.broker.pop.PopMessageProcessor` (or anything with its ``change_invisible_time``), and each change
     of invisible time goes to the broker the handle names. A call may fail with a :class:`ProxyException`, a
-    :class:`RemotingConnectException` or a :class:`RemotingTimeoutException`: a renewal that fails so is tried again
-    at the next scans, at most 3 times in a row, unless the proxy refused it as INVALID_RECEIPT_HANDLE or
-    INVALID_BROKER_NAME; one the broker answers with anything but SUCCESS is dropped. A dropped message is left to
-    show again when its invisible time ends (a call that times out fails here at once, not 2 s later).
+    :class:`RemotingConnectException` or a :class:`RemotingTimeoutException`: a renewal that fails so is tried again at
+    the next scans, at most 3 times in a row, unless the proxy refused it as INVALID_RECEIPT_HANDLE or
+    INVALID_BROKER_NAME (with the 5 s scans renewing 10 s ahead, a handle whose renewals keep failing expires first, and
+    the proxy then refuses it as expired); one the broker answers with anything but SUCCESS is dropped. A dropped
+    message is left to show again when its invisible time ends (a call that times out fails here at once, not 2 s
+    later).
     Mirrors: DefaultReceiptHandleManager.java (``addReceiptHandle``, ``removeReceiptHandle``, ``scheduleRenewTask``,
     ``startRenewMessage``, ``renewExceptionNeedRetry``, ``clearGroup``) and ReceiptHandleProcessor's listener; the
     renew worker pool is not modelled.

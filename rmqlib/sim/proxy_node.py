@@ -20,20 +20,20 @@ what a gRPC push consumer asks:
 
 The proxy reads routes through its cache (:class:`~rmqlib.proxy.TopicRouteService`: an entry is reloaded from the
 name server on the first read 20 s after it was written, that read still getting the old one). So when a broker
-stops (:class:`~rmqlib.sim.scenario.BrokerOutage`), the proxy goes on sending to it for up to 20 s: its pops and acks
-fail to connect (the client receives again, or acks again, 1 s later) and its renewals fail (dropped after 3 in a
-row). A broker that vanishes instead (``BrokerOutage.silent``) answers nothing: a receive waits for the client's
-deadline (33 s), an ack for its 3 s one, and the name server drops the broker only 120 s after its last
-registration. Once the topic's route is reloaded without the broker, a receive for a queue of the broker pops
-another broker in turn, and the assignments leave the broker out. Once the route of the topic named after the broker
-is reloaded without it, the proxy cannot find the broker's address: an ack for one of its messages is refused as
-INVALID_RECEIPT_HANDLE, which the client takes as final (the message shows again at the broker when its invisible
-time ends), and so is a renewal. When the broker comes back, each route takes it back at its next reload. A topic
-change (:class:`~rmqlib.sim.scenario.TopicChange`) counts at the broker at once, since the proxy pops queue -1 and
-the broker reads its own topic config; a broker that joins or leaves the topic reaches the assignments with the
-topic's next reload, and until then a pop of a topic the broker no longer has is refused (TOPIC_NOT_EXIST), which
-fails the receive. A restarted
-broker keeps a FIFO group's orderly state (Java persists it every 5 s and at shutdown), so its queues go on in order.
+stops (:class:`~rmqlib.sim.scenario.BrokerOutage`), the proxy goes on sending to it for up to 20 s: its pops and
+acks fail to connect (the client receives again, or acks again, 1 s later) and its renewals fail (tried again at the
+next scans, until the handle has expired and the proxy refuses it). A broker that vanishes instead
+(``BrokerOutage.silent``) answers nothing: a receive waits for the client's deadline (33 s), an ack for its 3 s one,
+and the name server drops the broker only 120 s after its last registration. Once the topic's route is reloaded
+without the broker, a receive for a queue of the broker pops another broker in turn, and the assignments leave the
+broker out. Once the route of the topic named after the broker is reloaded without it, the proxy cannot find the
+broker's address: an ack for one of its messages is refused as INVALID_RECEIPT_HANDLE, which the client takes as
+final (the message shows again at the broker when its invisible time ends), and so is a renewal. When the broker
+comes back, each route takes it back at its next reload. A topic change (:class:`~rmqlib.sim.scenario.TopicChange`)
+counts at the broker at once, since the proxy pops queue -1 and the broker reads its own topic config; a broker that
+joins or leaves the topic reaches the assignments with the topic's next reload, and until then a pop of a topic the
+broker no longer has is refused (TOPIC_NOT_EXIST), which fails the receive. A restarted broker keeps a FIFO group's
+orderly state (Java persists it every 5 s and at shutdown), so its queues go on in order.
 
 Modelled as one proxy in cluster mode that never fails: a request takes ``rpc_latency_ms`` from the client to the
 proxy and as long back, and so does each call of the proxy to a broker (pop, ack, nack); a failed connection is
