@@ -194,8 +194,9 @@ def grpc_simple_crash(**overrides) -> Scenario:
 def grpc_simple_slow_batch(**overrides) -> Scenario:
     """Four gRPC simple consumers start between 40 and 50 s on a backlog of one broker's four queues (1 message/s
     each from 12 s to 60 s) and take 1.2 s per message: a receive of 16 messages takes 19.2 s to work through,
-    longer than the 15 s the messages stay invisible, so the last few of every full batch are handed out again while
-    still waiting their turn, and consumed twice. With ``simple_max_message_num=12`` (14.4 s a batch) none is."""
+    longer than the 15 s the messages stay invisible, so the last four of every full batch are acked after their
+    time has ended: the proxy refuses those acks (the receipt handles have expired), and the broker hands the messages
+    out again, to be consumed twice. With ``simple_max_message_num=12`` (14.4 s a batch) none is."""
     return _build(
         "grpc_simple_slow_batch",
         dict(
@@ -229,7 +230,8 @@ def grpc_simple_idle_broker(**overrides) -> Scenario:
     producers send all 40 messages/s to broker-a. Each member's receives still name broker-b four times in eight,
     and each of those waits out the proxy's 20 s long poll there: the group reads broker-a at a fraction of the rate,
     and the run goes on for 25 minutes after the producers stop, long enough for the last messages, which wait about
-    21 minutes. As push consumers (``client="GRPC"``) they keep up: each assigned queue receives in its own loop."""
+    21 minutes. More receiving threads (``simple_threads``) help in proportion; as push consumers (``client="GRPC"``)
+    they keep up: each assigned queue receives in its own loop."""
     return _build(
         "grpc_simple_idle_broker",
         dict(
