@@ -1,5 +1,6 @@
 """gRPC simple consumers in the simulator: no assignment, receives in turn over the route, and nothing renewed."""
 
+import dataclasses
 import itertools
 import math
 
@@ -8,7 +9,7 @@ import pytest
 from rmqlib.client.grpc_simple import ROUTE_UPDATE_INITIAL_DELAY_MS, ROUTE_UPDATE_PERIOD_MS
 from rmqlib.proxy import TOPIC_ROUTE_CACHE_REFRESH_MS
 from rmqlib.sim import ConsumerSpec, LeaveKind, scenarios, simulate
-from rmqlib.sim.proxy_node import GRPC_MAX_LONG_POLLING_MS
+from rmqlib.sim.proxy_node import GRPC_MAX_LONG_POLLING_MS, ProxyNode
 
 SEEDS = [1, 2]
 
@@ -86,6 +87,35 @@ def test_extending_each_message_before_processing_it_saves_those_still_invisible
         starts_by_member.setdefault(batch.consumer, []).append(batch.start_ms)
     gaps = {b - a for starts in starts_by_member.values() for a, b in itertools.pairwise(sorted(starts))}
     assert min(gaps) == consume + 8 * latency
+
+
+def test_a_member_that_dies_waiting_for_a_changes_answer_sends_nothing_more(monkeypatch):
+    """A member crashes one millisecond after sending a change of invisible time, while its answer is on the way
+    (four network delays): it neither acks that message nor goes on to the next one."""
+    sent: list[tuple[str, str, int]] = []
+
+    def recording(kind, method):
+        def call(self, client_id, *args):
+            sent.append((kind, client_id, int(self.clock.now)))
+            return method(self, client_id, *args)
+
+        return call
+
+    monkeypatch.setattr(ProxyNode, "ack", recording("ack", ProxyNode.ack))
+    monkeypatch.setattr(
+        ProxyNode, "change_invisible_duration", recording("change", ProxyNode.change_invisible_duration)
+    )
+    base = scenarios.grpc_simple_change_invisible()
+    member = base.consumers[-1]
+    simulate(base, seed=1)
+    change_at = min(t for kind, who, t in sent if kind == "change" and who == member.client_id and t > 70_000)
+    sent.clear()
+    dying = dataclasses.replace(member, leave_ms=change_at + 1, leave=LeaveKind.CRASH)
+    run = simulate(scenarios.grpc_simple_change_invisible(consumers=base.consumers[:-1] + (dying,)), seed=1)
+    assert run.scenario.rpc_latency_ms == 1
+    mine = [(kind, t) for kind, who, t in sent if who == member.client_id]
+    assert ("change", change_at) in mine and max(t for _, t in mine) == change_at
+    assert run.lost == [] and run.duplicates == 0
 
 
 @pytest.mark.parametrize("seed", SEEDS)
