@@ -702,15 +702,19 @@ class PopMessageProcessor:
         self, handle: AckHandle, invisible_time: int, now_ms: int
     ) -> tuple[ResponseCode, AckHandle | None]:
         """The message stays in its batch, visible again at ``now_ms + invisible_time``; the new handle keeps the
-        pop time. An offset the group has already committed past: SUCCESS and no new handle (Java answers with an
-        empty header). Mirrors: ChangeInvisibleTimeProcessor.java#processChangeInvisibleTimeForOrder"""
+        pop time and starts at the message's own offset, as the client builds it from the request
+        (MQClientAPIImpl#changeInvisibleTimeAsync). An offset the group has already committed past: SUCCESS and no
+        new handle (Java answers with an empty header).
+        Mirrors: ChangeInvisibleTimeProcessor.java#processChangeInvisibleTimeForOrder"""
         if handle.queue_offset < self.store.query_offset(handle.group, handle.topic, handle.queue_id):
             return ResponseCode.SUCCESS, None
         next_visible_time = now_ms + invisible_time
         self.consumer_order_info.update_next_visible_time(
             handle.topic, handle.group, handle.queue_id, handle.queue_offset, handle.pop_time, next_visible_time, now_ms
         )
-        return ResponseCode.SUCCESS, replace(handle, invisible_time=next_visible_time - handle.pop_time)
+        return ResponseCode.SUCCESS, replace(
+            handle, start_offset=handle.queue_offset, invisible_time=next_visible_time - handle.pop_time
+        )
 
     def in_flight(self) -> int:
         """Messages lent by pops that are not orderly and neither acked nor revived."""

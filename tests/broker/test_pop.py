@@ -494,11 +494,13 @@ def test_a_batch_that_times_out_wakes_a_held_pop_when_its_lock_free_timer_fires(
 
 
 def test_an_orderly_change_of_invisible_time_keeps_the_pop_time_and_moves_only_that_message():
+    """The new handle starts at the message's own offset, as the client builds it from its request."""
     store, pop, _ = setup(2, queues=1)
     lent = pop.pop("G", "T", 0, 2, 1000, now_ms=100, order=True, attempt_id="a1")
     code, handle = pop.change_invisible_time(lent.messages[1].handle, 5000, now_ms=500)
     assert code is ResponseCode.SUCCESS
     assert (handle.pop_time, handle.invisible_time, handle.revive_qid) == (100, 5400, POP_ORDER_REVIVE_QUEUE)
+    assert handle.start_offset == handle.queue_offset == 1 and lent.messages[1].handle.start_offset == 0
     pop.ack(lent.messages[0].handle, 600)
     assert pop.pop("G", "T", 0, 2, 1000, now_ms=5499, order=True, attempt_id="b1").messages == []
     assert offsets_of(pop.pop("G", "T", 0, 2, 1000, now_ms=5500, order=True, attempt_id="b2")) == [(0, 1)]
