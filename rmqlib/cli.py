@@ -215,8 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="steady_state, scale_out, scale_in, crash, host_loss, rolling_restart, more_consumers_than_queues, "
         "many_topics, orderly_crash, orderly_broker_restart, orderly_slow_listener, pop_mode, pop_crash, "
         "pop_broker_outage, grpc_crash, grpc_fifo_crash, grpc_broker_outage, grpc_simple_crash, "
-        "grpc_simple_slow_batch, grpc_simple_change_invisible, grpc_simple_idle_broker, topic_grows, broker_joins, "
-        "broker_outage, broker_outage_with_slave, broker_vanishes, mixed_subscriptions, mixed_topics, "
+        "grpc_simple_slow_batch, grpc_simple_change_invisible, grpc_simple_idle_broker, topic_grows, "
+        "ordered_topic_grows, broker_joins, broker_outage, broker_outage_with_slave, broker_vanishes, "
+        "mixed_subscriptions, mixed_topics, "
         "shared_client_id or mixed_strategies",
     )
     sim.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=1, help="random seed, 0..2^63-1 (default 1)")

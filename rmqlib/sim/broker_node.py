@@ -470,8 +470,12 @@ class BrokerNode:
 
     def _replan(self, plan: list[list], now: int) -> list[list]:
         """The burst plan for this broker's queues in the producers' view, carrying over what each queue
-        that stays has produced so far (its phase, count and credit), at the rate its topic now gives it."""
+        that stays has produced so far (its phase, count and credit), at the rate its topic now gives it. Empty
+        when the producers send ordered messages: the :class:`~rmqlib.sim.ordered_producer.OrderedProducer`
+        sends them all (this loop still dispatches what the store took)."""
         sc, routes = self.scenario, self.routes
+        if sc.order_keys:
+            return []
         old = {(entry[0], entry[1]): entry for entry in plan}
         queues = [
             (mq.topic, mq.queue_id)

@@ -41,6 +41,7 @@ from rmqlib.sim.clock import Clock
 from rmqlib.sim.consumer_node import ConsumerNode
 from rmqlib.sim.grpc_consumer_node import GrpcConsumerNode
 from rmqlib.sim.grpc_simple_node import GrpcSimpleConsumerNode
+from rmqlib.sim.ordered_producer import OrderedProducer
 from rmqlib.sim.proxy_node import ProxyNode
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.result import SimResult
@@ -148,6 +149,8 @@ class Simulation:
     def run(self) -> SimResult:
         wall = time.perf_counter()
         clock, sc = self.clock, self.scenario
+        if sc.order_keys:  # the producers send each message to the queue its order id selects
+            clock.process(OrderedProducer(clock, sc, self.routes, self.recorder, self.brokers).run())
         for broker in self.brokers.values():
             clock.process(broker.producer())
             clock.process(broker.hold_loop())

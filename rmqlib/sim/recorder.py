@@ -70,6 +70,7 @@ class Recorder:
         self.lock_ownership: defaultdict[str, list[Interval]] = defaultdict(list)
         self.route_queues: defaultdict[str, dict[MessageQueue, None]] = defaultdict(dict)  # every queue a route held
         self.routed: defaultdict[str, list[list]] = defaultdict(list)  # queue -> [start, end or None] in the route
+        self.orders: dict[int, list[int]] = {}  # order id -> its messages' ids, in the order they were sent
 
     def log(self, time_ms, kind, who, detail="") -> None:
         self.event_log.append(int(time_ms), kind, who, detail)
@@ -82,6 +83,12 @@ class Recorder:
         if self.message_tags is not None:
             self.message_tags.append(tag)
         return self.next_id - 1
+
+    def new_ordered_message_id(self, order_id: int, tag: str | None = None) -> int:
+        """:meth:`new_message_id` for a message sent with ``order_id``; kept in the order's send order."""
+        message_id = self.new_message_id(tag)
+        self.orders.setdefault(order_id, []).append(message_id)
+        return message_id
 
     def _tally(self, mq: MessageQueue) -> _OffsetTally:
         tally = self.queue_tallies.get(mq)
@@ -278,6 +285,12 @@ class Recorder:
             stored=stored,
             never_delivered=never_delivered,
             message_tags=self.message_tags,
+            orders={
+                order_id: [(i, self.first_delivered_ms[i]) for i in ids]
+                for order_id, ids in sorted(self.orders.items())
+            }
+            if sc.order_keys
+            else None,
             unsubscribed=frozenset() if unsubscribed is None else unsubscribed[0],
             unsubscribed_stored={} if unsubscribed is None else unsubscribed[1],
             waits=self._waits(arrivals, frozenset() if unsubscribed is None else unsubscribed[0]),

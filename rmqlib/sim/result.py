@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -258,6 +259,9 @@ class SimResult:
     # Per queue of the scenario's topics, one row per message the group subscribes to: its store time and when its
     # first listener call ended (inf: none did; when broadcasting, the first member's). What ``stalls`` reads.
     waits: dict[str, np.ndarray] = field(default_factory=dict)
+    # With Scenario.order_keys: per order id, its messages in the order they were sent, each as its id and when its
+    # first listener call ended (inf: none did). What ``out_of_order`` reads.
+    orders: dict[int, list[tuple[int, float]]] | None = None
 
     @cached_property
     def events(self) -> list[Event]:
@@ -276,6 +280,20 @@ class SimResult:
         never = [mid for mid, count in self.delivered.items() if count == 0]
         unsubscribed = self.unsubscribed
         return [mid for mid in never if mid not in unsubscribed] if unsubscribed else never
+
+    def out_of_order(self) -> dict[int, list[int]]:
+        """Per order id (``Scenario.order_keys``), the ids of its messages that a listener finished before an
+        earlier-sent message of the same order had been consumed once (or that was never consumed): what a
+        business that relies on the order sees out of order. Only order ids with any; {} when the run sent no
+        ordered messages."""
+        broken: dict[int, list[int]] = {}
+        for order_id, messages in (self.orders or {}).items():
+            latest = -math.inf  # the latest first consumption among the messages sent before
+            for message_id, consumed_ms in messages:
+                if consumed_ms < latest:
+                    broken.setdefault(order_id, []).append(message_id)
+                latest = max(latest, consumed_ms)
+        return broken
 
     def tag_of(self, message_id: int) -> str | None:
         """The tag the producer gave message ``message_id`` (None: untagged)."""

@@ -212,6 +212,10 @@ class Scenario:
 
     # Producers tag each queue's messages with these in turn (TagA, TagB, TagA, ...); () sends them untagged
     message_tags: tuple[str, ...] = ()
+    # Producers send every message with an order id (producer.send(msg, SelectMessageQueueByHash, id), as ordered
+    # messages are sent): ids 0 .. order_keys-1 in turn, each to the write queue its hash picks in the producers'
+    # current route, tried there only; 0 sends unordered messages, spread evenly over the write queues
+    order_keys: int = 0
 
     # The network
     rpc_latency_ms: int = 1  # one-way delay of every request and response
@@ -540,6 +544,11 @@ class Scenario:
             f"a tuple of at most {MAX_TAGS} distinct tags of 1..{TOPIC_MAX_LENGTH} characters from {NAME_CHARACTERS}, "
             f"got {self.message_tags!r}",
         )
+        _need(
+            _is_int(self.order_keys) and 0 <= self.order_keys <= MAX_ORDER_KEYS,
+            "order_keys",
+            f"an int in 0..{MAX_ORDER_KEYS}, got {self.order_keys!r}",
+        )
         _need(1 <= self.pull_batch_size <= 1024, "pull_batch_size", "in 1..1024 (DefaultMQPushConsumer checks it)")
         _need(self.consume_threads <= 1000, "consume_threads", "at most 1000 (DefaultMQPushConsumer checks it)")
         self._validate_route_changes()
@@ -718,6 +727,7 @@ MAX_MESSAGES = 5_000_000  # produced in one run
 MAX_TIMER_WAKEUPS = 20_000_000  # periodic timer firings in one run, over all consumers and brokers
 MAX_TAGS = 64  # message_tags
 MAX_SIMPLE_THREADS = 64  # Scenario.simple_threads: receive loops per simple consumer
+MAX_ORDER_KEYS = 1_000_000  # Scenario.order_keys
 # Topic and group names: the characters TopicValidator allows (no '%' or '|' here: those mark system names)
 NAME_CHARACTERS = "letters, digits, '_' and '-'"
 _NAME = re.compile(r"[A-Za-z0-9_-]+")

@@ -274,6 +274,26 @@ def topic_grows(**overrides) -> Scenario:
     )
 
 
+def ordered_topic_grows(**overrides) -> Scenario:
+    """:func:`topic_grows` with ordered messages: producers send each message with one of 100 order ids through
+    ``SelectMessageQueueByHash`` to four orderly consumers that fall behind (800 ms a message, 2 messages/s on each
+    of 8 queues). At the producers' first route poll after the change, most order ids hash to another of the 12
+    queues; the consumers come to the new queues only at their own route poll and rebalance, and then consume an
+    order's new messages while its older ones still wait in the old queue's backlog: out of order (see
+    ``SimResult.out_of_order``). With no backlog (a fast listener) the order holds."""
+    return topic_grows(
+        **{
+            "name": "ordered_topic_grows",
+            "order_keys": 100,
+            "consume_mode": ConsumeMode.ORDERLY,
+            "produce_rate_per_queue": 2.0,
+            "consume_time_ms": 800.0,
+            "drain_ms": 300_000,
+            **overrides,
+        }
+    )
+
+
 def broker_joins(**overrides) -> Scenario:
     """Four consumers over two brokers; at 60 s a third broker, broker-c, starts serving TopicTest with 4 queues."""
     return _build(
@@ -372,6 +392,7 @@ ALL = {
         grpc_simple_change_invisible,
         grpc_simple_idle_broker,
         topic_grows,
+        ordered_topic_grows,
         broker_joins,
         broker_outage,
         broker_outage_with_slave,

@@ -112,6 +112,8 @@ def test_a_bad_value_in_any_field_is_refused_naming_that_field(field, value):
         (dict(slave_read_enable="yes"), "slave_read_enable"),
         (dict(slave_read_enable=True), "slave_read_enable"),  # crash has no slave to read from
         (dict(pull_batch_size=1025), "pull_batch_size"),
+        (dict(order_keys=-1), "order_keys"),
+        (dict(order_keys=10**7), "order_keys"),
         (dict(consumer_group="G@x"), "consumer_group"),
         (dict(topics={"a@b": 2}), "topics"),
         (dict(rebalance_interval_ms=1, duration_ms=80_000_000, produce_rate_per_queue=0.001), "rebalance_interval_ms"),
