@@ -57,6 +57,7 @@ CLASS_FILES = {
         # client
         "AbstractAllocateMessageQueueStrategy": [_C + "consumer/rebalance/AbstractAllocateMessageQueueStrategy.java"],
         "AllocateMachineRoomNearby": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],
+        "SelectMessageQueueByHash": [_C + "producer/selector/SelectMessageQueueByHash.java"],
         "MachineRoomResolver": [_C + "consumer/rebalance/AllocateMachineRoomNearby.java"],  # nested interface
         "AllocateMessageQueueAveragely": [_C + "consumer/rebalance/AllocateMessageQueueAveragely.java"],
         "AllocateMessageQueueAveragelyByCircle": [_C + "consumer/rebalance/AllocateMessageQueueAveragelyByCircle.java"],
