@@ -23,7 +23,10 @@ SCAN_ASSIGNMENTS_INITIAL_DELAY_MS = 1_000  # PushConsumerImpl#startUp: scheduleW
 SCAN_ASSIGNMENTS_PERIOD_MS = 5_000
 MAX_CACHE_MESSAGE_COUNT = 4_096  # PushConsumerBuilderImpl.maxCacheMessageCount
 RECEIVE_BATCH_SIZE = 32  # PushSubscriptionSettings.receiveBatchSize
-LONG_POLLING_TIMEOUT_MS = 30_000  # PushSubscriptionSettings.longPollingTimeout
+# PushSubscriptionSettings.longPollingTimeout as the proxy sets it: the settings it sends at start-up carry its
+# grpcClientConsumerMaxLongPollingTimeoutMillis (GrpcClientSettingsManager#mergeSubscriptionData) and #sync takes
+# them, before the first receive; the client's own default, 30 s, never reaches a receive
+LONG_POLLING_TIMEOUT_MS = 20_000
 RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS = 1_000  # ProcessQueueImpl
 RECEIVING_FAILURE_BACKOFF_DELAY_MS = 1_000  # ProcessQueueImpl: a receive answered with an error goes out again then
 ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS = 1_000  # ProcessQueueImpl: a failed ack is sent again then
