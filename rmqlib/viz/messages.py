@@ -376,7 +376,11 @@ ZH: dict[str, str] = {
     "Requests to a broker per message: a pull, or a share of a pop and an ack": (
         "每条消息发给 Broker 的请求：一次拉取，或一次 pop 的一部分加一次 ack"
     ),
-    "QUERY_ASSIGNMENT in POP mode, popShareQueueNum=1: six consumers share four queues": "POP 模式下的 QUERY_ASSIGNMENT，popShareQueueNum=1：六个消费者共享四个队列",
+    "POP mode, popShareQueueNum=1: six consumers share four queues": "POP 模式，popShareQueueNum=1：六个消费者共享四个队列",
+    "Consumers that consumed nothing: client rebalance against Pop (seeds 0-2)": (
+        "什么也没消费的消费者：客户端重平衡与 Pop 对比（随机种子 0–2）"
+    ),
+    "mode": "模式",
     "Two subscribers and one assign-mode member in one group: queues nobody reads": "同一个组里有两个订阅者和一个 assign 模式的成员：有队列无人读取",
     "Broadcasting: every consumer holds every queue of the topic": "广播消费：每个消费者都持有主题的全部队列",
     # predictions: questions, choices and the reason shown with the verdict
