@@ -51,7 +51,7 @@ TIMELINE_EVENTS: dict[str, str] = {
     "proxy unregistered": "square-x-open",
     "proxy cleared": "circle-open",
     "receive failed": "x-thin-open",
-    "ack refused": "hourglass-open",
+    "ack refused": "hourglass",  # filled: it is drawn over the receives that fail beside it
     "change refused": "bowtie-open",
 }
 
