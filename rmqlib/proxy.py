@@ -320,11 +320,12 @@ class _CachedView:
 
 class TopicRouteService:
     """The proxy's cache of routes, by topic (Caffeine's ``topicCache``). A read of a topic not cached, or left unread
-    for 300 s, loads it from the name server; a read 20 s or more after its entry was written gets the entry as it
-    is and sets off a reload, which replaces it (the name server answering at once here: Java reloads on a thread
-    pool). A topic the name server does not know loads as an empty view; the name server never fails here, so no
-    reload keeps the old view because of an error. ``load_route(topic)`` is the name server's answer now (a
-    :class:`~rmqlib.namesrv.TopicRouteData`, or None). ``rng`` draws each view's round-robin start.
+    for 300 s or more, loads it from the name server; a read more than 20 s after its entry was written (Caffeine's
+    refresh compares strictly, its expiry not) gets the entry as it is and sets off a reload, which replaces it (the
+    name server answering at once here: Java reloads on a thread pool). A topic the name server does not know loads
+    as an empty view; the name server never fails here, so no reload keeps the old view because of an error.
+    ``load_route(topic)`` is the name server's answer now (a :class:`~rmqlib.namesrv.TopicRouteData`, or None).
+    ``rng`` draws each view's round-robin start.
 
     Every broker also registers a topic named after itself; the proxy finds a broker's address from that topic's
     cached route (:meth:`get_broker_addr`).
@@ -361,7 +362,7 @@ class TopicRouteService:
             return entry.view
         entry.read_ms = now_ms
         view = entry.view
-        if now_ms - entry.written_ms >= self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
+        if now_ms - entry.written_ms > self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
             entry.view, entry.written_ms = self._load(topic), now_ms
         return view
 

@@ -108,23 +108,25 @@ def test_a_receive_for_a_broker_the_route_no_longer_reads_pops_the_others_in_tur
     assert query_assignment(empty.route, "T", False).code is Code.FORBIDDEN
 
 
-def test_the_proxys_route_cache_reloads_an_entry_on_the_first_read_20_s_after_it_was_written():
+def test_the_proxys_route_cache_reloads_an_entry_on_the_first_read_more_than_20_s_after_it_was_written():
+    """Caffeine refreshes when more than refreshAfterWrite has passed (strictly), and expires an entry when
+    expireAfterAccess has passed (or more)."""
     import random
 
     table = _routes()
     service = TopicRouteService(table.pickup_topic_route_data, random.Random(0))
     first = service.get_all_message_queue_view("T", 1_000)
     table.unregister_broker("broker-b")
-    assert service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS - 1) is first
-    assert service.loads == 1
-    # the first read 20 s after the write still gets the old view, and reloads it
     assert service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS) is first
+    assert service.loads == 1
+    # the first read more than 20 s after the write still gets the old view, and reloads it
+    assert service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 1) is first
     assert service.loads == 2
-    reloaded = service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 1)
+    reloaded = service.get_all_message_queue_view("T", 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 2)
     assert [q.broker_name for q, _ in reloaded.broker_acting_queues] == ["broker-a"]
     # an entry unread for 300 s is gone: the next read loads it and gets the new view at once
     table.register_broker("broker-b", {"T": (2, 2)}, now_ms=0)
-    later = 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 1 + TOPIC_ROUTE_CACHE_EXPIRED_MS
+    later = 1_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 2 + TOPIC_ROUTE_CACHE_EXPIRED_MS
     assert [q.broker_name for q, _ in service.get_all_message_queue_view("T", later).broker_acting_queues] == [
         "broker-a",
         "broker-b",
@@ -146,9 +148,9 @@ def test_a_broker_the_cached_route_of_its_own_topic_lacks_is_an_invalid_receipt_
     assert service.resolve_broker_addr_in_receipt_handle("broker-b", 0) == "broker-b:10911"
     table.unregister_broker("broker-b")
     assert service.resolve_broker_addr_in_receipt_handle("broker-b", 10_000) == "broker-b:10911"  # cached
-    service.get_broker_addr("broker-b", TOPIC_ROUTE_CACHE_REFRESH_MS)  # the read that reloads it
+    service.get_broker_addr("broker-b", TOPIC_ROUTE_CACHE_REFRESH_MS + 1)  # the read that reloads it
     with pytest.raises(ProxyException) as refused:
-        service.resolve_broker_addr_in_receipt_handle("broker-b", TOPIC_ROUTE_CACHE_REFRESH_MS + 1)
+        service.resolve_broker_addr_in_receipt_handle("broker-b", TOPIC_ROUTE_CACHE_REFRESH_MS + 2)
     assert refused.value.code is ProxyExceptionCode.INVALID_RECEIPT_HANDLE
     assert status_code(refused.value) is Code.INVALID_RECEIPT_HANDLE
     assert status_code(RemotingConnectException("connect to broker-b failed")) is Code.INTERNAL_SERVER_ERROR

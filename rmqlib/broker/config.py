@@ -55,6 +55,7 @@ MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY = 32  # MessageStoreConfig.maxTransferCo
 MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY = 256 * 1024  # MessageStoreConfig.maxTransferBytesOnMessageInMemory
 MAX_PULL_MSG_SIZE = 128 * 1024 * 1024  # DefaultMessageStore.MAX_PULL_MSG_SIZE
 BROKER_ROLE = BrokerRole.ASYNC_MASTER  # MessageStoreConfig.brokerRole
+OFFSET_CHECK_IN_SLAVE = False  # MessageStoreConfig.offsetCheckInSlave: a slave's getMessage corrects no offset
 
 
 @dataclass
@@ -81,6 +82,7 @@ class BrokerConfig:
     broker_name: str = "broker-a"
     slave_read_enable: bool = SLAVE_READ_ENABLE
     broker_role: BrokerRole = BROKER_ROLE  # MessageStoreConfig.brokerRole, kept here: the pull path reads both
+    offset_check_in_slave: bool = OFFSET_CHECK_IN_SLAVE  # MessageStoreConfig.offsetCheckInSlave, kept here too
 
     def __post_init__(self) -> None:
         for name in (
@@ -91,6 +93,7 @@ class BrokerConfig:
             "init_pop_offset_by_check_msg_in_mem",
             "server_load_balancer_enable",
             "slave_read_enable",
+            "offset_check_in_slave",
         ):
             check_bool(getattr(self, name), name)
         for name in (

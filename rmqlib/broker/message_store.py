@@ -10,7 +10,9 @@ is real (Java's ReputMessageService loops every 1 ms); the driver decides it.
 Simplifications, all named: every message counts as "in memory" unless a
 memory budget is given; one consume-queue "file" per queue, so
 OFFSET_FOUND_NULL (a consume-queue file missing under a valid offset) cannot
-happen; no slave, so offsets are always corrected; message bodies are sizes.
+happen; message bodies are sizes. A slave (``BrokerConfig.broker_role``) corrects no
+offset unless ``offset_check_in_slave`` is on: a read that finds no message there
+answers the request's own offset as the next one (DefaultMessageStore#nextOffsetCorrection).
 
 The consumer offset table lives in :class:`ConsumerOffsetManager`; the store
 holds one (``store.offsets``) and forwards ``commit_offset``/``query_offset``.
@@ -30,6 +32,7 @@ from rmqlib.broker.config import (
     MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY,
     MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY,
     BrokerConfig,
+    BrokerRole,
 )
 from rmqlib.broker.protocol import (
     SUB_ALL,
@@ -522,13 +525,13 @@ class MessageStore:
         messages = []
         total = 0
         if max_offset == 0:
-            status, next_begin = _NO_MESSAGE_IN_QUEUE, 0
+            status, next_begin = _NO_MESSAGE_IN_QUEUE, self._next_offset_correction(offset, 0)
         elif offset < min_offset:
-            status, next_begin = _OFFSET_TOO_SMALL, min_offset
+            status, next_begin = _OFFSET_TOO_SMALL, self._next_offset_correction(offset, min_offset)
         elif offset == max_offset:
-            status, next_begin = _OFFSET_OVERFLOW_ONE, offset
+            status, next_begin = _OFFSET_OVERFLOW_ONE, offset  # corrected to itself
         elif offset > max_offset:
-            status, next_begin = _OFFSET_OVERFLOW_BADLY, max_offset
+            status, next_begin = _OFFSET_OVERFLOW_BADLY, self._next_offset_correction(offset, max_offset)
         else:
             max_filter_message_size = max(MAX_FILTER_MESSAGE_SIZE, max_msg_nums * CQ_STORE_UNIT_SIZE)
             max_pull_size = min(max(max_total_msg_size, 100), MAX_PULL_MSG_SIZE)
@@ -553,6 +556,14 @@ class MessageStore:
                 total += msg.body_size
                 status = _FOUND
         return GetMessageResult(status, next_begin, min_offset, max_offset, messages, total)
+
+    def _next_offset_correction(self, old_offset: int, new_offset: int) -> int:
+        """The next offset a read that found no message answers: ``new_offset``, or on a slave without
+        ``offset_check_in_slave`` the request's own. Mirrors: DefaultMessageStore.java#nextOffsetCorrection"""
+        config = self.broker_config
+        if config.broker_role is BrokerRole.SLAVE and not config.offset_check_in_slave:
+            return old_offset
+        return new_offset
 
     @staticmethod
     def _is_the_batch_full(

@@ -547,7 +547,9 @@ class PopMessageProcessor:
         return offset
 
     def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, now_ms) -> None:
-        """Pop long polling is not modelled; arrivals are only recorded."""
+        """Record an arrival. The held pops it wakes are those of
+        :class:`~rmqlib.broker.pop_long_polling.PopLongPollingService`, which its owner notifies itself (as the
+        simulator's broker does)."""
         check_str(topic, "topic", empty=True)
         check_int(queue_id, "queue_id")
         check_int(max_offset, "max_offset")

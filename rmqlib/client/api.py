@@ -26,7 +26,7 @@ from rmqlib.protocol import SubscriptionData as SubscriptionData
 from rmqlib.protocol import retry_topic as retry_topic
 
 # Response codes the pull path reacts to (remoting/.../protocol/ResponseCode.java).
-FLOW_CONTROL = 207  # ResponseCode.FLOW_CONTROL (RemotingSysResponseCode)
+FLOW_CONTROL = 215  # ResponseCode.FLOW_CONTROL (207 is CONSUME_MSG_TIMEOUT)
 SUBSCRIPTION_NOT_LATEST = 25  # ResponseCode.SUBSCRIPTION_NOT_LATEST
 
 

@@ -22,7 +22,7 @@ from rmqlib.proxy import Code, QueryAssignmentResponse
 SCAN_ASSIGNMENTS_INITIAL_DELAY_MS = 1_000  # PushConsumerImpl#startUp: scheduleWithFixedDelay(..., 1, 5, SECONDS)
 SCAN_ASSIGNMENTS_PERIOD_MS = 5_000
 MAX_CACHE_MESSAGE_COUNT = 4_096  # PushConsumerBuilderImpl.maxCacheMessageCount
-RECEIVE_BATCH_SIZE = 32  # PushSubscriptionSettings.receiveBatchSize
+RECEIVE_BATCH_SIZE = 32  # PushSubscriptionSettings.receiveBatchSize, as the proxy sets it (LongPollingBatchSize)
 # PushSubscriptionSettings.longPollingTimeout as the proxy sets it: the settings it sends at start-up carry its
 # grpcClientConsumerMaxLongPollingTimeoutMillis (GrpcClientSettingsManager#mergeSubscriptionData) and #sync takes
 # them, before the first receive; the client's own default, 30 s, never reaches a receive

@@ -672,7 +672,8 @@ class ConsumerNode:
     def pop_loop(self, request: PopRequest):
         """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage). The broker answers
         at once or holds the pop until a message for it arrives or its 15 s poll time ends (BrokerNode.serve_pop);
-        an answer without messages sends the pop out again at once (POLLING_FULL: 3 s later). A pop that fails (its
+        an answer without messages sends the pop out again at once (POLLING_FULL: pullTimeDelayMillsWhenException, 1 s,
+        later). A pop that fails (its
         broker is down, or goes down while it holds the pop) is sent again pullTimeDelayMillsWhenException later:
         at once when the connection was refused or closed, after the pop's RPC timeout (its poll time plus 10 s,
         PullAPIWrapper#popAsync) when no answer came."""

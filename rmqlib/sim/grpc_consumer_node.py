@@ -9,8 +9,8 @@ The consumer talks only to the proxy (:mod:`rmqlib.sim.proxy_node`). What it doe
 * 1 s after start and every 5 s it asks the proxy for its assignment of each topic and makes its process queues
   match (:class:`~rmqlib.client.grpc_push.PushConsumerImpl`); a new process queue starts receiving at once;
 * each process queue receives in a loop (ProcessQueueImpl#receiveMessage): a receive asks for what the cache has
-  room for (the consumer's 4,096 messages shared among its queues, at most 32), with a 30 s long-polling timeout
-  (the proxy holds it at most 20 s); one that brings messages is followed by another with a new attempt id, an
+  room for (the consumer's 4,096 messages shared among its queues, at most 32), with a 20 s long-polling timeout
+  (the proxy's setting, sent at start-up); one that brings messages is followed by another with a new attempt id, an
   empty one by another with the same id; a full cache waits 1 s;
 * a receive the proxy answers with an error (its broker is down, say) goes out again 1 s later with the same
   attempt id (#onReceiveMessageException);

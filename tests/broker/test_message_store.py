@@ -176,3 +176,27 @@ def test_seeded_stress_store_invariants(seed):
             )
             assert all(off <= m.queue_offset < r.next_begin_offset for m in r.messages)
         s._check()
+
+
+@pytest.mark.parametrize("offset_check_in_slave", [False, True])
+def test_a_slave_answers_a_read_that_finds_nothing_with_the_requests_own_offset_unless_it_checks_offsets(
+    offset_check_in_slave,
+):
+    """DefaultMessageStore#nextOffsetCorrection: only a master (or a slave with offsetCheckInSlave) corrects the next
+    offset of an empty queue, an offset below the queue or one past its end."""
+    from rmqlib.broker import BrokerConfig
+
+    s = MessageStore(BrokerConfig(broker_role="SLAVE", offset_check_in_slave=offset_check_in_slave))
+    s.create_topic("T", 2)
+    for i in range(3):
+        s.put_message("T", 0, now_ms=i)
+    s.reput(3)
+    past_end, empty = s.get_message("G", "T", 0, 10, 32), s.get_message("G", "T", 1, 7, 32)
+    assert (past_end.status, empty.status) == (
+        GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+        GetMessageStatus.NO_MESSAGE_IN_QUEUE,
+    )
+    assert (past_end.next_begin_offset, empty.next_begin_offset) == ((3, 0) if offset_check_in_slave else (10, 7))
+    assert s.get_message("G", "T", 0, 3, 32).next_begin_offset == 3  # at the end: the same either way
+    master = store_with(3)
+    assert master.get_message("G", "T", 0, 10, 32).next_begin_offset == 3

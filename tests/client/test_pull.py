@@ -243,6 +243,8 @@ def test_pull_exception_delays_20ms_on_flow_control_else_exception_delay(owned):
     impl, req = owned
     assert process_pull_exception(req, BrokerError("busy", FLOW_CONTROL), impl, 0) == 20
     assert process_pull_exception(req, TimeoutError(), impl, 0) == 1000
+    # ResponseCode.java: FLOW_CONTROL is 215; 207, CONSUME_MSG_TIMEOUT, is any other error
+    assert FLOW_CONTROL == 215 and process_pull_exception(req, BrokerError("timeout", 207), impl, 0) == 1000
 
 
 def test_a_pull_a_slave_refuses_goes_out_again_after_the_exception_delay(owned):
