@@ -343,7 +343,7 @@ ZH: dict[str, str] = {
     "longest pause (ms)": "最长消费停顿（毫秒）",
     "rebalance wait interval (ms)": "重平衡等待间隔（毫秒）",
     "longest pause after a host loss (ms)": "主机失联后的最长消费停顿（毫秒）",
-    "queues handed over on scale-out": "扩容时交接的队列数",
+    "hand-overs after start-up": "启动之后的交接次数",
     "max - min messages per consumer": "各消费者消息数的最多减最少",
     "notifications sent during start-up": "启动期间发出的通知数",
     "topic_grows (seed 1): broker-a goes from 4 to 8 queues at 60 s": "topic_grows（随机种子 1）：broker-a 在 60 秒时从 4 个队列增加到 8 个",
