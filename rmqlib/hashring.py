@@ -37,13 +37,18 @@ MAX_RING_POINTS = 1_000_000
 
 
 def md5_hash(key: str) -> int:
-    """First four MD5 digest bytes of the UTF-8 key, big-endian, unsigned.
+    """First four MD5 digest bytes of the UTF-8 key, big-endian, unsigned (a lone surrogate encoded as ``?``, as
+    Java's ``getBytes(UTF_8)`` does).
 
     Mirrors: common/.../consistenthash/ConsistentHashRouter.java#MD5Hash.hash
     """
     if type(key) is not str:
         check_str(key, "key", empty=True)
-    return int.from_bytes(hashlib.md5(key.encode("utf-8", "surrogatepass")).digest()[:4], "big")
+    try:
+        data = key.encode("utf-8")
+    except UnicodeEncodeError:  # surrogates: Java encodes a pair as one character and a lone one as "?"
+        data = key.encode("utf-16-be", "surrogatepass").decode("utf-16-be", "surrogatepass").encode("utf-8", "replace")
+    return int.from_bytes(hashlib.md5(data).digest()[:4], "big")
 
 
 _cached_md5 = lru_cache(maxsize=_MD5_CACHE_SIZE)(md5_hash)

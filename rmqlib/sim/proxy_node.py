@@ -19,13 +19,13 @@ what a gRPC push consumer asks:
 * NotifyClientTermination: the client is unregistered, and what it still holds is shown again 1 s later.
 
 The proxy reads routes through its cache (:class:`~rmqlib.proxy.TopicRouteService`: an entry is reloaded from the
-name server on the first read 20 s after it was written, that read still getting the old one). So when a broker
-stops (:class:`~rmqlib.sim.scenario.BrokerOutage`), the proxy goes on sending to it for up to 20 s: its pops and
+name server on the first read more than 20 s after it was written, that read still getting the old one). So when a
+broker stops (:class:`~rmqlib.sim.scenario.BrokerOutage`), the proxy goes on sending to it for up to 20 s: its pops and
 acks fail to connect (the client receives again, or acks again, 1 s later) and its renewals fail (tried again at the
 next scans, until the handle has expired and the proxy refuses it). A broker that vanishes instead
 (``BrokerOutage.silent``) answers nothing: a receive waits for the client's deadline (23 s for a push consumer, 33 s
-for a simple one), an ack for its 3 s one,
-and the name server drops the broker only 120 s after its last registration. Once the topic's route is reloaded
+for a simple one), an ack for its 3 s one, and the name server drops the broker only 120 s after its last
+registration. Once the topic's route is reloaded
 without the broker, a receive for a queue of the broker pops another broker in turn, and the assignments leave the
 broker out. Once the route of the topic named after the broker is reloaded without it, the proxy cannot find the
 broker's address: an ack for one of its messages is refused as INVALID_RECEIPT_HANDLE, which the client takes as

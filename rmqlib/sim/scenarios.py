@@ -169,8 +169,8 @@ def grpc_fifo_crash(**overrides) -> Scenario:
 
 def grpc_broker_outage(**overrides) -> Scenario:
     """:func:`pop_broker_outage` as gRPC push consumers through a proxy. The proxy reads routes from its cache, which
-    reloads an entry on the first read 20 s after it was written: its pops to broker-b fail until the topic's route
-    is reloaded, receives for broker-b then pop broker-a until each member's next assignment scan leaves broker-b
+    reloads an entry on the first read more than 20 s after it was written: its pops to broker-b fail until the topic's
+    route is reloaded, receives for broker-b then pop broker-a until each member's next assignment scan leaves broker-b
     out, and an ack for a message of broker-b is refused (INVALID_RECEIPT_HANDLE) once the proxy's route of the
     topic named after broker-b has lost it, which the client does not retry: that message comes back after its
     invisible time, once broker-b is up, and is consumed twice. So is the first message acked after broker-b's return,

@@ -180,7 +180,11 @@ def frames_figure(
     fig.update_layout(
         # the slider goes between the x axis and the legend strip the house style keeps at the bottom
         height=(height or max(heights, default=450)) + 90,
-        margin=dict(b=(first.get("margin", {}).get("b") or 40) + 90),
+        margin=dict(
+            b=(first.get("margin", {}).get("b") or 40) + 90,
+            # the tallest title block of any step: a step with a subtitle needs more room than the first
+            **({"t": max(tops)} if (tops := [f.layout.margin.t for f in figures if f.layout.margin.t]) else {}),
+        ),
         sliders=[
             dict(
                 active=index,

@@ -100,3 +100,15 @@ def test_ring_matches_java(case):
     assert ring.inserted == case["ring_vnodes_inserted"]
     assert len(ring) == case["ring_size"]
     assert len(ring.collisions) == len(case["ring_collisions"])
+
+
+def test_md5_hash_encodes_surrogates_as_java_does():
+    """String#getBytes(UTF_8): a surrogate pair is one four-byte character, a lone surrogate the replacement "?"."""
+    import hashlib
+
+    def java(data: bytes) -> int:
+        return int.from_bytes(hashlib.md5(data).digest()[:4], "big")
+
+    assert md5_hash("a\ud800b") == java(b"a?b")
+    assert md5_hash("\ud83d\ude00") == md5_hash("\U0001f600") == java(b"\xf0\x9f\x98\x80")
+    assert md5_hash("10.0.0.1@1001-0") == java(b"10.0.0.1@1001-0")
