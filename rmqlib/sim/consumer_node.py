@@ -389,13 +389,13 @@ class ConsumerNode:
             self.heartbeat_v2.reset()
         data = (consumers or [self.impl.consumer_data()])[0]
         known = self.routed_broker_names()
+        self.recorder.log(now_ms, "heartbeat", self.cid)  # logged before the notifications it makes brokers send
         for master in self.cluster.values():
             if master.name in known:
                 for broker in self.replicas_known(master):
                     if broker.up:
                         self.reach(broker, now_ms)
                         self._register_with(broker, data, now_ms)
-        self.recorder.log(now_ms, "heartbeat", self.cid)
 
     def _register_with(self, broker, data, now_ms: int) -> None:
         """One broker's part of a heartbeat: it registers this client's consumer data on this channel."""
@@ -449,8 +449,8 @@ class ConsumerNode:
             return
         self.lost_connections.discard(broker.label)
         if self.connected:
-            self._register_with(broker, self.impl.consumer_data(), now_ms)
             self.recorder.log(now_ms, "heartbeat", self.cid, f"to {broker.label}: a new connection")
+            self._register_with(broker, self.impl.consumer_data(), now_ms)
             self.on_notify(now_ms)  # MQClientInstance#rebalanceImmediately, as a notification asks
 
     def routed_broker_names(self) -> set[str]:
