@@ -201,7 +201,7 @@ ZH: dict[str, str] = {
     "{cid} consumed %{{customdata[1]}} at %{{customdata[0]}} ms<extra></extra>": "{cid} 在 %{{customdata[0]}} 毫秒消费 %{{customdata[1]}} 条<extra></extra>",
     "{name} (seed {seed}): broker lock table (bars) and listener calls (ticks); broker lock expiry {expiry:.0f} s": "{name}（随机种子 {seed}）：Broker 锁表（条形）与监听器调用（刻度）；Broker 锁过期时间 {expiry:.0f} 秒",
     "msg/s": "条/秒",
-    "%{y}<br>from %{x} s: %{z} msg/s<extra></extra>": "%{y}<br>从 %{x} 秒起：%{z} 条/秒<extra></extra>",
+    "%{y}<br>from %{customdata} s: %{z} msg/s<extra></extra>": "%{y}<br>从 %{customdata} 秒起：%{z} 条/秒<extra></extra>",
     "load": "负载",
     "{name} (seed {seed}): messages consumed per second, {window:g} s averages; idle: {idle}": "{name}（随机种子 {seed}）：每秒消费的消息数，{window:g} 秒平均；空闲：{idle}",
     "{name} (seed {seed}): each queue's messages, by consumer": "{name}（随机种子 {seed}）：每个队列的消息，按消费者分",

@@ -436,14 +436,15 @@ def load_figure(result, title: str | None = None, window_ms: int = 5_000, events
     fig = go.Figure(
         go.Heatmap(
             z=loads,
-            x=[_s(i * per * bucket) for i in range(width)],
+            x=[_s(i * per * bucket) for i in range(width + 1)],  # the windows' edges: each cell spans its window
+            customdata=[[_s(i * per * bucket) for i in range(width)]] * len(rows),
             y=rows,
             xgap=1,
             ygap=2,
             colorscale=[[0, "#F4F6FA"], [1, "#2E91E5"]],
             zmin=0,
             colorbar=dict(title=text("msg/s"), thickness=12),
-            hovertemplate=text("%{y}<br>from %{x} s: %{z} msg/s<extra></extra>"),
+            hovertemplate=text("%{y}<br>from %{customdata} s: %{z} msg/s<extra></extra>"),
             hoverongaps=False,
             name=text("load"),
             showscale=True,

@@ -161,7 +161,9 @@ def test_load_figure_marks_each_event_on_its_consumers_row_and_a_brokers_on_an_e
     # the events row is the heatmap's top row, empty (plotly.js draws nothing on a category its heatmap lacks);
     # below it, the load as drawn without events
     assert list(fig.layout.yaxis.categoryarray) == list(heat.y)[::-1] and heat.y[0] == "events"
-    assert list(heat.z[0]) == [None] * len(heat.x)
+    # x holds the windows' edges, one more than the columns: each cell spans its window, not centred on its start
+    assert len(heat.x) == len(heat.z[0]) + 1 and heat.x[0] == 0 and list(heat.customdata[0]) == list(heat.x[:-1])
+    assert list(heat.z[0]) == [None] * len(heat.z[0])
     assert list(heat.y[1:]) == list(plain.data[0].y) and list(heat.z[1:]) == list(plain.data[0].z)
     # without events, only the load: no markers and no events row
     assert len(plain.data) == 1 and "events" not in plain.layout.yaxis.categoryarray
