@@ -393,7 +393,7 @@ ZH: dict[str, str] = {
     "Only the queues on the arcs just before the newcomer's virtual nodes move, about its fair share (32 / 8 = 4). AVG re-cuts every block: 22 of the 32 queues move.": "只有落在新成员虚拟节点前面那几段弧上的队列会迁移，大约是它的平均份额（32 / 8 = 4）。AVG 会把每一段都重新切分：32 个队列中有 22 个迁移。",
     "Three consumers, all in IDC1, where there is no broker. IDC2 and IDC3 each have one broker with four queues and no consumer. With MACHINE_ROOM_NEARBY-AVG, how many queues does each consumer get, in sort order?": "三个消费者都在 IDC1，那里没有 Broker。IDC2 和 IDC3 各有一个带四个队列的 Broker，没有消费者。用 MACHINE_ROOM_NEARBY-AVG 时，按排序每个消费者各分到几个队列？",
     "Each consumer-less room is shared by everyone, but each room on its own: 2 + 1 + 1 twice. The first consumer gets the remainder of both rooms.": "没有消费者的机房由所有消费者共同分担，但每个机房单独分：两次都是 2 + 1 + 1。两个机房的余数都给了第一个消费者。",
-    "The late member keeps the bigger block it had with 3 members: the queues at its edges are also in its neighbours' new blocks, and the ones it should now hold are in nobody's.": "还没收到通知的成员仍按 3 个成员时的大块来算：它边上的队列也在邻居的新块里，而它现在本该持有的队列却不在任何人的块里。",
+    "With 3 members, 10.0.0.3 held the last block, broker-b:2 and 3. With 4 members that block is 10.0.0.4's, so both own it, and broker-b:0 and 1, which 10.0.0.3 should now hold, belong to nobody.": "按 3 个成员算，10.0.0.3 持有最后一块，即 broker-b:2 和 3。按 4 个成员算，这一块归 10.0.0.4，于是两人都持有它；而 10.0.0.3 现在本该持有的 broker-b:0 和 1 却无人持有。",
     "Four consumers share eight queues; at 60 s one of them crashes (its process dies, the machine stays up). How long do its queues go without an owner?": "四个消费者共享八个队列；60 秒时其中一个宕机（进程退出，机器还在）。它的队列会有多久无人持有？",
     "under a second": "不到一秒",
     "about 20 s": "约 20 秒",
@@ -486,8 +486,8 @@ PATTERNS: dict[str, dict[str, str]] = {
         "Broadcasting: {who} starts at {t} s and gets only what is produced from then on": "广播消费：{who} 在 {t} 秒启动，"
         "只拿到此后生产的消息",
         "RENDEZVOUS, {q} queues, {c} consumers (max - min = {d})": "RENDEZVOUS，{q} 个队列，{c} 个消费者（最多减最少 = {d}）",
-        "A 4th consumer has just joined a group sharing these {q} queues with AVG; one old member has not heard yet and "
-        "still computes for 3 members. How many queues end up owned twice or by nobody?": "一个用 AVG 共享这 {q} 个队列的组刚加入了第 4 个消费者；有一个老成员还没收到通知，仍按 3 个成员计算。"
+        "A 4th consumer has just joined a group sharing these {q} queues with AVG; one old member, 10.0.0.3, has not heard "
+        "yet and still computes for 3 members. How many queues end up owned twice or by nobody?": "一个用 AVG 共享这 {q} 个队列的组刚加入了第 4 个消费者；有一个老成员 10.0.0.3 还没收到通知，仍按 3 个成员计算。"
         "最后有几个队列被重复持有或无人持有？",
         # details of rebalance steps (rmqlib.client.rebalance), with the numbers of the run
         "first pull from offset {offset}, {delay} ms later": "{delay} 毫秒后从位点 {offset} 开始第一次拉取",
