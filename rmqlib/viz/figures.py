@@ -676,8 +676,9 @@ def imbalance_vs_vnodes_figure(
     fig.update_layout(
         title=title,
         height=420,
-        xaxis=dict(title=text("virtual nodes per consumer"), type="log" if min(xs) > 0 else "linear"),
-        yaxis=dict(title=text("max - min queues per consumer"), rangemode="tozero"),
+        # ticks at the counts drawn only (a log axis would label every minor step), and room below 0 for AVG's line
+        xaxis=dict(title=text("virtual nodes per consumer"), type="log" if min(xs) > 0 else "linear", tickvals=xs),
+        yaxis=dict(title=text("max - min queues per consumer"), range=[-1, max(hi) * 1.05 + 1]),
         meta={
             "view": "imbalance_vs_vnodes",
             "spread": {str(k): v for k, v in spread.items()},
