@@ -346,12 +346,13 @@ class SimResult:
         messages on a queue no consumer reads (more write queues than read queues), on a broker that did not
         come back, or simply not reached yet; messages none subscribes to (:attr:`unsubscribed`) are left out.
         Their sum is ``len(lost)``."""
+        skip = self.unsubscribed_stored
         if self.never_delivered is not None:  # Pop mode: counted from the stores at the end of the run
-            return {queue: n for queue, n in self.never_delivered.items() if n}
+            left = {queue: n - skip.get(queue, 0) for queue, n in self.never_delivered.items()}
+            return {queue: n for queue, n in left.items() if n}
         consumed: dict[str, set] = {}
         for queue, batches in self.consumption.items():
             consumed[queue] = {offset for batch in batches for offset in batch.offsets}
-        skip = self.unsubscribed_stored
         left = {queue: n - len(consumed.get(queue, ())) - skip.get(queue, 0) for queue, n in self.stored.items()}
         return {queue: n for queue, n in left.items() if n}
 

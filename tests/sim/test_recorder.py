@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rmqlib.model import MessageQueue
-from rmqlib.sim import ConsumeBatch, Event, scenarios, simulate
+from rmqlib.sim import ConsumeBatch, ConsumerSpec, Event, scenarios, simulate
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder, _OffsetTally
 from rmqlib.sim.result import ConsumptionLog, EventLog
@@ -251,3 +251,15 @@ def test_unconsumed_counts_the_lost_messages_per_queue(mode):
     unconsumed = result.unconsumed()
     assert result.lost and sum(unconsumed.values()) == len(result.lost)
     assert set(unconsumed) <= set(result.stored) and all(0 < n <= result.stored[q] for q, n in unconsumed.items())
+
+
+@pytest.mark.parametrize("mode", ["CONCURRENT", "POP"])
+def test_unconsumed_leaves_out_what_no_member_subscribes_to_in_every_mode(mode):
+    """Two members subscribe to TagA of messages tagged TagA and TagB: the TagB messages are nobody's to consume,
+    in Pop mode as in pull mode, so nothing counts as unconsumed or lost."""
+    members = tuple(ConsumerSpec(f"10.0.0.{i}@100{i}", subscription="TagA") for i in (1, 2))
+    sc = scenarios.steady_state(
+        consume_mode=mode, message_tags=("TagA", "TagB"), consumers=members, duration_ms=20_000, drain_ms=20_000
+    )
+    result = simulate(sc, seed=1)
+    assert result.unsubscribed and result.lost == [] and result.unconsumed() == {}
