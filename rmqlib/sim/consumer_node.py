@@ -672,11 +672,10 @@ class ConsumerNode:
     def pop_loop(self, request: PopRequest):
         """The PopRequest circulating for one assignment (DefaultMQPushConsumerImpl#popMessage). The broker answers
         at once or holds the pop until a message for it arrives or its 15 s poll time ends (BrokerNode.serve_pop);
-        an answer without messages sends the pop out again at once (POLLING_FULL: pullTimeDelayMillsWhenException, 1 s,
-        later). A pop that fails (its
-        broker is down, or goes down while it holds the pop) is sent again pullTimeDelayMillsWhenException later:
-        at once when the connection was refused or closed, after the pop's RPC timeout (its poll time plus 10 s,
-        PullAPIWrapper#popAsync) when no answer came."""
+        an answer without messages sends the pop out again at once (POLLING_FULL: pullTimeDelayMillsWhenException,
+        1 s, later). A pop that fails (its broker is down, or goes down while it holds the pop) is sent again
+        pullTimeDelayMillsWhenException later: at once when the connection was refused or closed, after the pop's
+        RPC timeout (its poll time plus 10 s, PullAPIWrapper#popAsync) when no answer came."""
         clock, recorder, sc = self.clock, self.recorder, self.scenario
         ppq, mq = request.pop_process_queue, request.message_queue
         broker_name, topic, queue_id = mq.broker_name, mq.topic, mq.queue_id
