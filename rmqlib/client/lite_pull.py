@@ -42,6 +42,11 @@ from rmqlib.strategies import AllocateMessageQueueAveragely
 
 SUBSCRIBE, ASSIGN, NONE = "SUBSCRIBE", "ASSIGN", "NONE"  # DefaultLitePullConsumerImpl.SubscriptionType
 SUBSCRIPTION_CONFLICT = "Subscribe and assign are mutually exclusive."  # Java's IllegalStateException message
+_LITE_PULL_START_POSITIONS = (
+    ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+    ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+    ConsumeFromWhere.CONSUME_FROM_TIMESTAMP,
+)
 
 
 class RebalanceLitePullImpl(RebalanceImpl):
@@ -54,6 +59,16 @@ class RebalanceLitePullImpl(RebalanceImpl):
 
     def consume_type(self) -> ConsumeType:
         return ConsumeType.CONSUME_ACTIVELY
+
+    def consume_from_where(self) -> ConsumeFromWhere:
+        """A lite pull consumer's heartbeat always says the last offset, whatever it starts from.
+        Mirrors: DefaultLitePullConsumerImpl#consumeFromWhere"""
+        return ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+
+    def client_rebalance(self, topic: str) -> bool:
+        """Always on the client: the lite pull consumer keeps RebalanceImpl's rule, not the push consumer's.
+        Mirrors: RebalanceImpl.java#clientRebalance"""
+        return True
 
     def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
         """Persist and forget the queue's offset; never kept back (no orderly lock to wait for)."""
@@ -80,7 +95,7 @@ class RebalanceLitePullImpl(RebalanceImpl):
                 if ts is None:
                     ts = self.start_timestamp - DEFAULT_CONSUME_TIMESTAMP_LOOKBACK_MILLS
                 return self.api.search_offset(mq, ts)
-            return 0 if is_retry else self.api.get_max_offset(mq)  # LAST_OFFSET and its deprecated aliases
+            return 0 if is_retry else self.api.get_max_offset(mq)  # LAST_OFFSET
         except Exception as e:
             raise MQClientError(f"start offset of {mq} failed: {e}") from e
 
@@ -117,6 +132,11 @@ class DefaultLitePullConsumer:
         config: PushConsumerConfig | None = None,
         now_ms: int = 0,
     ) -> None:
+        if config is not None and config.consume_from_where not in _LITE_PULL_START_POSITIONS:
+            raise ValueError(  # DefaultLitePullConsumer#setConsumeFromWhere: "Invalid ConsumeFromWhere Value"
+                f"config.consume_from_where must be one of {', '.join(c.value for c in _LITE_PULL_START_POSITIONS)} "
+                f"for a lite pull consumer, got {config.consume_from_where.value}"
+            )
         self.subscription_type = NONE
         self.assigned: dict[str, set[MessageQueue]] = {}  # topic -> queues (AssignedMessageQueue)
         self.rebalance_impl = RebalanceLitePullImpl(

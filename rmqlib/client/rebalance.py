@@ -749,6 +749,10 @@ class RebalanceImpl:
     def consume_type(self) -> ConsumeType:
         return ConsumeType.CONSUME_PASSIVELY
 
+    def consume_from_where(self) -> ConsumeFromWhere:
+        """What a heartbeat reports as this consumer's start position. Mirrors: MQConsumerInner#consumeFromWhere"""
+        return self.config.consume_from_where
+
     # ------------------------------------------------------------- removal
     def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue, now_ms: int) -> bool:
         """Give a queue up: persist its offset and, for orderly clustering, unlock it.
@@ -971,7 +975,7 @@ class RebalanceImpl:
             group_name=self.consumer_group,
             consume_type=self.consume_type(),
             message_model=self.message_model,
-            consume_from_where=self.config.consume_from_where,
+            consume_from_where=self.consume_from_where(),
             subscription_data_set=[
                 SubscriptionData(s.topic, s.sub_string, s.sub_version) for s in self.subscription_inner.values()
             ],

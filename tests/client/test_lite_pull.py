@@ -5,9 +5,10 @@ import pytest
 from rmqlib.allocation import allocate_group, make_cids, make_queues
 from rmqlib.broker import ClientChannelInfo, ConsumerManager
 from rmqlib.client import InMemoryClientBrokerAPI, RebalanceImpl
+from rmqlib.client.config import PushConsumerConfig
 from rmqlib.client.lite_pull import SUBSCRIPTION_CONFLICT, DefaultLitePullConsumer
 from rmqlib.client.offset_store import ReadOffsetType
-from rmqlib.protocol import ConsumeType
+from rmqlib.protocol import ConsumeFromWhere, ConsumeType
 from rmqlib.strategies import AllocateMessageQueueAveragely
 
 QUEUES = make_queues("TopicTest", ["broker-a", "broker-b"], 4)
@@ -115,3 +116,24 @@ def test_giving_a_queue_up_persists_its_offset_and_never_waits():
     consumer.update_topic_subscribe_info("TopicTest", QUEUES[1:])
     consumer.do_rebalance(1_000)
     assert mq not in consumer.assignment() and api.offsets[("GID_lite", mq)] == 7
+
+
+def test_its_heartbeat_says_the_last_offset_and_its_rounds_stay_on_the_client_whatever_the_config():
+    """DefaultLitePullConsumerImpl#consumeFromWhere always answers CONSUME_FROM_LAST_OFFSET, and the lite pull
+    consumer keeps RebalanceImpl's clientRebalance (always true), not the push consumer's setting."""
+    config = PushConsumerConfig(consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_rebalance=False)
+    consumer = DefaultLitePullConsumer("GID_lite", "c1", InMemoryClientBrokerAPI(), config=config)
+    assert consumer.consumer_data().consume_from_where is ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+    assert consumer.rebalance_impl.client_rebalance("TopicTest") is True
+    assert consumer.rebalance_impl.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+
+
+@pytest.mark.parametrize(
+    "deprecated", ["CONSUME_FROM_MIN_OFFSET", "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"]
+)
+def test_a_deprecated_start_position_is_refused_by_name(deprecated):
+    """DefaultLitePullConsumer#setConsumeFromWhere takes only the first offset, the last offset or a timestamp."""
+    with pytest.raises(ValueError, match="consume_from_where"):
+        DefaultLitePullConsumer(
+            "GID_lite", "c1", InMemoryClientBrokerAPI(), config=PushConsumerConfig(consume_from_where=deprecated)
+        )
