@@ -131,6 +131,9 @@ def handover_figure(replay: HandoverReplay, index: int = 0) -> go.Figure:
             hoverinfo="skip",
         )
     )
+    for trace in fig.data:  # plotly lists no trace without a point: an empty one gets a blank point, so every step's
+        if trace.showlegend is not False and not len(trace.x):  # legend names every consumer and mark
+            trace.update(x=[None], y=[None], text=[""])
     fig.update_layout(
         title=_step_title(replay, index),
         height=150 + 58 * len(replay.queues),
