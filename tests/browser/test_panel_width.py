@@ -112,8 +112,9 @@ def check_panels(page, artifacts, notebook: str, shot: str, console: list[str] |
     """Wait for the panels to fill their outputs, screenshot them, and check size, height and titles.
 
     With ``console`` (the page's console errors so far), a first run whose widgets all say :data:`MODEL_NOT_FOUND`
-    is taken for the cold-start race and run once more after a kernel restart, as a reader would; the log says so,
-    and the first run's console errors are dropped. Without it, that is a failure like any other."""
+    is taken for the cold-start race and run once more after a kernel restart (and, if that is not enough, after a
+    page reload too), as a reader would; the log says so, and the earlier runs' console errors are dropped. Without
+    it, that is a failure like any other."""
     # Run All leaves the notebook scrolled to its end, and JupyterLab's windowing may leave cells out of view
     # unrendered: bring the first widget output into view, then wait for its controls (or for what stops them)
     state = controls_or_failure(page)
@@ -122,10 +123,19 @@ def check_panels(page, artifacts, notebook: str, shot: str, console: list[str] |
         run_all_cells(page)
         state = controls_or_failure(page)
     if state == MODEL_NOT_FOUND and console is not None:
-        print(f"\n{notebook}: {MODEL_NOT_FOUND!r} after Run All; restarting the kernel and running all cells again")
-        restart_kernel_and_run_all(page)
-        console.clear()
-        state = controls_or_failure(page)
+        # as a reader would: restart the kernel and run all; if the page's widget manager is still stuck, reload the
+        # page too (README: "run that cell again")
+        for reload_page in (False, True):
+            again = "reloading the page, " if reload_page else ""
+            print(f"\n{notebook}: {MODEL_NOT_FOUND!r} after Run All; {again}restarting the kernel, running all again")
+            if reload_page:
+                page.reload()
+                page.wait_for_selector(f"{VISIBLE} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+            restart_kernel_and_run_all(page)
+            console.clear()
+            state = controls_or_failure(page)
+            if state != MODEL_NOT_FOUND:
+                break
     if state != "controls":
         page.screenshot(path=str(artifacts / f"jupyterlab-width-{shot}-no-controls.png"))
         pytest.fail(f"{notebook}: no panel controls after Run All ({state}); outputs: {page.evaluate(OUTPUTS_JS)}")
