@@ -35,18 +35,18 @@ class OrderedProducer:
         if sc.produce_rate_per_queue <= 0:
             return
         sent = dict.fromkeys(sc.topics, 0)
+        rates = {topic: sc.produce_rate_per_queue / 1000.0 * routes.start_queue_counts[topic] for topic in sc.topics}
         yield clock.timeout(sc.produce_start_ms)
         while clock.now < sc.duration_ms:
             yield clock.timeout(min(sc.produce_batch_ms, sc.duration_ms - clock.now))
             now = int(clock.now)
             touched: dict[str, BrokerNode] = {}
-            for topic in sc.topics:
-                rate = sc.produce_rate_per_queue / 1000.0 * routes.start_queue_counts[topic]
+            for topic, rate in rates.items():
                 due = int((now - sc.produce_start_ms) * rate)
                 queues = routes.publish_view.get(topic, [])
                 for n in range(sent[topic], due):
                     self.send(topic, n, queues, now, touched)
-                sent[topic] = max(sent[topic], due)
+                sent[topic] = due
             for name in sorted(touched):
                 touched[name].store.reput(now)
                 touched[name].flush_pull_answers()

@@ -171,6 +171,10 @@ def frames_figure(
         )
     heights = [fig.layout.height for fig in figures if fig.layout.height is not None]
     first = figures[0].layout.to_plotly_json()
+    margin = dict(b=(first.get("margin", {}).get("b") or 40) + 90)
+    tops = [fig.layout.margin.t for fig in figures if fig.layout.margin.t]
+    if tops:  # the tallest title block of any step: a step with a subtitle needs more room than the first
+        margin["t"] = max(tops)
     fig = go.Figure(
         data=traces[index],
         frames=[go.Frame(name=str(v), data=t, layout=lay) for v, t, lay in zip(values, traces, layouts)],
@@ -180,11 +184,7 @@ def frames_figure(
     fig.update_layout(
         # the slider goes between the x axis and the legend strip the house style keeps at the bottom
         height=(height or max(heights, default=450)) + 90,
-        margin=dict(
-            b=(first.get("margin", {}).get("b") or 40) + 90,
-            # the tallest title block of any step: a step with a subtitle needs more room than the first
-            **({"t": max(tops)} if (tops := [f.layout.margin.t for f in figures if f.layout.margin.t]) else {}),
-        ),
+        margin=margin,
         sliders=[
             dict(
                 active=index,

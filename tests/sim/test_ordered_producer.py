@@ -29,7 +29,8 @@ def _run(scenario, seed):
 def _sent(scenario) -> int:
     """Sends over the run: the topic's first write queues at ``produce_rate_per_queue`` each, all the while."""
     seconds = (scenario.duration_ms - scenario.produce_start_ms) / 1000
-    return round(seconds * scenario.produce_rate_per_queue * 4 * len(scenario.brokers))
+    queues = sum(scenario.topics.values()) * len(scenario.brokers)
+    return round(seconds * scenario.produce_rate_per_queue * queues)
 
 
 def _view(write_queues: dict[str, int], topic="TopicTest") -> list[MessageQueue]:
