@@ -73,6 +73,9 @@ class Code(enum.Enum):
     BAD_REQUEST = 40000
     INVALID_RECEIPT_HANDLE = 40013
     FORBIDDEN = 40300
+    MESSAGE_NOT_FOUND = 40401
+    TOPIC_NOT_FOUND = 40402
+    TOO_MANY_REQUESTS = 42900
     INTERNAL_SERVER_ERROR = 50001
     PROXY_TIMEOUT = 50400
 
@@ -123,13 +126,17 @@ def query_assignment(route: TopicRouteData, topic: str, fifo: bool) -> QueryAssi
     Every readable queue data with read queues gives one entry on its broker's master (a FIFO group: one per read
     queue). A broker name whose route lists no master (only slaves are left) fails the whole answer: Java builds
     the entry with a null broker, protobuf refuses it (NullPointerException), and the proxy answers
-    INTERNAL_SERVER_ERROR. No entry at all: FORBIDDEN "no readable queue".
+    INTERNAL_SERVER_ERROR. No entry at all: FORBIDDEN "no readable queue". A route with no queue data or no broker
+    data is no route: the proxy's cache holds it as an empty view and answers TOPIC_NOT_FOUND
+    (:meth:`TopicRouteService.get_all_message_queue_view`).
 
     Mirrors: RouteActivity.java#queryAssignment
     """
     check_instance(route, "route", TopicRouteData)
     check_str(topic, "topic")
     check_bool(fifo, "fifo")
+    if not is_topic_route_valid(route):
+        return QueryAssignmentResponse(Code.TOPIC_NOT_FOUND, str(topic_not_exist(topic)))
     brokers = {data.broker_name: dict(data.broker_addrs) for data in route.broker_datas}
     assignments: list[Assignment] = []
     for queue_data in route.queue_datas:
@@ -231,6 +238,26 @@ class ProxyException(Exception):
         super().__init__(f"{code.value}: {check_str(message, 'message', empty=True)}")
 
 
+class MQClientException(Exception):
+    """A call failed with a remoting response code (``response_code``): here, the proxy's cache has no route of a
+    topic (TOPIC_NOT_EXIST). Mirrors: client/.../exception/MQClientException.java"""
+
+    def __init__(self, response_code: ResponseCode, message: str) -> None:
+        self.response_code = check_instance(response_code, "response_code", ResponseCode)
+        super().__init__(f"{response_code.name}: {check_str(message, 'message', empty=True)}")
+
+
+def topic_not_exist(topic: str) -> MQClientException:
+    """What the proxy's cache raises for a topic it holds no route of.
+    Mirrors: TopicRouteService#getCacheMessageQueueWrapper"""
+    return MQClientException(ResponseCode.TOPIC_NOT_EXIST, f"the name server has no route of {topic}")
+
+
+def is_topic_route_valid(route: TopicRouteData | None) -> bool:
+    """A route with at least one queue data and one broker data. Mirrors: TopicRouteService#isTopicRouteValid"""
+    return route is not None and bool(route.queue_datas) and bool(route.broker_datas)
+
+
 class RemotingConnectException(Exception):
     """The proxy could not reach a broker at the address it has (the broker is down and its port closed).
     Mirrors: remoting/.../exception/RemotingConnectException.java"""
@@ -243,9 +270,12 @@ class RemotingTimeoutException(Exception):
 
 def status_code(error: BaseException) -> Code:
     """The status a gRPC client gets for a call the proxy failed with ``error``. Mirrors: ResponseBuilder#buildStatus
-    and GrpcProxyException's code mapping (a timeout: PROXY_TIMEOUT; anything else: INTERNAL_SERVER_ERROR)"""
+    and GrpcProxyException's code mapping (a topic with no route: TOPIC_NOT_FOUND; a timeout: PROXY_TIMEOUT; anything
+    else: INTERNAL_SERVER_ERROR)"""
     if isinstance(error, ProxyException):
         return _STATUS_OF_PROXY_EXCEPTION[error.code]
+    if isinstance(error, MQClientException) and error.response_code is ResponseCode.TOPIC_NOT_EXIST:
+        return Code.TOPIC_NOT_FOUND  # TopicRouteHelper#isTopicNotExistError
     return Code.PROXY_TIMEOUT if isinstance(error, RemotingTimeoutException) else Code.INTERNAL_SERVER_ERROR
 
 
@@ -260,7 +290,8 @@ class MessageQueueView:
     """One topic's route as the proxy caches it: the route itself, what a receive may pop (queue -1 of each broker
     with readable queues, sorted) and the read selector's round-robin index. Java draws the index's start at random
     when the view is built; here it is drawn from ``rng`` when first needed (no draw is seen before that). A topic
-    the name server does not know has an empty view.
+    the name server does not know, or whose route has no queue data or no broker data, has an empty view
+    (``is_empty_cached_queue``; Java's ``WRAPPED_EMPTY_QUEUE``).
 
     Mirrors: proxy/.../service/route/MessageQueueView.java, MessageQueueSelector.java (the read selector: ``buildRead``,
     ``buildBrokerActingQueues``, ``getQueueByBrokerName``, ``selectOne(true)``), TopicRouteWrapper.java
@@ -269,6 +300,7 @@ class MessageQueueView:
     def __init__(self, topic: str, route: TopicRouteData | None, rng: random.Random) -> None:
         self.topic = check_str(topic, "topic")
         self.route = TopicRouteData((), ()) if route is None else check_instance(route, "route", TopicRouteData)
+        self.is_empty_cached_queue = not is_topic_route_valid(self.route)
         self.rng = check_instance(rng, "rng", random.Random)
         self.broker_index: int | None = None
         self.broker_addrs = {data.broker_name: dict(data.broker_addrs) for data in self.route.broker_datas}
@@ -323,7 +355,9 @@ class TopicRouteService:
     for 300 s or more, loads it from the name server; a read more than 20 s after its entry was written (Caffeine's
     refresh compares strictly, its expiry not) gets the entry as it is and sets off a reload, which replaces it (the
     name server answering at once here: Java reloads on a thread pool). A topic the name server does not know loads
-    as an empty view; the name server never fails here, so no reload keeps the old view because of an error.
+    as an empty view, which a read gets as :class:`MQClientException` TOPIC_NOT_EXIST (the gRPC status
+    TOPIC_NOT_FOUND) until a reload finds a route; the name server never fails here, so no reload keeps the old view
+    because of an error.
     ``load_route(topic)`` is the name server's answer now (a :class:`~rmqlib.namesrv.TopicRouteData`, or None).
     ``rng`` draws each view's round-robin start.
 
@@ -353,22 +387,27 @@ class TopicRouteService:
         return MessageQueueView(topic, self.load_route(topic), self.rng)
 
     def get_all_message_queue_view(self, topic: str, now_ms: int) -> MessageQueueView:
-        """The view of ``topic`` a read at ``now_ms`` gets (see the class). Mirrors: #getAllMessageQueueView"""
+        """The view of ``topic`` a read at ``now_ms`` gets (see the class); raises :class:`MQClientException`
+        TOPIC_NOT_EXIST when that view is empty. Mirrors: #getAllMessageQueueView, #getCacheMessageQueueWrapper"""
         check_str(topic, "topic")
         check_int(now_ms, "now_ms", 0)
         entry = self.cache.get(topic)
         if entry is None or now_ms - entry.read_ms >= self.expired_ms:
             entry = self.cache[topic] = _CachedView(self._load(topic), now_ms, now_ms)
-            return entry.view
-        entry.read_ms = now_ms
-        view = entry.view
-        if now_ms - entry.written_ms > self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
-            entry.view, entry.written_ms = self._load(topic), now_ms
+            view = entry.view
+        else:
+            entry.read_ms = now_ms
+            view = entry.view
+            if now_ms - entry.written_ms > self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
+                entry.view, entry.written_ms = self._load(topic), now_ms
+        if view.is_empty_cached_queue:
+            raise topic_not_exist(topic)
         return view
 
     def get_broker_addr(self, broker_name: str, now_ms: int) -> str | None:
         """The master address of ``broker_name``, from the cached route of the topic named after it. Raises
-        ``LookupError`` when that route does not list the broker. Mirrors: ClusterTopicRouteService#getBrokerAddr"""
+        :class:`MQClientException` when there is no such route, ``LookupError`` when the route does not list the
+        broker. Mirrors: ClusterTopicRouteService#getBrokerAddr"""
         return self.get_all_message_queue_view(broker_name, now_ms).master_addr(broker_name)
 
     def resolve_broker_addr_in_receipt_handle(self, broker_name: str, now_ms: int) -> str | None:
@@ -376,7 +415,7 @@ class TopicRouteService:
         INVALID_RECEIPT_HANDLE. Mirrors: ClusterMessageService#resolveBrokerAddrInReceiptHandle"""
         try:
             return self.get_broker_addr(broker_name, now_ms)
-        except LookupError as error:
+        except (LookupError, MQClientException) as error:
             code = ProxyExceptionCode.INVALID_RECEIPT_HANDLE
             raise ProxyException(code, f"cannot find broker {broker_name}") from error
 

@@ -5,7 +5,7 @@ import pytest
 
 from rmqlib.broker import ResponseCode
 from rmqlib.model import MessageQueue
-from rmqlib.namesrv import PERM_READ, PERM_WRITE, QueueData, RouteInfoManager
+from rmqlib.namesrv import PERM_READ, PERM_WRITE, QueueData, RouteInfoManager, TopicRouteData
 from rmqlib.proxy import (
     BROKER_ACTING_QUEUE_ID,
     DEFAULT_INVISIBLE_TIME_MILLS,
@@ -15,6 +15,7 @@ from rmqlib.proxy import (
     TOPIC_ROUTE_CACHE_REFRESH_MS,
     Code,
     MessageQueueView,
+    MQClientException,
     Permission,
     ProxyException,
     ProxyExceptionCode,
@@ -23,6 +24,7 @@ from rmqlib.proxy import (
     RenewKind,
     TopicRouteService,
     changed_handle,
+    is_topic_route_valid,
     query_assignment,
     receive_queue,
     status_code,
@@ -105,7 +107,8 @@ def test_a_receive_for_a_broker_the_route_no_longer_reads_pops_the_others_in_tur
     assert picked[0] == ["broker-a", "broker-c"][start % 2]  # from a random start
     empty = MessageQueueView("T", None, random.Random(5))
     assert empty.select_receive_queue("broker-a") is None
-    assert query_assignment(empty.route, "T", False).code is Code.FORBIDDEN
+    assert empty.is_empty_cached_queue
+    assert query_assignment(empty.route, "T", False).code is Code.TOPIC_NOT_FOUND
 
 
 def test_the_proxys_route_cache_reloads_an_entry_on_the_first_read_more_than_20_s_after_it_was_written():
@@ -133,16 +136,39 @@ def test_the_proxys_route_cache_reloads_an_entry_on_the_first_read_more_than_20_
     ]
 
 
+def test_a_topic_without_a_route_is_cached_empty_and_refused_as_not_found_until_a_reload_finds_one():
+    """Java's WRAPPED_EMPTY_QUEUE: a read of it raises TOPIC_NOT_EXIST (gRPC: TOPIC_NOT_FOUND), and it is reloaded
+    like any entry, the first read more than 20 s after it was written still refused."""
+    import random
+
+    table = _routes()
+    service = TopicRouteService(table.pickup_topic_route_data, random.Random(0))
+    with pytest.raises(MQClientException) as refused:
+        service.get_all_message_queue_view("New", 0)
+    assert refused.value.response_code is ResponseCode.TOPIC_NOT_EXIST
+    assert status_code(refused.value) is Code.TOPIC_NOT_FOUND
+    table.register_broker("broker-a", {"New": (2, 2)}, now_ms=0)
+    for now in (TOPIC_ROUTE_CACHE_REFRESH_MS, TOPIC_ROUTE_CACHE_REFRESH_MS + 1):  # cached; then the reloading read
+        with pytest.raises(MQClientException):
+            service.get_all_message_queue_view("New", now)
+    view = service.get_all_message_queue_view("New", TOPIC_ROUTE_CACHE_REFRESH_MS + 2)
+    assert [q.broker_name for q, _ in view.broker_acting_queues] == ["broker-a"] and service.loads == 2
+    # a route whose last queue data left is no route either (isTopicRouteValid)
+    assert not is_topic_route_valid(TopicRouteData((), table.pickup_topic_route_data("T").broker_datas))
+    assert is_topic_route_valid(table.pickup_topic_route_data("T"))
+
+
 def test_a_broker_the_cached_route_of_its_own_topic_lacks_is_an_invalid_receipt_handle():
     import random
 
-    from rmqlib.namesrv import TopicRouteData
+    from rmqlib.namesrv import PERM_INHERIT, PERM_READ_WRITE
 
     table = _routes()
 
     def own_topic(name):  # the topic named after each broker lists that broker while the name server has it
         data = table.broker_addr_table.get(name)
-        return None if data is None else TopicRouteData((), (data,))
+        queues = QueueData(name, 1, 1, PERM_INHERIT | PERM_READ_WRITE)
+        return None if data is None else TopicRouteData((queues,), (data,))
 
     service = TopicRouteService(own_topic, random.Random(0))
     assert service.resolve_broker_addr_in_receipt_handle("broker-b", 0) == "broker-b:10911"

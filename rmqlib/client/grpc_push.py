@@ -29,6 +29,7 @@ RECEIVE_BATCH_SIZE = 32  # PushSubscriptionSettings.receiveBatchSize, as the pro
 LONG_POLLING_TIMEOUT_MS = 20_000
 RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS = 1_000  # ProcessQueueImpl
 RECEIVING_FAILURE_BACKOFF_DELAY_MS = 1_000  # ProcessQueueImpl: a receive answered with an error goes out again then
+RECEIVING_FLOW_CONTROL_BACKOFF_DELAY_MS = 20  # ProcessQueueImpl: ... but one answered TOO_MANY_REQUESTS after 20 ms
 ACK_MESSAGE_FAILURE_BACKOFF_DELAY_MS = 1_000  # ProcessQueueImpl: a failed ack is sent again then
 HEART_BEAT_INITIAL_DELAY_MS = 1_000  # ClientManagerImpl.HEART_BEAT_INITIAL_DELAY
 HEART_BEAT_PERIOD_MS = 10_000  # ClientManagerImpl.HEART_BEAT_PERIOD
@@ -61,6 +62,15 @@ class ProcessQueueImpl:
     def is_cache_full(self, threshold: int) -> bool:
         """Mirrors: #isCacheFull (by count; bodies are not modelled)"""
         return threshold <= self.cached
+
+    @staticmethod
+    def receive_backoff_ms(code: Code) -> int:
+        """How long a receive answered with the error status ``code`` waits to go out again: 20 ms for
+        TOO_MANY_REQUESTS (the broker held too many pops), else 1 s. Mirrors: #onReceiveMessageException"""
+        check_instance(code, "code", Code)
+        if code is Code.TOO_MANY_REQUESTS:
+            return RECEIVING_FLOW_CONTROL_BACKOFF_DELAY_MS
+        return RECEIVING_FAILURE_BACKOFF_DELAY_MS
 
     def reception_batch_size(self, threshold: int) -> int:
         """How many messages the next receive asks for: what the cache has room for, at least 1, at most 32.

@@ -168,7 +168,7 @@ class BrokerNode:
         self.hold = self.processor.hold_service
         self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)
         self.route_info = TopicRouteInfoManager(self.routes.route)
-        self.pop_polling = PopLongPollingService()  # holds PopCalls
+        self.pop_polling = PopLongPollingService(self.scenario.pop_polling_size)  # holds PopCalls
         self.pop_polling_started_ms = int(self.clock.now)  # its scan runs every 20 ms from here
         self.pop_scan_at: int | None = None  # the next scan scheduled
         self.lock_free_at: int | None = None  # the next lock-free timer scheduled (a FIFO group's pops)

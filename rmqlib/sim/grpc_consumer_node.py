@@ -13,7 +13,8 @@ The consumer talks only to the proxy (:mod:`rmqlib.sim.proxy_node`). What it doe
   (the proxy's setting, sent at start-up); one that brings messages is followed by another with a new attempt id, an
   empty one by another with the same id; a full cache waits 1 s;
 * a receive the proxy answers with an error (its broker is down, say) goes out again 1 s later with the same
-  attempt id (#onReceiveMessageException);
+  attempt id, 20 ms later when the error is TOO_MANY_REQUESTS (the broker held too many pops of the queue)
+  (#onReceiveMessageException);
 * a standard group (StandardConsumeService) hands every received message to the consumption pool
   (``consume_threads`` threads, ``consume_time_ms`` each) and acks it when the listener returns; a FIFO group
   (FifoConsumeService, messages without a message group) consumes a batch one message after another, each acked
@@ -40,7 +41,6 @@ from rmqlib.client.grpc_push import (
     HEART_BEAT_PERIOD_MS,
     LONG_POLLING_TIMEOUT_MS,
     RECEIVING_BACKOFF_DELAY_WHEN_CACHE_IS_FULL_MS,
-    RECEIVING_FAILURE_BACKOFF_DELAY_MS,
     REQUEST_TIMEOUT_MS,
     SCAN_ASSIGNMENTS_INITIAL_DELAY_MS,
     SCAN_ASSIGNMENTS_PERIOD_MS,
@@ -219,7 +219,7 @@ class GrpcConsumerNode:
                     return
                 recorder.counters["receives failed"] += 1
                 recorder.log(int(clock.now), "receive failed", self.cid, f"{pq.mq.broker_name}: {failure}")
-                yield clock.timeout(RECEIVING_FAILURE_BACKOFF_DELAY_MS)
+                yield clock.timeout(pq.receive_backoff_ms(failure.code))
                 continue  # the same attempt id again
             self.in_flight -= 1
             if not self.alive:

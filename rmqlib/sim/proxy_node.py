@@ -57,12 +57,13 @@ from rmqlib.broker.pop import AckHandle
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.client.grpc_push import REQUEST_TIMEOUT_MS
 from rmqlib.model import MessageQueue
-from rmqlib.namesrv import TopicRouteData
+from rmqlib.namesrv import PERM_INHERIT, PERM_READ_WRITE, QueueData, TopicRouteData
 from rmqlib.proxy import (
     BROKER_ACTING_QUEUE_ID,
     DEFAULT_INVISIBLE_TIME_MILLS,
     RENEW_SCHEDULE_PERIOD_MILLIS,
     Code,
+    MQClientException,
     ProxyException,
     QueryAssignmentResponse,
     ReceiptHandleManager,
@@ -171,11 +172,13 @@ class ProxyNode:
 
     def _load_route(self, topic: str) -> TopicRouteData | None:
         """The name server's answer for ``topic`` now; for the topic named after a broker (every broker registers
-        one), a route listing that broker alone while the name server has it."""
+        one, with one queue: TopicConfigManager's constructor, ``brokerTopicEnable``), a route listing that broker
+        alone while the name server has it."""
         namesrv = self.routes.namesrv
         if topic in self.brokers:
             data = namesrv.broker_addr_table.get(topic)
-            return None if data is None else TopicRouteData((), (data,))
+            queues = QueueData(topic, 1, 1, PERM_INHERIT | PERM_READ_WRITE)
+            return None if data is None else TopicRouteData((queues,), (data,))
         return namesrv.pickup_topic_route_data(topic)
 
     def reach(self, broker_name: str, now: int) -> None:
@@ -223,13 +226,21 @@ class ProxyNode:
             self._record_invisible_time_changes(now)
 
     def query_assignment(self, topic: str) -> QueryAssignmentResponse:
-        """RouteActivity#queryAssignment, from the proxy's cached route now."""
-        view = self.route_service.get_all_message_queue_view(topic, int(self.clock.now))
+        """RouteActivity#queryAssignment, from the proxy's cached route now (TOPIC_NOT_FOUND when it has none)."""
+        try:
+            view = self.route_service.get_all_message_queue_view(topic, int(self.clock.now))
+        except MQClientException as error:
+            return QueryAssignmentResponse(status_code(error), str(error))
         return query_assignment(view.route, topic, self.fifo)
 
     def query_route(self, topic: str) -> tuple[RouteQueue, ...]:
-        """RouteActivity#queryRoute, from the proxy's cached route now (nothing for a topic it does not know)."""
-        return query_route(self.route_service.get_all_message_queue_view(topic, int(self.clock.now)).route, topic)
+        """RouteActivity#queryRoute, from the proxy's cached route now; nothing when it has none (the client's
+        TOPIC_NOT_FOUND, which changes nothing, as a route without a readable queue does)."""
+        try:
+            view = self.route_service.get_all_message_queue_view(topic, int(self.clock.now))
+        except MQClientException:
+            return ()
+        return query_route(view.route, topic)
 
     def receive(
         self,
@@ -251,8 +262,13 @@ class ProxyNode:
         deadline = int(clock.now) + polling_ms + REQUEST_TIMEOUT_MS  # the client's (ConsumerImpl#receiveMessage)
         yield clock.timeout(latency)  # the client's request reaches the proxy
         poll_ms = min(max(polling_ms, GRPC_MIN_LONG_POLLING_MS), GRPC_MAX_LONG_POLLING_MS)
-        view = self.route_service.get_all_message_queue_view(mq.topic, int(clock.now))
-        picked = view.select_receive_queue(mq.broker_name)
+        try:
+            picked = self.route_service.get_all_message_queue_view(mq.topic, int(clock.now)).select_receive_queue(
+                mq.broker_name
+            )
+        except MQClientException as error:
+            yield clock.timeout(latency)
+            raise ReceiveFailed(status_code(error), str(error)) from error
         if picked is None:
             yield clock.timeout(latency)
             raise ReceiveFailed(Code.FORBIDDEN, "no readable queue")
@@ -287,6 +303,9 @@ class ProxyNode:
             yield clock.timeout(latency)
             why = str(result) if isinstance(result, BrokerUnavailable) else f"the broker answered {result.code.name}"
             raise ReceiveFailed(Code.INTERNAL_SERVER_ERROR, why)
+        if result.code is ResponseCode.POLLING_FULL:  # ReceiveMessageResponseStreamWriter#writeAndComplete
+            yield clock.timeout(latency)
+            raise ReceiveFailed(Code.TOO_MANY_REQUESTS, "polling full")
         popped = list(result.messages)
         if popped and auto_renew:
             info = self.channels.get(client.cid)

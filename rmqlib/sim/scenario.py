@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from rmqlib.broker.pop_long_polling import POP_POLLING_SIZE
 from rmqlib.checks import check_enum
 from rmqlib.protocol import MessageModel, SubscriptionData
 from rmqlib.proxy import MAX_INVISIBLE_TIME_MILLS, MIN_INVISIBLE_TIME_MILLS_FOR_RECV
@@ -209,6 +210,9 @@ class Scenario:
     # BrokerConfig.defaultPopShareQueueNum: -1 (or 0, or at least the group's size - 1) gives every member every
     # queue of each broker (queueId -1, the broker picks); n gives each its own share and the next n members'
     pop_share_queue_num: int = -1
+    # BrokerConfig.popPollingSize: a broker holds a pop only while it holds no more than this many of the same queue
+    # and group; the next one is answered POLLING_FULL at once (through the proxy: TOO_MANY_REQUESTS)
+    pop_polling_size: int = POP_POLLING_SIZE
 
     # Producers tag each queue's messages with these in turn (TagA, TagB, TagA, ...); () sends them untagged
     message_tags: tuple[str, ...] = ()
@@ -514,6 +518,7 @@ class Scenario:
             "pop_share_queue_num",
             f"an int in -1..{MAX_CONSUMERS}",
         )
+        _need(_is_int(self.pop_polling_size) and self.pop_polling_size >= 0, "pop_polling_size", "an int >= 0")
         for name in (
             "real_time_notify",
             "long_polling",

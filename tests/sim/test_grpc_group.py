@@ -4,7 +4,11 @@ from collections import Counter
 
 import pytest
 
-from rmqlib.client.grpc_push import HEART_BEAT_INITIAL_DELAY_MS, HEART_BEAT_PERIOD_MS
+from rmqlib.client.grpc_push import (
+    HEART_BEAT_INITIAL_DELAY_MS,
+    HEART_BEAT_PERIOD_MS,
+    RECEIVING_FLOW_CONTROL_BACKOFF_DELAY_MS,
+)
 from rmqlib.sim import ConsumerSpec, scenarios, simulate
 
 SEEDS = [1, 2]
@@ -13,6 +17,23 @@ SEEDS = [1, 2]
 def crash_of(result):
     [leave] = result.events_of("leave")
     return leave
+
+
+def test_a_receive_the_broker_cannot_hold_is_answered_too_many_requests_and_sent_again_20_ms_later():
+    """With popPollingSize 0 a broker holds one pop per queue of the group: every other member's empty receive comes
+    back TOO_MANY_REQUESTS ("polling full") and goes out again after 20 ms, where other errors wait 1 s."""
+    run = simulate(scenarios.grpc_crash(pop_polling_size=0), seed=1)
+    failed = run.events_of("receive failed")
+    assert failed and {e.detail for e in failed} == {"broker-a: TOO_MANY_REQUESTS: polling full"}
+    round_trip = 4 * run.scenario.rpc_latency_ms  # client -> proxy -> broker and back
+    gaps = Counter()
+    for member in {e.who for e in failed}:
+        times = [e.time_ms for e in failed if e.who == member]
+        gaps.update(b - a for a, b in zip(times, times[1:]))
+    assert min(gaps) == RECEIVING_FLOW_CONTROL_BACKOFF_DELAY_MS + round_trip
+    assert gaps.most_common(1)[0][0] == RECEIVING_FLOW_CONTROL_BACKOFF_DELAY_MS + round_trip
+    assert run.lost == [] and run.duplicates == 0 and run.unconsumed() == {}
+    assert simulate(scenarios.grpc_crash(), seed=1).events_of("receive failed") == []  # the default holds 1,025
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from rmqlib.client.grpc_push import SCAN_ASSIGNMENTS_PERIOD_MS
+from rmqlib.client.grpc_push import RECEIVING_FAILURE_BACKOFF_DELAY_MS, SCAN_ASSIGNMENTS_PERIOD_MS
 from rmqlib.proxy import TOPIC_ROUTE_CACHE_REFRESH_MS
 from rmqlib.sim import TopicChange, scenarios, simulate
 from rmqlib.sim.proxy_node import GRPC_MAX_LONG_POLLING_MS
@@ -59,3 +59,34 @@ def test_a_topic_deleted_on_a_broker_fails_its_receives_until_the_assignments_le
     assert set(per_member.values()) == {1 if mode == "CONCURRENT" else 4}
     assert all(60_000 < e.time_ms <= 60_000 + GRPC_MAX_LONG_POLLING_MS + 1_000 for e in failed)
     assert run.lost == [] and run.duplicates == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_topic_deleted_on_every_broker_is_refused_by_the_proxy_itself_once_its_route_is_reloaded(mode):
+    """With no broker left, the name server has no route: the proxy's reload caches the topic as empty and answers
+    TOPIC_NOT_FOUND without asking a broker. A receive held at a broker when the topic went is refused by that
+    broker when its poll time ends, and only the receives after it by the proxy. A failed scan changes nothing, so
+    every process queue keeps receiving, 1 s and a round trip apart, to the end of the run."""
+    gone = (TopicChange(60_000, "broker-a", 0, 0), TopicChange(60_000, "broker-b", 0, 0))
+    run = grpc(scenarios.topic_grows, mode, topic_changes=gone)
+    failed = run.events_of("receive failed")
+    by_proxy = _times_by_queue(e for e in failed if "TOPIC_NOT_FOUND" in e.detail)
+    by_broker = _times_by_queue(e for e in failed if e.detail.endswith("the broker answered TOPIC_NOT_EXIST"))
+    assert sum(map(len, by_proxy.values())) + sum(map(len, by_broker.values())) == len(failed)
+    assert min(min(times) for times in by_proxy.values()) <= 60_000 + TOPIC_ROUTE_CACHE_REFRESH_MS + 2_000
+    latency = run.scenario.rpc_latency_ms
+    assert by_proxy.keys() >= by_broker.keys() and len(by_proxy) == 2 * len(run.scenario.consumers)
+    assert max(max(times) for times in by_broker.values()) <= 60_000 + GRPC_MAX_LONG_POLLING_MS + 2 * latency
+    if mode == "ORDERLY":  # a member receives from each of a broker's four queues; the log names only the broker
+        return
+    for queue, times in by_proxy.items():
+        assert max(by_broker.get(queue, [0])) < times[0]
+        assert {b - a for a, b in zip(times, times[1:])} == {RECEIVING_FAILURE_BACKOFF_DELAY_MS + 2 * latency}
+        assert times[-1] > run.scenario.end_ms - 2_000
+
+
+def _times_by_queue(events):
+    times: dict[tuple[str, str], list[int]] = {}
+    for e in events:
+        times.setdefault((e.who, e.detail.split(":")[0]), []).append(e.time_ms)
+    return times
