@@ -8,6 +8,7 @@ both import them from this one place. Enum values are the Java names, so
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -67,6 +68,28 @@ def java_string_hash(s: str) -> int:
     for i in range(0, len(units), 2):
         h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def java_hash_map_keys(keys: Iterable[str], capacity: int | None = None) -> list[str]:
+    """The order a ``java.util.HashMap`` of the distinct strings ``keys`` (put in the order given) iterates them: by
+    bucket, ``(h ^ (h >>> 16)) & (capacity - 1)`` of each key's ``hashCode`` ``h``, a bucket's keys in the order put.
+    ``capacity`` None: the table ``new HashMap<>(map)`` sizes for them (the power of two at or above
+    ``int(n / 0.75 + 1)``), which never resizes while they are put. Buckets turned into trees (eight keys or more in
+    one bucket of a table of 64 or more) are not modelled. Mirrors: java.util.HashMap (``hash``, ``putMapEntries``,
+    ``tableSizeFor``, its key iterator)"""
+    names = [check_str(key, "keys: a key", empty=True) for key in keys]
+    if len(set(names)) != len(names):
+        raise ValueError("keys: every key must be distinct")
+    if capacity is None:
+        capacity = 1 << max(0, int(len(names) / 0.75 + 1.0) - 1).bit_length()
+    elif isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1 or capacity & (capacity - 1):
+        raise ValueError(f"capacity must be a power of two, got {capacity!r}")
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(names, key=bucket)  # stable: a bucket keeps the order its keys were put
 
 
 @dataclass

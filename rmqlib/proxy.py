@@ -610,12 +610,16 @@ def _renew_exception_need_retry(error: str) -> bool:
     return error not in (ProxyExceptionCode.INVALID_BROKER_NAME.value, ProxyExceptionCode.INVALID_RECEIPT_HANDLE.value)
 
 
-def register_client(registry: ConsumerManager, group: str, channel_info: ClientChannelInfo, now_ms: int) -> None:
-    """A push consumer's heartbeat, or its settings on the telemetry stream, reaches the proxy: it is registered (again)
-    in ``group`` of the proxy's consumer registry, which stamps its last heartbeat. Mirrors: ClientActivity.java
-    #registerConsumer (a push consumer consumes passively, clustering; its subscriptions are not kept here)"""
+def register_client(
+    registry: ConsumerManager, group: str, channel_info: ClientChannelInfo, now_ms: int, simple: bool = False
+) -> None:
+    """A consumer's heartbeat, or its settings on the telemetry stream, reaches the proxy: it is registered (again)
+    in ``group`` of the proxy's consumer registry, which stamps its last heartbeat, as clustering and consuming
+    passively (a push consumer) or actively (``simple``: a simple consumer). Mirrors: ClientActivity.java
+    #registerConsumer, #buildConsumeType (its subscriptions are not kept here)"""
+    consume_type = ConsumeType.CONSUME_ACTIVELY if check_bool(simple, "simple") else ConsumeType.CONSUME_PASSIVELY
     registry.register_consumer(
-        group, channel_info, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
+        group, channel_info, consume_type, MessageModel.CLUSTERING,
         ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [], False, now_ms, update_subscription=False,
     )  # fmt: skip
 
@@ -628,6 +632,7 @@ __all__ = [
     "MIN_INVISIBLE_TIME_MILLS_FOR_RECV",
     "Assignment",
     "Code",
+    "MQClientException",
     "MessageQueueView",
     "MessageReceiptHandle",
     "Permission",

@@ -287,6 +287,20 @@ def test_the_manager_listens_on_the_proxys_registry_and_clears_a_client_it_unreg
     assert _receive(broker, manager, "B", 121_001) == ["m0", "m1", "m2"]
 
 
+def test_the_proxy_registers_a_push_consumer_as_consuming_passively_and_a_simple_one_actively():
+    from rmqlib.broker.consumer_manager import ClientChannelInfo, ConsumerManager
+    from rmqlib.protocol import ConsumeType
+    from rmqlib.proxy import register_client
+
+    registry = ConsumerManager()
+    register_client(registry, "Push", ClientChannelInfo("A", "A"), 0)
+    register_client(registry, "Simple", ClientChannelInfo("B", "B"), 0, simple=True)
+    assert registry.get_consumer_group_info("Push").consume_type is ConsumeType.CONSUME_PASSIVELY
+    assert registry.get_consumer_group_info("Simple").consume_type is ConsumeType.CONSUME_ACTIVELY
+    with pytest.raises(TypeError, match="simple"):
+        register_client(registry, "Simple", ClientChannelInfo("B", "B"), 0, simple="yes")
+
+
 def test_the_scan_clears_a_client_it_finds_offline_and_stops_renewing_after_three_hours():
     broker = _fifo_broker(1)
     manager = ReceiptHandleManager({"broker-a": broker})

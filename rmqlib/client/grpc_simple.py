@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 
 from rmqlib.checks import ArgumentTypeError, check_instance, check_str
 from rmqlib.model import MessageQueue
-from rmqlib.protocol import MASTER_ID
+from rmqlib.protocol import MASTER_ID, java_hash_map_keys
 from rmqlib.proxy import Permission, RouteQueue
 
 ROUTE_UPDATE_INITIAL_DELAY_MS = 10_000  # ClientImpl#startUp: scheduleWithFixedDelay(updateRouteCache, 10, 30, SECONDS)
@@ -104,8 +104,9 @@ class SimpleConsumerImpl:
         return balancer
 
     def next_topic(self) -> tuple[str, str]:
-        """The topic the next receive reads, and its expression. Mirrors: #receive0's topicIndex"""
-        topics = list(self.subscription_expressions)
+        """The topic the next receive reads, and its expression: the next in the turn over the topics in the order a
+        ``HashMap`` of them iterates (:func:`~rmqlib.protocol.java_hash_map_keys`). Mirrors: #receive0's topicIndex"""
+        topics = java_hash_map_keys(self.subscription_expressions)
         if not topics:
             raise ValueError("subscriptions: there is no topic to receive message")
         topic = topics[self._topic_turn.get_and_increment() % len(topics)]

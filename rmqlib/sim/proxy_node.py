@@ -82,7 +82,7 @@ from rmqlib.proxy import (
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
 from rmqlib.sim.routes import Routes
-from rmqlib.sim.scenario import ORDERLY, Scenario
+from rmqlib.sim.scenario import GRPC_SIMPLE, ORDERLY, Scenario
 from rmqlib.sim.wire import POP_ANSWERS, BrokerUnavailable, PopCall, ProxiedPop
 
 GRPC_MIN_LONG_POLLING_MS = 5_000  # ProxyConfig.grpcClientConsumerMinLongPollingTimeoutMillis
@@ -215,7 +215,7 @@ class ProxyNode:
         info = self.channels.get(client_id)
         if info is None:
             info = self.channels[client_id] = ClientChannelInfo(client_id, client_id)
-        register_client(self.registry, self.group, info, now)
+        register_client(self.registry, self.group, info, now, simple=self.scenario.client is GRPC_SIMPLE)
 
     def terminate(self, client_id: str, now: int) -> None:
         """NotifyClientTermination: the client leaves the registry at once, and what it holds is cleared."""

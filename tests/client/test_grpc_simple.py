@@ -96,6 +96,16 @@ def test_receives_take_the_subscribed_topics_in_turn():
     assert set(topics) == {("A", "*"), ("B", "TagB")}
 
 
+def test_the_turn_over_topics_follows_the_order_a_java_hash_map_iterates_them():
+    """#receive0 copies the subscriptions into a HashMap and takes its keys' list: TopicC, TopicB, TopicTest (see
+    tests/test_protocol.py), whatever order they were subscribed in."""
+    for subscribed in (["TopicTest", "TopicB", "TopicC"], ["TopicB", "TopicC", "TopicTest"]):
+        simple = SimpleConsumerImpl("G", "c1", dict.fromkeys(subscribed, "*"), random.Random(3))
+        turn = [simple.next_topic()[0] for _ in range(6)]
+        start = turn.index("TopicC")
+        assert (turn + turn)[start : start + 3] == ["TopicC", "TopicB", "TopicTest"]
+
+
 def test_a_turn_past_javas_largest_int_wraps_as_an_atomic_integer_does():
     mqs = [RouteQueue(MessageQueue("T", "b", i), Permission.READ_WRITE, 0) for i in range(3)]
     simple = SimpleConsumerImpl("G", "c1", {"T": "*"}, random.Random(0))
