@@ -158,8 +158,13 @@ class ConsumerOffsetManager:
         self.offset_table[(group, topic, queue_id)] = offset
 
     def put_all(self, other: ConsumerOffsetManager) -> None:
-        """Copy every offset of ``other`` over this table's (Java's ``offsetTable.putAll``); keys only here stay."""
+        """Take ``other``'s offsets as Java's ``offsetTable.putAll`` does: Java keys the table by ``topic@group``, each
+        entry a map of queue offsets, so every topic and group ``other`` has replaces this table's whole entry (a
+        queue only this table has for it is dropped); a topic and group only this table has stays."""
         check_instance(other, "other", ConsumerOffsetManager)
+        replaced = {(group, topic) for group, topic, _ in other.offset_table}
+        for key in [key for key in self.offset_table if key[:2] in replaced]:
+            del self.offset_table[key]
         self.offset_table.update(other.offset_table)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:

@@ -2,8 +2,9 @@
 
 A slave runs a task 10 s after it starts and every 3 s after that; a run syncs everything (topic configs, consumer
 offsets and more) when the last sync is more than 60 s old, counting from the slave's start, so the first sync
-comes about a minute in. The offsets are copied over the slave's own table key by key (an offset a client
-committed to the slave stays only until the master's table has that key too). A sync needs the master's address,
+comes about a minute in. The offsets are copied over the slave's own table topic@group by topic@group: the master's
+queue offsets of a topic and group replace all the slave's of that pair (an offset a client committed to the slave
+stays only until the master's table has the same topic and group). A sync needs the master's address,
 which the slave learns from the name server's answer to its own registration (every 30 s); a sync that cannot
 reach the master fails, and the next one waits another minute all the same.
 

@@ -1,4 +1,4 @@
-"""SlaveSynchronize: a slave copies its master's consumer offsets about once a minute, key by key."""
+"""SlaveSynchronize: a slave copies its master's consumer offsets about once a minute, topic@group by topic@group."""
 
 from rmqlib.broker import ConsumerOffsetManager, SlaveSynchronize
 from rmqlib.broker.slave_synchronize import (
@@ -30,12 +30,15 @@ def test_the_first_sync_comes_after_a_minute_and_the_next_a_minute_after_that():
     assert sync.offsets.query_offset("G", "T", 0) == 5 and sync.syncs == 3
 
 
-def test_master_offsets_overwrite_key_by_key_and_keys_only_on_the_slave_stay():
+def test_the_masters_offsets_of_a_topic_and_group_replace_the_slaves_and_others_only_on_the_slave_stay():
+    """Java's table maps ``topic@group`` to that pair's queue offsets, and putAll replaces whole entries."""
     slave = _offsets(q0=9, q1=7)  # commits a client sent the slave while the master was away
+    slave.commit_offset("Other", "T", 0, 3)
     sync = SlaveSynchronize(slave, started_ms=0)
     sync.set_master_addr("broker-a:10911")
     assert sync.run(61_000, _offsets(q0=4))
-    assert (slave.query_offset("G", "T", 0), slave.query_offset("G", "T", 1)) == (4, 7)  # 9 went back to 4
+    assert (slave.query_offset("G", "T", 0), slave.query_offset("G", "T", 1)) == (4, -1)  # 9 went back, 7 went
+    assert slave.query_offset("Other", "T", 0) == 3  # the master has no T@Other entry
 
 
 def test_a_sync_that_cannot_reach_the_master_still_counts_as_the_last_one():
