@@ -8,7 +8,8 @@ per message with ``consume queue offset + 1``. The gap between put and reput
 is real (Java's ReputMessageService loops every 1 ms); the driver decides it.
 
 Simplifications, all named: every message counts as "in memory" unless a
-memory budget is given; one consume-queue "file" per queue, so
+memory budget is given (with one, a pull that reaches a message beyond it takes
+at most 8 messages and 64 KiB, as a read from disk); one consume-queue "file" per queue, so
 OFFSET_FOUND_NULL (a consume-queue file missing under a valid offset) cannot
 happen; message bodies are sizes. A slave (``BrokerConfig.broker_role``) corrects no
 offset unless ``offset_check_in_slave`` is on: a read that finds no message there
@@ -29,7 +30,9 @@ from rmqlib.broker.config import (
     CQ_STORE_UNIT_SIZE,
     MAX_FILTER_MESSAGE_SIZE,
     MAX_PULL_MSG_SIZE,
+    MAX_TRANSFER_BYTES_ON_MESSAGE_IN_DISK,
     MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY,
+    MAX_TRANSFER_COUNT_ON_MESSAGE_IN_DISK,
     MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY,
     BrokerConfig,
     BrokerRole,
@@ -500,7 +503,7 @@ class MessageStore:
         ``message_filter`` is anything with ``is_matched_by_consume_queue(tags_code)``
         (a :class:`SubscriptionData` will do), or None.
 
-        Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, in-memory branch)
+        Mirrors: DefaultMessageStore.java#getMessage (+ #isTheBatchFull, #estimateInMemByCommitOffset)
         """
         self._queue(topic, queue_id)
         check_int(offset, "offset")
@@ -544,11 +547,13 @@ class MessageStore:
                 message_filter = None  # it matches every tag code: no per-entry call
             status = _NO_MATCHED_MESSAGE
             next_begin = offset
+            budget, max_offset_py = self.access_message_in_memory_max_bytes, self.commit_log_max_offset
             while next_begin < max_offset:
                 msg = entries[next_begin - min_offset]  # cq.get(next_begin); always there below max_offset
                 if (msg.queue_offset - offset) * CQ_STORE_UNIT_SIZE >= max_filter_message_size:
                     break
-                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total, len(messages)):
+                in_mem = budget is None or max_offset_py - msg.commit_log_offset <= budget
+                if self._is_the_batch_full(msg.body_size, max_msg_nums, max_pull_size, total, len(messages), in_mem):
                     break
                 if total >= max_pull_size:
                     break
@@ -572,7 +577,7 @@ class MessageStore:
 
     @staticmethod
     def _is_the_batch_full(
-        size_py: int, max_msg_nums: int, max_msg_size: int, buffer_total: int, message_total: int
+        size_py: int, max_msg_nums: int, max_msg_size: int, buffer_total: int, message_total: int, in_mem: bool
     ) -> bool:
         if buffer_total == 0 or message_total == 0:
             return False
@@ -580,9 +585,13 @@ class MessageStore:
             return True
         if buffer_total + size_py > max_msg_size:
             return True
-        if buffer_total + size_py > MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY:
+        if in_mem:
+            if buffer_total + size_py > MAX_TRANSFER_BYTES_ON_MESSAGE_IN_MEMORY:
+                return True
+            return message_total > MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY - 1
+        if buffer_total + size_py > MAX_TRANSFER_BYTES_ON_MESSAGE_IN_DISK:
             return True
-        return message_total > MAX_TRANSFER_COUNT_ON_MESSAGE_IN_MEMORY - 1
+        return message_total > MAX_TRANSFER_COUNT_ON_MESSAGE_IN_DISK - 1
 
     def queue_messages(self, topic: str, queue_id: int) -> list[StoredMessage]:
         """Every dispatched message its consume queue still holds, in offset order (a copy of the list)."""

@@ -93,6 +93,25 @@ def test_get_message_caps_batch_at_max_msg_nums_and_32_in_memory():
     assert r.message_count == 32 and r.next_begin_offset == 32
 
 
+def test_a_read_that_reaches_past_the_memory_budget_takes_what_a_read_from_disk_may():
+    """A message whose commit-log position is more than the budget behind the log's end counts as on disk, and a
+    batch that meets one stops at 8 messages or 64 KiB (MessageStoreConfig's InDisk limits) instead of 32 or 256 KiB."""
+    s = MessageStore(access_message_in_memory_max_bytes=1_000)
+    s.create_topic("T", 1)
+    for i in range(50):
+        s.put_message("T", 0, now_ms=i, body_size=100)  # the log ends at 5,000 bytes
+    s.reput(50)
+    assert s.get_message("G", "T", 0, 0, 32).message_count == 8  # from byte 0: far behind
+    assert s.get_message("G", "T", 0, 40, 32).message_count == 10  # from byte 4,000: every one within 1,000 bytes
+    assert store_with(50).get_message("G", "T", 0, 0, 32).message_count == 32  # no budget: all in memory
+    big = MessageStore(access_message_in_memory_max_bytes=0)
+    big.create_topic("T", 1)
+    for i in range(20):
+        big.put_message("T", 0, now_ms=i, body_size=10 * 1024)
+    big.reput(20)
+    assert big.get_message("G", "T", 0, 0, 32).message_count == 6  # a 7th would pass 64 KiB
+
+
 def test_get_message_tag_filter_skips_and_reports_no_matched():
     s = store_with(0)
     for tag in ["B", "B", "A", "B"]:
