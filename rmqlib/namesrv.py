@@ -211,6 +211,15 @@ class RouteInfoManager:
             return None
         return TopicRouteData(tuple(by_broker.values()), brokers)
 
+    def pickup_broker_topic_route_data(self, broker_name: str) -> TopicRouteData | None:
+        """The route of the topic named after ``broker_name``: its one queue on that broker, while the table has the
+        broker (every broker registers such a topic, with ``brokerTopicEnable`` on by default; the registrations
+        here leave it out). Mirrors: #pickupTopicRouteData for that topic (TopicConfigManager's constructor)"""
+        data = self.broker_addr_table.get(check_str(broker_name, "broker_name"))
+        if data is None:
+            return None
+        return TopicRouteData((QueueData(broker_name, 1, 1, PERM_INHERIT | PERM_READ_WRITE),), (data,))
+
     def _put_addrs(self, broker_name: str, addrs: dict[int, str]) -> None:
         self.broker_addr_table[broker_name] = BrokerData(broker_name, tuple(sorted(addrs.items())))
 

@@ -6,6 +6,7 @@ from rmqlib.client.route import topic_route_data_to_publish_info, topic_route_da
 from rmqlib.model import MessageQueue
 from rmqlib.namesrv import (
     BROKER_CHANNEL_EXPIRED_MS,
+    PERM_INHERIT,
     PERM_READ,
     PERM_WRITE,
     BrokerData,
@@ -135,6 +136,20 @@ def test_delete_topic_removes_it_from_the_brokers_named_or_from_all():
     assert table.topic_queue_table == {}
     with pytest.raises(TypeError, match="topic"):
         table.delete_topic(3)
+
+
+def test_the_topic_named_after_a_broker_has_one_readable_writable_queue_there_while_the_broker_is_registered():
+    table = RouteInfoManager()
+    table.register_broker("broker-a", {"T": (4, 4)}, now_ms=0)
+    route = table.pickup_broker_topic_route_data("broker-a")
+    assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas] == [
+        ("broker-a", 1, 1, PERM_INHERIT | PERM_READ | PERM_WRITE)  # TopicConfigManager: perm 7
+    ]
+    assert route.broker_datas == table.pickup_topic_route_data("T").broker_datas
+    table.unregister_broker("broker-a")
+    assert table.pickup_broker_topic_route_data("broker-a") is None
+    with pytest.raises(TypeError, match="broker_name"):
+        table.pickup_broker_topic_route_data(None)
 
 
 def test_a_route_change_is_seen_whatever_the_order_of_its_records():

@@ -161,16 +161,8 @@ def test_a_topic_without_a_route_is_cached_empty_and_refused_as_not_found_until_
 def test_a_broker_the_cached_route_of_its_own_topic_lacks_is_an_invalid_receipt_handle():
     import random
 
-    from rmqlib.namesrv import PERM_INHERIT, PERM_READ_WRITE
-
     table = _routes()
-
-    def own_topic(name):  # the topic named after each broker lists that broker while the name server has it
-        data = table.broker_addr_table.get(name)
-        queues = QueueData(name, 1, 1, PERM_INHERIT | PERM_READ_WRITE)
-        return None if data is None else TopicRouteData((queues,), (data,))
-
-    service = TopicRouteService(own_topic, random.Random(0))
+    service = TopicRouteService(table.pickup_broker_topic_route_data, random.Random(0))
     assert service.resolve_broker_addr_in_receipt_handle("broker-b", 0) == "broker-b:10911"
     table.unregister_broker("broker-b")
     assert service.resolve_broker_addr_in_receipt_handle("broker-b", 10_000) == "broker-b:10911"  # cached

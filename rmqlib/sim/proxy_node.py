@@ -57,7 +57,7 @@ from rmqlib.broker.pop import AckHandle
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.client.grpc_push import REQUEST_TIMEOUT_MS
 from rmqlib.model import MessageQueue
-from rmqlib.namesrv import PERM_INHERIT, PERM_READ_WRITE, QueueData, TopicRouteData
+from rmqlib.namesrv import TopicRouteData
 from rmqlib.proxy import (
     BROKER_ACTING_QUEUE_ID,
     DEFAULT_INVISIBLE_TIME_MILLS,
@@ -171,14 +171,11 @@ class ProxyNode:
             yield clock.timeout(RENEW_SCHEDULE_PERIOD_MILLIS)
 
     def _load_route(self, topic: str) -> TopicRouteData | None:
-        """The name server's answer for ``topic`` now; for the topic named after a broker (every broker registers
-        one, with one queue: TopicConfigManager's constructor, ``brokerTopicEnable``), a route listing that broker
-        alone while the name server has it."""
+        """The name server's answer for ``topic`` now (for the topic named after a broker: its one queue there,
+        while the name server has the broker)."""
         namesrv = self.routes.namesrv
         if topic in self.brokers:
-            data = namesrv.broker_addr_table.get(topic)
-            queues = QueueData(topic, 1, 1, PERM_INHERIT | PERM_READ_WRITE)
-            return None if data is None else TopicRouteData((queues,), (data,))
+            return namesrv.pickup_broker_topic_route_data(topic)
         return namesrv.pickup_topic_route_data(topic)
 
     def reach(self, broker_name: str, now: int) -> None:
