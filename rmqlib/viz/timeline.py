@@ -300,7 +300,7 @@ def lock_timeline_figure(
     """Orderly mode: wide pale bars are broker lock ownership (``lock_ownership``), narrow dots the
     listener calls (``consumption``) at their start time, both coloured by consumer. A listener call that ran
     while another consumer's call on the same queue was running (:meth:`SimResult.overlapping_calls`) is also
-    marked with a red cross. Markers on the top row are the run's events of the given kinds; ``time_range_ms``
+    marked with a black cross. Markers on the top row are the run's events of the given kinds; ``time_range_ms``
     (start, end) shows only that stretch of the run, and only the listener calls that start in it."""
     _result(result)
     show_consumption = check_bool(show_consumption, "show_consumption")
@@ -364,7 +364,8 @@ def lock_timeline_figure(
                     y=[labels[b.queue] for b in at_once],
                     mode="markers",
                     name=text("two consumers at once"),
-                    marker=dict(symbol="x-thin-open", size=9, color="#d62728", line=dict(width=2)),
+                    # black, outlined in white: no consumer's bar or tick hides it (the palette's fourth is red)
+                    marker=dict(symbol="x", size=11, color="#111111", line=dict(color="white", width=1.5)),
                     customdata=[[b.consumer, b.start_ms] for b in at_once],
                     hovertemplate=text(
                         "%{customdata[0]} consumed at %{customdata[1]} ms while another consumer's call on this "
