@@ -329,15 +329,17 @@ def process_queue_frames_figure(messages: int = 12, seed: int = 0, slow: int = -
     return frames_figure(steps, "step", 0)
 
 
-def handover_frames_figure(**replay_kwargs: Any) -> go.Figure:
-    """The hand-over stepper (:func:`rmqlib.viz.handover.handover_view`) with a plotly "step" slider."""
+def handover_frames_figure(step: int = 0, **replay_kwargs: Any) -> go.Figure:
+    """The hand-over stepper (:func:`rmqlib.viz.handover.handover_view`) with a plotly "step" slider, opened at
+    ``step``."""
     replay = replay_handover(**replay_kwargs)
+    check_int(step, "step", 0, len(replay.frames) - 1)
     if len(replay.frames) > MAX_STEPS:
         raise ValueError(
             f"replay_kwargs: this replay has {len(replay.frames)} steps; a slider figure holds at "
             f"most {MAX_STEPS} (fewer queues or consumers)"
         )
-    return frames_figure(handover_steps(replay), "step", 0)
+    return frames_figure(handover_steps(replay), "step", step)
 
 
 def replica_locks_frames_figure() -> go.Figure:

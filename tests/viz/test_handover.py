@@ -51,6 +51,11 @@ def test_panel_steps_through_every_frame_and_the_site_gets_the_same_frames():
         assert plain_title(panel.figure.layout) == plain_title(handover_figure(replay, k).layout)
     static = handover_frames_figure(order=NEWCOMERS_FIRST)
     assert [s.label for s in static.layout.sliders[0].steps] == [str(k) for k in range(len(replay.frames))]
+    opened = handover_frames_figure(4, order=NEWCOMERS_FIRST)  # Figure 7b.2 opens where the newcomer reads
+    assert opened.layout.sliders[0].active == 4 and static.layout.sliders[0].active == 0
+    assert plain_title(opened.layout) == plain_title(handover_figure(replay, 4).layout)
+    with pytest.raises(ValueError, match="step"):
+        handover_frames_figure(len(replay.frames), order=NEWCOMERS_FIRST)
 
 
 def test_queue_figure_marks_exactly_the_offsets_consumed_twice(slow_scale_out):
