@@ -1,8 +1,34 @@
 """Java's own semantics the protocol models lean on: String.hashCode and a HashMap's iteration order."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rmqlib.protocol import java_hash_map_keys, java_string_hash
+
+RECORDED = json.loads((Path(__file__).parent / "data" / "java_hash_map_order.json").read_text(encoding="utf-8"))
+
+
+def _table_after_puts(n: int) -> int:
+    """A new HashMap() has 16 buckets and doubles when a put takes it past three quarters full."""
+    capacity = 16
+    while n > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+@pytest.mark.parametrize("case", RECORDED["cases"], ids=lambda case: f"{len(case['keys'])}-keys")
+def test_the_order_matches_what_java_printed(case):
+    """tools/java/record_hash_map_order.py recorded these from OpenJDK's HashMap: a copy of a map of the keys, and a
+    new HashMap() they were put into one by one."""
+    assert java_hash_map_keys(case["keys"]) == case["copied"]
+    assert java_hash_map_keys(case["keys"], capacity=_table_after_puts(len(case["keys"]))) == case["put"]
+
+
+def test_the_recorded_cases_reach_past_one_table_size():
+    sizes = {len(case["keys"]) for case in RECORDED["cases"]}
+    assert min(sizes) == 1 and max(sizes) > 24  # tables of 2 to 64 buckets when copied, 16 to 64 when put
 
 
 def test_a_hash_map_iterates_its_keys_by_bucket_as_java_prints_them():
