@@ -49,6 +49,12 @@ class PushConsumerConfig:
     30 minutes", Java's default. ``message_queue_changed`` overwrites
     ``pull_threshold_for_queue`` / ``pull_threshold_size_for_queue`` when a
     per-topic threshold is set, as Java does.
+
+    The ranges are ``DefaultMQPushConsumerImpl#checkConfig``'s, plus a few Java leaves unchecked: a
+    ``consume_timeout`` below 1 (Java's consume service then fails to start, its clean-up scheduled with a period
+    of 0 minutes), ``max_reconsume_times`` below -1 (Java would send every failed message straight to the dead
+    letter queue), a negative suspend time or pull delay, and ``pull_batch_size_in_bytes`` or
+    ``pop_threshold_for_queue`` below 1; each is refused naming the field.
     """
 
     message_model: MessageModel = MessageModel.CLUSTERING
