@@ -20,10 +20,19 @@ def _table_after_puts(n: int) -> int:
 
 @pytest.mark.parametrize("case", RECORDED["cases"], ids=lambda case: f"{len(case['keys'])}-keys")
 def test_the_order_matches_what_java_printed(case):
-    """tools/java/record_hash_map_order.py recorded these from OpenJDK's HashMap: a copy of a map of the keys, and a
+    """tools/java/record_java_vectors.py recorded these from OpenJDK's HashMap: a copy of a map of the keys, and a
     new HashMap() they were put into one by one."""
     assert java_hash_map_keys(case["keys"]) == case["copied"]
     assert java_hash_map_keys(case["keys"], capacity=_table_after_puts(len(case["keys"]))) == case["put"]
+
+
+STRINGS = json.loads((Path(__file__).parent / "data" / "java_string_bytes.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", STRINGS["cases"], ids=lambda case: case["utf16"][:24] or "empty")
+def test_string_hash_matches_what_java_printed(case):
+    """String#hashCode from OpenJDK (tools/java/record_java_vectors.py), over UTF-16 units, lone surrogates too."""
+    assert java_string_hash("".join(chr(int(unit, 16)) for unit in case["utf16"].split())) == case["hash_code"]
 
 
 def test_the_recorded_cases_reach_past_one_table_size():

@@ -5,6 +5,7 @@ file fails the suite: the conformance check is never silently skipped.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +101,20 @@ def test_ring_matches_java(case):
     assert ring.inserted == case["ring_vnodes_inserted"]
     assert len(ring) == case["ring_size"]
     assert len(ring.collisions) == len(case["ring_collisions"])
+
+
+JAVA_STRINGS = json.loads((Path(__file__).parents[1] / "data" / "java_string_bytes.json").read_text(encoding="utf-8"))[
+    "cases"
+]
+
+
+@pytest.mark.parametrize("case", JAVA_STRINGS, ids=lambda case: case["utf16"][:24] or "empty")
+def test_md5_hash_digests_the_bytes_java_encodes(case):
+    """tools/java/record_java_vectors.py recorded String#getBytes(UTF_8) from OpenJDK, lone surrogates included."""
+    import hashlib
+
+    key = "".join(chr(int(unit, 16)) for unit in case["utf16"].split())
+    assert md5_hash(key) == int.from_bytes(hashlib.md5(bytes.fromhex(case["utf8"])).digest()[:4], "big")
 
 
 def test_md5_hash_encodes_surrogates_as_java_does():
