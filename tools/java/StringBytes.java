@@ -1,5 +1,6 @@
-// Records what Java makes of strings, for tests/test_protocol.py and tests/test_hashring.py: String#hashCode and
-// String#getBytes(UTF_8), which decide a tag's code in the consume queue and a key's place on the MD5 ring.
+// Records what Java makes of strings, for tests/test_protocol.py and tests/strategies/test_conformance.py:
+// String#hashCode and String#getBytes(UTF_8), which decide a tag's code in the consume queue and a key's place on
+// the MD5 ring.
 // Usage: javac StringBytes.java && java StringBytes < cases.txt > bytes.txt
 // Each input line is one string as hex UTF-16 code units separated by spaces (so lone surrogates survive the trip);
 // each output line is its hashCode, a tab, and its UTF-8 bytes in hex.
