@@ -394,12 +394,10 @@ class TopicRouteService:
         entry = self.cache.get(topic)
         if entry is None or now_ms - entry.read_ms >= self.expired_ms:
             entry = self.cache[topic] = _CachedView(self._load(topic), now_ms, now_ms)
-            view = entry.view
-        else:
-            entry.read_ms = now_ms
-            view = entry.view
-            if now_ms - entry.written_ms > self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
-                entry.view, entry.written_ms = self._load(topic), now_ms
+        view = entry.view
+        entry.read_ms = now_ms
+        if now_ms - entry.written_ms > self.refresh_ms:  # refreshAfterWrite: this read still gets the old view
+            entry.view, entry.written_ms = self._load(topic), now_ms
         if view.is_empty_cached_queue:
             raise topic_not_exist(topic)
         return view

@@ -1,6 +1,7 @@
 """Helpers shared by test modules (importable because pytest puts tests/ on sys.path)."""
 
 import contextlib
+import json
 import os
 import signal
 from pathlib import Path
@@ -13,6 +14,11 @@ def conformance_dir() -> Path:
     """``tests/data/conformance`` in the checkout (override with RMQLIB_CONFORMANCE_DIR)."""
     override = os.environ.get("RMQLIB_CONFORMANCE_DIR")
     return Path(override) if override else ROOT / "tests" / "data" / "conformance"
+
+
+def java_vectors(name: str) -> dict:
+    """``tests/data/<name>.json``: answers recorded from OpenJDK by tools/java/record_java_vectors.py."""
+    return json.loads((ROOT / "tests" / "data" / f"{name}.json").read_text(encoding="utf-8"))
 
 
 class TooSlow(Exception):

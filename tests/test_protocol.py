@@ -1,13 +1,12 @@
 """Java's own semantics the protocol models lean on: String.hashCode and a HashMap's iteration order."""
 
-import json
-from pathlib import Path
-
 import pytest
+
+from support import java_vectors
 
 from rmqlib.protocol import java_hash_map_keys, java_string_hash
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "java_hash_map_order.json").read_text(encoding="utf-8"))
+RECORDED = java_vectors("java_hash_map_order")
 
 
 def _table_after_puts(n: int) -> int:
@@ -26,7 +25,7 @@ def test_the_order_matches_what_java_printed(case):
     assert java_hash_map_keys(case["keys"], capacity=_table_after_puts(len(case["keys"]))) == case["put"]
 
 
-STRINGS = json.loads((Path(__file__).parent / "data" / "java_string_bytes.json").read_text(encoding="utf-8"))
+STRINGS = java_vectors("java_string_bytes")
 
 
 @pytest.mark.parametrize("case", STRINGS["cases"], ids=lambda case: case["utf16"][:24] or "empty")

@@ -5,11 +5,10 @@ file fails the suite: the conformance check is never silently skipped.
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
-from support import conformance_dir
+from support import conformance_dir, java_vectors
 
 from rmqlib.hashring import md5_hash
 from rmqlib.model import MessageQueue, java_sorted_cids, java_sorted_mqs, java_split
@@ -103,9 +102,7 @@ def test_ring_matches_java(case):
     assert len(ring.collisions) == len(case["ring_collisions"])
 
 
-JAVA_STRINGS = json.loads((Path(__file__).parents[1] / "data" / "java_string_bytes.json").read_text(encoding="utf-8"))[
-    "cases"
-]
+JAVA_STRINGS = java_vectors("java_string_bytes")["cases"]
 
 
 @pytest.mark.parametrize("case", JAVA_STRINGS, ids=lambda case: case["utf16"][:24] or "empty")
