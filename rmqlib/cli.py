@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "grpc_simple_slow_batch, grpc_simple_change_invisible, grpc_simple_idle_broker, topic_grows, "
         "ordered_topic_grows, broker_joins, broker_outage, broker_outage_with_slave, broker_vanishes, "
         "mixed_subscriptions, mixed_topics, "
-        "shared_client_id or mixed_strategies",
+        "shared_client_id, mixed_strategies or slow_member",
     )
     sim.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=1, help="random seed, 0..2^63-1 (default 1)")
     sim.add_argument(

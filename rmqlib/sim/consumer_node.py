@@ -188,6 +188,7 @@ class ConsumerNode:
             rng,
         )
         self.views = views if views is not None else SharedViews()  # work the run's consumers share
+        self.consume_time_ms = scenario.consume_time_of(spec)  # its listener's time per message
         self.cluster: Mapping = {}  # every broker node by name, set by connect()
         self.alive = False
         self.died_at: int | None = None
@@ -248,7 +249,7 @@ class ConsumerNode:
 
     def consume_duration(self, count: int) -> int:
         """Listener time for ``count`` messages: fixed, or a sum of exponential draws (one gamma draw)."""
-        mean = self.scenario.consume_time_ms
+        mean = self.consume_time_ms
         if self.scenario.consume_time_dist == "exponential" and mean > 0:
             return math.ceil(self.rng.gammavariate(count, mean))
         return math.ceil(count * mean)

@@ -75,6 +75,7 @@ class GrpcConsumerNode:
         self.scenario, self.clock, self.recorder, self.proxy, self.rng = scenario, clock, recorder, proxy, rng
         self.impl = PushConsumerImpl(scenario.consumer_group, self.cid)
         self.pool = ConsumePool(clock, scenario.consume_threads)
+        self.consume_time_ms = scenario.consume_time_of(spec)  # its listener's time per message
         self.fifo = scenario.consume_mode is ORDERLY
         self.topics = spec.topics if spec.topics is not None else tuple(scenario.topics)
         self.alive = False  # the process runs

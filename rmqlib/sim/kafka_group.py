@@ -315,9 +315,10 @@ class KafkaMember:
 
     def _consume_ms(self, count: int) -> int:
         sc = self.sim.scenario
-        if sc.consume_time_dist == "exponential" and sc.consume_time_ms > 0:
-            return math.ceil(self.sim.rng.gammavariate(count, sc.consume_time_ms))
-        return math.ceil(count * sc.consume_time_ms)
+        mean = sc.consume_time_of(self.spec)
+        if sc.consume_time_dist == "exponential" and mean > 0:
+            return math.ceil(self.sim.rng.gammavariate(count, mean))
+        return math.ceil(count * mean)
 
     def _fetch(self) -> list[tuple[MessageQueue, list[_Record]]]:
         """Up to ``max.poll.records`` records, partition after partition, positions moved past them."""

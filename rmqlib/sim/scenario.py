@@ -96,6 +96,7 @@ class ConsumerSpec:
     topics: tuple[str, ...] | None = None
     same_client_id_as: str | None = None
     strategy: AllocateMessageQueueStrategy | str | None = None
+    consume_time_ms: float | None = None
 
     @property
     def sent_client_id(self) -> str:
@@ -316,6 +317,10 @@ class Scenario:
         """The allocation strategy consumer ``spec`` runs: its own, else the scenario's."""
         return self.strategy if spec.strategy is None else spec.strategy  # type: ignore[return-value]
 
+    def consume_time_of(self, spec: ConsumerSpec) -> float:
+        """The listener time per message of consumer ``spec``: its own, else the scenario's."""
+        return self.consume_time_ms if spec.consume_time_ms is None else spec.consume_time_ms
+
     def topics_of(self, spec: ConsumerSpec) -> tuple[str, ...]:
         """The topics consumer ``spec`` subscribes to."""
         return tuple(self.topics) if spec.topics is None else spec.topics
@@ -390,6 +395,11 @@ class Scenario:
                 "consumers",
                 f"{spec.client_id}: subscription must be a tag expression ('*' or 'TagA || TagB'), "
                 f"got {spec.subscription!r}",
+            )
+            _need(
+                spec.consume_time_ms is None or (_is_number(spec.consume_time_ms) and spec.consume_time_ms >= 0),
+                "consumers",
+                f"{spec.client_id}: consume_time_ms must be None or a finite number >= 0, got {spec.consume_time_ms!r}",
             )
             if spec.leave_ms is not None:
                 _need(

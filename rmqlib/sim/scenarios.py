@@ -367,6 +367,15 @@ def mixed_strategies(**overrides) -> Scenario:
     return _build("mixed_strategies", dict(consumers=consumers), overrides)
 
 
+def slow_member(**overrides) -> Scenario:
+    """Four consumers, eight queues; 10.0.0.4's listener takes 2 s a message (``ConsumerSpec.consume_time_ms``), so
+    its 20 threads finish 10 messages/s while its two queues bring 20. Every strategy counts queues, not listener
+    time: its share stays two queues and their backlog grows for as long as producers run. With ``consume_mode``
+    POP the broker hands the other members what it cannot take."""
+    consumers = _group(3) + _group(1, start=4, consume_time_ms=2_000)
+    return _build("slow_member", dict(consumers=consumers), overrides)
+
+
 ALL = {
     f.__name__: f
     for f in (
@@ -401,5 +410,6 @@ ALL = {
         mixed_topics,
         shared_client_id,
         mixed_strategies,
+        slow_member,
     )
 }

@@ -70,6 +70,7 @@ from rmqlib.viz.process_queue import (  # noqa: E402
 )
 from rmqlib.viz.timeline import (  # noqa: E402
     TIMELINE_EVENTS,
+    backlog_figure,
     consumed_by_queue_figure,
     latency_figure,
     load_figure,
@@ -83,6 +84,7 @@ from rmqlib.viz.timeline import (  # noqa: E402
 __all__ += [
     "TIMELINE_EVENTS",
     "consumed_by_queue_figure",
+    "backlog_figure",
     "latency_figure",
     "load_figure",
     "lock_timeline_figure",

@@ -623,6 +623,58 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     return house_style(fig)
 
 
+def backlog_figure(results, step_ms: int = 1_000, title: str | None = None) -> go.Figure:
+    """Messages waiting over time (:meth:`SimResult.backlog`, summed over the queues), one line per run.
+
+    ``results`` is a SimResult or a mapping label -> SimResult; ``step_ms`` (1 ms to the run's end) is how far
+    apart the counts are taken. The default title names each run's most messages waiting and when."""
+    step_ms = check_int(step_ms, "step_ms", 1)
+    title = _title(title)
+    if not isinstance(results, Mapping):
+        _result(results, "results")
+        results = {f"{results.scenario.name} (seed {results.seed})": results}  # shown through phrase()
+    for label, r in results.items():
+        check_str(label, "results: a label", empty=True)
+        _result(r, f"results[{label!r}]")
+        check_int(step_ms, "step_ms", 1, r.scenario.end_ms)
+    totals = {}
+    for label, r in results.items():
+        per_queue = r.backlog(step_ms)
+        zero = np.zeros(r.scenario.end_ms // step_ms + 1, dtype=int)
+        totals[label] = sum(per_queue.values(), zero)
+    if title is None:
+        title = text("Messages waiting: ") + text("; ").join(
+            text(
+                "{label} at most {most:,} ({at:.0f} s)",
+                label=phrase(label),
+                most=int(t.max()),
+                at=int(t.argmax()) * step_ms / 1000,
+            )
+            for label, t in totals.items()
+        )
+    fig = go.Figure()
+    palette = consumer_colors([f"run{i}" for i in range(len(results))])
+    for (label, total), color in zip(totals.items(), palette.values()):
+        fig.add_trace(
+            go.Scatter(
+                x=(np.arange(len(total)) * step_ms / 1000).tolist(),
+                y=total.tolist(),
+                mode="lines",
+                name=phrase(label),
+                line=dict(color=color, width=2.5),
+                hovertemplate="%{x} s: %{y}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        height=400,
+        xaxis=dict(title=text("time (s)"), rangemode="tozero"),
+        yaxis=dict(title=text("messages waiting"), rangemode="tozero"),
+        meta={"view": "backlog", "most": {label: int(t.max()) for label, t in totals.items()}},
+    )
+    return house_style(fig)
+
+
 # --------------------------------------------------------------------------- sweeps
 
 

@@ -374,6 +374,7 @@ VIZ_SPECS = {
         dict(result=junk, events=st.lists(st.sampled_from(["pop failed", "join"]))),
     ),
     "latency_figure": (viz.latency_figure, dict(results=None), dict(results=junk)),
+    "backlog_figure": (viz.backlog_figure, dict(results=None), dict(results=junk, step_ms=counts)),
     "sweep_figure": (
         viz.sweep_figure,
         dict(rows=[{"a": 1, "b": 2, "seed": 0}], x="a", y="b"),

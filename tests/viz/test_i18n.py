@@ -264,7 +264,8 @@ def test_phrase_translates_a_known_title_exactly_or_by_pattern_and_leaves_other_
 
 def _chapter_strings():
     """(notebook, text) for every literal a chapter passes to rmqlib.viz as a title, an axis title or a prediction,
-    and the run names it gives ``run_variants``, ``latency_figure`` and ``retry_figure`` (drawn as labels)."""
+    and the run names it gives ``run_variants``, ``latency_figure``, ``backlog_figure`` and ``retry_figure`` (drawn as
+    labels)."""
     keywords = {"title", "x_title", "y_title", "why", "label"}
     found = []
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
@@ -283,7 +284,7 @@ def _chapter_strings():
                     continue
                 name = getattr(node.func, "id", getattr(node.func, "attr", ""))
                 if (
-                    name in ("run_variants", "latency_figure", "retry_figure")
+                    name in ("run_variants", "latency_figure", "backlog_figure", "retry_figure")
                     and node.args
                     and isinstance(node.args[0], ast.Dict)
                 ):

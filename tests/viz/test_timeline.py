@@ -5,6 +5,7 @@ import pytest
 from rmqlib.sim import run_variants, scenarios, simulate, sweep, sweep_stats
 from rmqlib.viz import (
     PALETTE,
+    backlog_figure,
     consumed_by_queue_figure,
     latency_figure,
     load_figure,
@@ -184,6 +185,16 @@ def test_latency_figure_reports_the_runs_percentiles(crash, orderly):
     assert meta["orderly"]["50"] == orderly.latency_percentile(50)
     for t in fig.data:
         assert list(t.y) == sorted(t.y) and t.y[-1] == 1.0  # an ECDF ends at 1
+
+
+def test_backlog_figure_draws_each_runs_messages_waiting_summed_over_its_queues(crash, orderly):
+    fig = backlog_figure({"crash": crash, "orderly": orderly}, step_ms=2_000)
+    for trace, run in zip(fig.data, (crash, orderly)):
+        total = sum(run.backlog(2_000).values())
+        assert list(trace.y) == total.tolist() and list(trace.x) == [2.0 * i for i in range(len(total))]
+        assert fig.layout.meta["most"][trace.name] == total.max() > 0
+    assert [t.name for t in fig.data] == ["crash", "orderly"]
+    assert plain_title(fig.layout).startswith(f"Messages waiting: crash at most {int(max(fig.data[0].y)):,} (")
 
 
 def test_sweep_figure_shows_every_seed_not_a_single_run():

@@ -84,6 +84,8 @@ def figures() -> dict:
         "consumed_by_queue_figure never": viz.consumed_by_queue_figure(twins()),
         "latency_figure": viz.latency_figure(crash),
         "latency_figure two": viz.latency_figure({"crash": crash, "orderly_crash": orderly}),
+        "backlog_figure": viz.backlog_figure(crash),
+        "backlog_figure two": viz.backlog_figure({"crash": crash, "orderly_crash": orderly}, step_ms=5_000),
         "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
         "sweep_figure range": viz.sweep_figure(
             rows,
