@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 
-from rmqlib.checks import check_instance, check_str
+from rmqlib.checks import check_instance, check_int, check_str
 from rmqlib.model import MessageQueue
 from rmqlib.proxy import Code, QueryAssignmentResponse
 
@@ -85,17 +85,19 @@ class PushConsumerImpl:
     ``process_queue_table``: the queues it receives from now, each with its :class:`ProcessQueueImpl`.
     """
 
-    def __init__(self, group: str, client_id: str) -> None:
+    def __init__(self, group: str, client_id: str, max_cache_message_count: int = MAX_CACHE_MESSAGE_COUNT) -> None:
         self.group = check_str(group, "group")
         self.client_id = check_str(client_id, "client_id")
+        # PushConsumerBuilderImpl#setMaxCacheMessageCount refuses anything but a positive count
+        self.max_cache_message_count = check_int(max_cache_message_count, "max_cache_message_count", 1)
         self.cache_assignments: dict[str, tuple[MessageQueue, ...]] = {}
         self.process_queue_table: dict[MessageQueue, ProcessQueueImpl] = {}
 
     def cache_message_count_threshold_per_queue(self) -> int:
-        """The consumer's cache (4,096 messages) shared among its queues, at least 1 each (0 with none).
-        Mirrors: #cacheMessageCountThresholdPerQueue"""
+        """The consumer's cache (``max_cache_message_count``, 4,096 messages by default) shared among its queues, at
+        least 1 each (0 with none). Mirrors: #cacheMessageCountThresholdPerQueue"""
         size = len(self.process_queue_table)
-        return 0 if size <= 0 else max(1, MAX_CACHE_MESSAGE_COUNT // size)
+        return 0 if size <= 0 else max(1, self.max_cache_message_count // size)
 
     def scan_assignments(self, topic: str, response: QueryAssignmentResponse) -> ScanOutcome:
         """Take the proxy's answer for ``topic``. Mirrors: PushConsumerImpl#scanAssignments (one topic's callback)"""

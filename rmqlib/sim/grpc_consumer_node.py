@@ -73,7 +73,7 @@ class GrpcConsumerNode:
     ):
         self.spec, self.cid = spec, spec.client_id
         self.scenario, self.clock, self.recorder, self.proxy, self.rng = scenario, clock, recorder, proxy, rng
-        self.impl = PushConsumerImpl(scenario.consumer_group, self.cid)
+        self.impl = PushConsumerImpl(scenario.consumer_group, self.cid, scenario.push_max_cache_message_count)
         self.pool = ConsumePool(clock, scenario.consume_threads)
         self.consume_time_ms = scenario.consume_time_of(spec)  # its listener's time per message
         self.fifo = scenario.consume_mode is ORDERLY

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from rmqlib.broker.pop_long_polling import POP_POLLING_SIZE
 from rmqlib.checks import check_enum
+from rmqlib.client.grpc_push import MAX_CACHE_MESSAGE_COUNT
 from rmqlib.protocol import MessageModel, SubscriptionData
 from rmqlib.proxy import MAX_INVISIBLE_TIME_MILLS, MIN_INVISIBLE_TIME_MILLS_FOR_RECV
 from rmqlib.strategies import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy, strategy_from_name
@@ -198,6 +199,8 @@ class Scenario:
     # before processing each message, changeInvisibleDuration(message, simple_invisible_ms); skip it if that fails
     simple_change_invisible: bool = False
     simple_threads: int = 1  # application threads, each running the receive loop on the one SimpleConsumer
+    # A GRPC push member's cache, shared among the queues it receives from (PushConsumerBuilder#setMaxCacheMessageCount)
+    push_max_cache_message_count: int = MAX_CACHE_MESSAGE_COUNT
 
     # Broker timers and switches
     real_time_notify: bool = True  # BrokerConfig.realTimeNotifyConsumerChange
@@ -467,6 +470,11 @@ class Scenario:
             _is_int(self.simple_threads) and 1 <= self.simple_threads <= MAX_SIMPLE_THREADS,
             "simple_threads",
             f"an int from 1 to {MAX_SIMPLE_THREADS}",
+        )
+        _need(
+            _is_int(self.push_max_cache_message_count) and self.push_max_cache_message_count > 0,
+            "push_max_cache_message_count",
+            "an int > 0 (PushConsumerBuilder#setMaxCacheMessageCount refuses the rest)",
         )
         for spec in self.consumers:
             _need(

@@ -96,7 +96,9 @@ def _width(width_px) -> int:
 
 _WIDE_RANGES = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
 _WIDE = re.compile(f"[{_WIDE_RANGES}]")
-_TOKEN = re.compile(f"[{_WIDE_RANGES}]|[^ {_WIDE_RANGES}]+| ")  # a wide character, a word, or a space
+_CLOSING = "，。、；：！？）》」』】"  # Chinese punctuation that may not begin a line: it stays with what it follows
+# a wide character or a word (each with the closing punctuation after it), or a space
+_TOKEN = re.compile(f"[{_WIDE_RANGES}][{_CLOSING}]*|[^ {_WIDE_RANGES}]+[{_CLOSING}]*| ")
 _SOFT_BREAK = "\u200b<br>"  # a line break inside Chinese text, where the one-line title had no space
 
 

@@ -623,6 +623,9 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     return house_style(fig)
 
 
+_DASHES = ("solid", "dash", "dot", "dashdot")
+
+
 def backlog_figure(results, step_ms: int = 1_000, title: str | None = None) -> go.Figure:
     """Messages waiting over time (:meth:`SimResult.backlog`, summed over the queues), one line per run.
 
@@ -654,14 +657,15 @@ def backlog_figure(results, step_ms: int = 1_000, title: str | None = None) -> g
         )
     fig = go.Figure()
     palette = consumer_colors([f"run{i}" for i in range(len(results))])
-    for (label, total), color in zip(totals.items(), palette.values()):
+    for i, ((label, total), color) in enumerate(zip(totals.items(), palette.values())):
         fig.add_trace(
             go.Scatter(
                 x=(np.arange(len(total)) * step_ms / 1000).tolist(),
                 y=total.tolist(),
                 mode="lines",
                 name=phrase(label),
-                line=dict(color=color, width=2.5),
+                # runs that coincide stay apart: a broken line over a wider solid one
+                line=dict(color=color, width=4 if i % len(_DASHES) == 0 else 2.5, dash=_DASHES[i % len(_DASHES)]),
                 hovertemplate="%{x} s: %{y}<extra></extra>",
             )
         )

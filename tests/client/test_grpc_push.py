@@ -67,6 +67,20 @@ def test_a_queue_left_out_of_the_answer_is_dropped_and_the_cache_is_shared_among
     assert member.cache_message_count_threshold_per_queue() == MAX_CACHE_MESSAGE_COUNT // 2
 
 
+def test_a_smaller_cache_is_shared_the_same_way_at_least_one_message_a_queue():
+    table = _routes()
+    small, tiny = PushConsumerImpl("G", "c0", max_cache_message_count=64), PushConsumerImpl("G", "c1", 5)
+    for member in (small, tiny):
+        member.scan_assignments("T", _answer(table, fifo=True))  # eight queues
+    assert (small.cache_message_count_threshold_per_queue(), tiny.cache_message_count_threshold_per_queue()) == (8, 1)
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (1.5, TypeError), ("64", TypeError)])
+def test_a_cache_that_is_not_a_positive_count_is_refused_by_name(bad, error):
+    with pytest.raises(error, match="max_cache_message_count"):
+        PushConsumerImpl("G", "c0", max_cache_message_count=bad)
+
+
 def test_a_receive_asks_for_what_the_cache_has_room_for_between_one_and_32():
     table = _routes()
     member = PushConsumerImpl("G", "c0")

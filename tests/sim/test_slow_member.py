@@ -74,6 +74,17 @@ def test_with_pop_the_others_take_what_the_slow_member_cannot(pulled, popped):
     assert popped.latency_percentile(100) < pulled.latency_percentile(100) / 2 and popped.lost == []
 
 
+def test_a_grpc_push_member_receives_until_its_cache_is_full_so_a_small_cache_spreads_the_work(pulled):
+    hoarded, shared = _run(client="GRPC"), _run(client="GRPC", push_max_cache_message_count=64)
+    slow = hoarded.scenario.consumers[3].client_id
+    consumed = hoarded.consumed_by()  # 4,096 hold its quarter of everything, as with pulls
+    assert max(consumed.values()) < 1.1 * consumed[slow] and sum(consumed.values()) == hoarded.produced
+    most_pulled, most_hoarded, most_shared = (sum(run.backlog().values()).max() for run in (pulled, hoarded, shared))
+    assert abs(most_hoarded - most_pulled) < 30 and most_shared <= 2 * 64
+    assert all(shared.consumed_by()[slow] < n for cid, n in shared.consumed_by().items() if cid != slow)
+    assert hoarded.duplicates == shared.duplicates == 0 and hoarded.lost == shared.lost == []
+
+
 def test_backlog_counts_the_messages_stored_and_not_yet_consumed(pulled):
     step = 7_000
     backlog = pulled.backlog(step)
@@ -96,6 +107,12 @@ def test_what_waits_at_the_end_is_what_was_never_consumed():
 def test_a_bad_listener_time_is_refused_naming_the_member(bad):
     with pytest.raises(ValueError, match=r"consumers.*10\.0\.0\.4@1004: consume_time_ms"):
         Scenario(consumers=_group(slow_ms=bad))
+
+
+@pytest.mark.parametrize("bad", [0, -64, 1.5, "64"])
+def test_a_push_cache_that_is_not_a_positive_count_is_refused_by_name(bad):
+    with pytest.raises(ValueError, match="push_max_cache_message_count"):
+        scenarios.slow_member(client="GRPC", push_max_cache_message_count=bad)
 
 
 @pytest.mark.parametrize("step_ms, error", [(0, ValueError), (10**9, ValueError), (1.5, TypeError)])

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from rmqlib.viz.style import (
     PLOT_WIDTH_PX,
     TEMPLATE_NAME,
+    _wrap,
     fit_title,
     house_style,
     legend_rows,
@@ -114,3 +115,16 @@ def test_styled_figure_is_house_style_of_the_same_figure():
     assert one_pass.to_plotly_json() == house_style(go.Figure(data=data, layout=layout)).to_plotly_json()
     assert one_pass.layout.annotations, "the long title was not split into a headline and a detail"
     assert one_pass.layout.height > 300, "no strip was kept for the legend"
+
+
+def test_a_chinese_line_never_begins_with_closing_punctuation():
+    """Chinese typesetting keeps a comma, a full stop or a closing bracket on the line it closes."""
+    text = "等待中的消息：" + "；".join(f"gRPC 推送，缓存 {n} 条最多 72 条（22 秒）" for n in range(2, 9))
+    with_punctuation = 0
+    for limit in range(8, 60):
+        lines = _wrap(text, limit)
+        assert "".join(line.replace("\u200b", "") for line in lines).replace(" ", "") == text.replace(" ", "")
+        assert not any(line.lstrip("\u200b")[:1] in "，。、；：！？）》」』】" for line in lines[1:]), (limit, lines)
+        with_punctuation += sum(line.rstrip("\u200b")[-1:] in "，；）" for line in lines[:-1])
+    assert with_punctuation  # some breaks fell right after punctuation, which stayed on the line before
+    assert plain_title(house_style(go.Figure(layout=dict(title=text))).layout) == text
