@@ -57,7 +57,8 @@ class Recorder:
         self.first_delivered_ms: list[float] = []  # by message id: when its first listener call on it ended
         self.message_tags: list[str | None] | None = [] if scenario.message_tags else None  # by message id
         self.duplicates = 0
-        self.seen_by: defaultdict[str, set] = defaultdict(set)
+        # BROADCASTING: per member, when its first listener call on each message it consumed ended (by message id)
+        self.first_by: defaultdict[str, dict[int, float]] = defaultdict(dict)
         self.latencies: list[float] = []
         self.consumption_log = ConsumptionLog()
         self.offset_tallies: dict[tuple[str, str, int], _OffsetTally] = {}  # by (broker, topic, queue id)
@@ -131,10 +132,11 @@ class Recorder:
         broadcasting, where every consumer is meant to get every message)."""
         count = self.delivered[message_id]
         if self.broadcasting:
-            seen = self.seen_by[cid]
-            if message_id in seen:
+            firsts = self.first_by[cid]
+            if message_id in firsts:
                 self.duplicates += 1
-            seen.add(message_id)
+            else:
+                firsts[message_id] = at_ms
         elif count:
             self.duplicates += 1
         if not count:
@@ -252,6 +254,8 @@ class Recorder:
         times and ids."""
         sc = self.scenario
         end = sc.end_ms
+        excluded = frozenset() if unsubscribed is None else unsubscribed[0]
+        unsubscribed_ids = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
         for cid in live_cids:
             self.close_ownership(cid, end)
         for mq, (holder, start, renewed) in self.lock_state.items():
@@ -291,16 +295,30 @@ class Recorder:
             }
             if sc.order_keys
             else None,
-            unsubscribed=frozenset() if unsubscribed is None else unsubscribed[0],
+            unsubscribed=excluded,
             unsubscribed_stored={} if unsubscribed is None else unsubscribed[1],
-            waits=self._waits(arrivals, frozenset() if unsubscribed is None else unsubscribed[0]),
+            waits=self._waits(arrivals, unsubscribed_ids, np.asarray(self.first_delivered_ms, dtype=float)),
+            member_waits={
+                spec.client_id: self._waits(arrivals, unsubscribed_ids, self._firsts_of(spec.client_id))
+                for spec in sc.consumers
+            }
+            if self.broadcasting
+            else {},
         )
 
-    def _waits(self, arrivals: dict[str, tuple[np.ndarray, np.ndarray]], unsubscribed: frozenset[int]):
-        """Per queue: each message's store time and the end of its first listener call (inf: none), as
-        :attr:`SimResult.waits` keeps them; messages the group does not subscribe to are left out."""
-        first = np.asarray(self.first_delivered_ms, dtype=float)
-        unsubscribed_ids = np.fromiter(unsubscribed, dtype=np.int64, count=len(unsubscribed))
+    def _firsts_of(self, cid: str) -> np.ndarray:
+        """By message id, when member ``cid``'s first listener call on it ended (inf: it never consumed it)."""
+        firsts = np.full(self.next_id, math.inf)
+        mine = self.first_by.get(cid, {})
+        firsts[np.fromiter(mine.keys(), dtype=np.int64, count=len(mine))] = np.fromiter(
+            mine.values(), dtype=float, count=len(mine)
+        )
+        return firsts
+
+    @staticmethod
+    def _waits(arrivals: dict[str, tuple[np.ndarray, np.ndarray]], unsubscribed_ids: np.ndarray, first: np.ndarray):
+        """Per queue: each message's store time and ``first[its id]``, the end of its first listener call (inf:
+        none), as :attr:`SimResult.waits` keeps them; messages the group does not subscribe to are left out."""
         waits = {}
         for queue, (stored_ms, ids) in arrivals.items():
             kept = ~np.isin(ids, unsubscribed_ids)

@@ -259,6 +259,9 @@ class SimResult:
     # Per queue of the scenario's topics, one row per message the group subscribes to: its store time and when its
     # first listener call ended (inf: none did; when broadcasting, the first member's). What ``stalls`` reads.
     waits: dict[str, np.ndarray] = field(default_factory=dict)
+    # BROADCASTING only ({} otherwise): per member, ``waits`` as that member saw them (the end of its own first
+    # listener call on each message). What ``stalls(consumer=...)`` and ``backlog(consumer=...)`` read.
+    member_waits: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     # With Scenario.order_keys: per order id, its messages in the order they were sent, each as its id and when its
     # first listener call ended (inf: none did). What ``out_of_order`` reads.
     orders: dict[int, list[tuple[int, float]]] | None = None
@@ -388,7 +391,21 @@ class SimResult:
             result[queue] = [(a, b) for a, b in gaps if b > a and b - a >= min_ms]
         return result
 
-    def stalls(self, min_ms: int = STALL_MIN_MS) -> dict[str, list[tuple[int, int]]]:
+    def _waits_of(self, consumer: str | None) -> dict[str, np.ndarray]:
+        """:attr:`waits`, or with ``consumer`` (a member of a BROADCASTING run) :attr:`member_waits` of it."""
+        if consumer is None:
+            return self.waits
+        check_str(consumer, "consumer")
+        if self.scenario.message_model is not MessageModel.BROADCASTING:
+            raise ValueError(
+                f"consumer: only a BROADCASTING run keeps each member's own waits (this one is "
+                f"{self.scenario.message_model.name}, where a message is the group's); got {consumer!r}"
+            )
+        if consumer not in self.member_waits:
+            raise ValueError(f"consumer: one of {', '.join(self.member_waits)}, got {consumer!r}")
+        return self.member_waits[consumer]
+
+    def stalls(self, min_ms: int = STALL_MIN_MS, consumer: str | None = None) -> dict[str, list[tuple[int, int]]]:
         """Per queue, the stretches of at least ``min_ms`` in which a message waited on the queue and none of the
         queue's messages was consumed for the first time: the queue stood still with work on it, whatever the
         cause (no owner, a dead member's batch or lock still held, a broker away, a listener stuck).
@@ -396,23 +413,24 @@ class SimResult:
         Where :meth:`pauses` asks who believes it owns a queue, this asks whether its messages move, so it sees
         stalls that ownership cannot show: a Pop or gRPC group, where every member may receive from every queue,
         has no pauses, but a FIFO queue whose batch a crashed member holds stands still (chapter 11). A message
-        waits from its store time to the end of its first listener call (in BROADCASTING, the first member's), so
-        every message waits a little: ``min_ms`` (default one second) keeps those ordinary waits out. A message
-        never consumed waits to the end of the run.
+        waits from its store time to the end of its first listener call (in BROADCASTING, the first member's; with
+        ``consumer``, that member's own), so every message waits a little: ``min_ms`` (default one second) keeps
+        those ordinary waits out. A message never consumed waits to the end of the run.
         """
         check_int(min_ms, "min_ms", 0)
         end = self.scenario.end_ms
-        return {queue: stall_spans(waits, end, min_ms) for queue, waits in self.waits.items()}
+        return {queue: stall_spans(waits, end, min_ms) for queue, waits in self._waits_of(consumer).items()}
 
-    def backlog(self, step_ms: int = 1_000) -> dict[str, np.ndarray]:
+    def backlog(self, step_ms: int = 1_000, consumer: str | None = None) -> dict[str, np.ndarray]:
         """Per queue, how many of its messages waited at each instant ``0, step_ms, 2*step_ms, ...`` up to the end
         of the run: stored by then, and their first listener call not yet ended (in BROADCASTING, the first
-        member's); messages the group does not subscribe to are left out. Close to the "diff" of ``mqadmin
-        consumerProgress``, which subtracts the committed offset instead (it lags a little behind)."""
+        member's; with ``consumer``, that member's own); messages the group does not subscribe to are left out.
+        Close to the "diff" of ``mqadmin consumerProgress``, which subtracts the committed offset instead (it lags
+        a little behind)."""
         check_int(step_ms, "step_ms", 1, self.scenario.end_ms)
         instants = np.arange(0, self.scenario.end_ms + 1, step_ms)
         result = {}
-        for queue, waits in self.waits.items():
+        for queue, waits in self._waits_of(consumer).items():
             stored = np.sort(waits[:, 0])
             consumed = np.sort(waits[:, 1])  # inf: never, so it waits to the end
             result[queue] = np.searchsorted(stored, instants, "right") - np.searchsorted(consumed, instants, "right")

@@ -693,6 +693,13 @@ class Scenario:
             "produce_rate_per_queue",
             f"at most {MAX_MESSAGES:,} messages a run (rate x queues x producing time), this asks for {messages:,.0f}",
         )
+        if self.message_model is MessageModel.BROADCASTING:  # every member consumes (and the run records) each
+            _need(
+                messages * len(self.consumers) <= MAX_MESSAGES,
+                "produce_rate_per_queue",
+                f"a BROADCASTING run delivers every message to every member: at most {MAX_MESSAGES:,} deliveries "
+                f"(messages x members), this asks for {messages * len(self.consumers):,.0f}",
+            )
         brokers, consumers = len(self.all_brokers), len(self.consumers)
         timers = {
             "rebalance_interval_ms": consumers,

@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from rmqlib.broker.send_back import Attempt
 from rmqlib.checks import ArgumentTypeError, check_bool, check_each, check_instance, check_int, check_str
+from rmqlib.protocol import MessageModel
 from rmqlib.sim.result import SimResult
 from rmqlib.sim.sweep import sweep_stats, sweep_values
 from rmqlib.viz.colors import UNASSIGNED_COLOR, consumer_colors
@@ -626,23 +627,36 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
 _DASHES = ("solid", "dash", "dot", "dashdot")
 
 
-def backlog_figure(results, step_ms: int = 1_000, title: str | None = None) -> go.Figure:
+def backlog_figure(results, step_ms: int = 1_000, title: str | None = None, by_member: bool = False) -> go.Figure:
     """Messages waiting over time (:meth:`SimResult.backlog`, summed over the queues), one line per run.
 
     ``results`` is a SimResult or a mapping label -> SimResult; ``step_ms`` (1 ms to the run's end) is how far
-    apart the counts are taken. The default title names each run's most messages waiting and when."""
+    apart the counts are taken. ``by_member``: one BROADCASTING run, one line per member, each counting what
+    that member has not consumed yet (``backlog(consumer=...)``). The default title names each line's most
+    messages waiting and when."""
     step_ms = check_int(step_ms, "step_ms", 1)
+    check_bool(by_member, "by_member")
     title = _title(title)
-    if not isinstance(results, Mapping):
-        _result(results, "results")
-        results = {f"{results.scenario.name} (seed {results.seed})": results}  # shown through phrase()
-    for label, r in results.items():
-        check_str(label, "results: a label", empty=True)
-        _result(r, f"results[{label!r}]")
-        check_int(step_ms, "step_ms", 1, r.scenario.end_ms)
+    if by_member:
+        run = _result(results, "results")
+        if run.scenario.message_model is not MessageModel.BROADCASTING:
+            raise ValueError(
+                "by_member: a BROADCASTING run (in CLUSTERING a message waits for the group, not for a member)"
+            )
+        check_int(step_ms, "step_ms", 1, run.scenario.end_ms)
+        lines = {cid: (run, cid) for cid in run.member_waits}
+    else:
+        if not isinstance(results, Mapping):
+            _result(results, "results")
+            results = {f"{results.scenario.name} (seed {results.seed})": results}  # shown through phrase()
+        for label, r in results.items():
+            check_str(label, "results: a label", empty=True)
+            _result(r, f"results[{label!r}]")
+            check_int(step_ms, "step_ms", 1, r.scenario.end_ms)
+        lines = {label: (r, None) for label, r in results.items()}
     totals = {}
-    for label, r in results.items():
-        per_queue = r.backlog(step_ms)
+    for label, (r, consumer) in lines.items():
+        per_queue = r.backlog(step_ms, consumer)
         zero = np.zeros(r.scenario.end_ms // step_ms + 1, dtype=int)
         totals[label] = sum(per_queue.values(), zero)
     if title is None:
@@ -656,7 +670,7 @@ def backlog_figure(results, step_ms: int = 1_000, title: str | None = None) -> g
             for label, t in totals.items()
         )
     fig = go.Figure()
-    palette = consumer_colors([f"run{i}" for i in range(len(results))])
+    palette = consumer_colors(list(totals) if by_member else [f"run{i}" for i in range(len(totals))])
     for i, ((label, total), color) in enumerate(zip(totals.items(), palette.values())):
         fig.add_trace(
             go.Scatter(

@@ -10,7 +10,17 @@ from hypothesis import strategies as st
 
 from support import TooSlow, time_limit
 
-from rmqlib.sim import BrokerOutage, Scenario, TopicChange, scenarios, simulate, sweep, sweep_stats, sweep_values
+from rmqlib.sim import (
+    BrokerOutage,
+    ConsumerSpec,
+    Scenario,
+    TopicChange,
+    scenarios,
+    simulate,
+    sweep,
+    sweep_stats,
+    sweep_values,
+)
 
 FIELDS = [f.name for f in dataclasses.fields(Scenario)]
 # a field whose value constrains others: an error may name the field it invalidated instead
@@ -124,6 +134,17 @@ def test_a_bad_value_in_any_field_is_refused_naming_that_field(field, value):
 def test_the_reported_reproducers_are_refused_with_the_limit(changes, field):
     with pytest.raises(ValueError, match=rf"^Scenario\.{field}:"):
         scenarios.crash(**changes)
+
+
+def test_a_broadcasting_run_is_bounded_by_its_deliveries_not_only_its_messages():
+    """Every member consumes every message, and the run records each delivery: 1,024 members of a run of 10,000
+    messages would record ten million."""
+    members = tuple(ConsumerSpec(cid) for cid in scenarios.client_ids(1_024))
+    fields = dict(consumers=members, produce_rate_per_queue=10.0, duration_ms=125_000)  # 8 queues: 10,000 messages
+    assert scenarios.steady_state(**fields).expected_messages() <= 10_000  # far inside the messages' own limit
+    with pytest.raises(ValueError, match=r"^Scenario\.produce_rate_per_queue: .*deliveries"):
+        scenarios.steady_state(message_model="BROADCASTING", **fields)
+    scenarios.steady_state(**fields)  # the same group clustering: each message delivered once
 
 
 def test_ready_made_scenarios_take_any_field_including_name():

@@ -374,7 +374,11 @@ VIZ_SPECS = {
         dict(result=junk, events=st.lists(st.sampled_from(["pop failed", "join"]))),
     ),
     "latency_figure": (viz.latency_figure, dict(results=None), dict(results=junk)),
-    "backlog_figure": (viz.backlog_figure, dict(results=None), dict(results=junk, step_ms=counts)),
+    "backlog_figure": (
+        viz.backlog_figure,
+        dict(results=None),
+        dict(results=junk, step_ms=counts, by_member=st.one_of(st.booleans(), junk)),
+    ),
     "sweep_figure": (
         viz.sweep_figure,
         dict(rows=[{"a": 1, "b": 2, "seed": 0}], x="a", y="b"),
@@ -462,6 +466,8 @@ def run_spec(specs: dict, name: str, data) -> None:
     kwargs = dict(defaults)
     if name in NEEDS_RESULT and argument != "result":
         kwargs["result"] = small_result()
+    if name == "backlog_figure" and argument != "results":  # its other arguments are checked against a run
+        kwargs["results"] = small_result()
     if name == "handover_figure" and argument != "replay":
         from rmqlib.client.handover import replay_handover
 

@@ -146,3 +146,47 @@ def test_when_broadcasting_a_message_moves_with_its_first_members_listener_call(
         assert len({b.consumer for b in batches}) == len(run.scenario.consumers)  # every member read the queue
         assert run.waits[queue][:, 1].tolist() == [first[offset] for offset in range(len(run.waits[queue]))]
     assert spread > 0  # the members' calls on one message did end at different times
+
+
+def test_when_broadcasting_each_member_has_its_own_waits():
+    """``member_waits[cid]`` holds the end of that member's own first listener call on each message."""
+    scenario = scenarios.steady_state(
+        message_model="BROADCASTING", duration_ms=30_000, drain_ms=10_000, consume_time_dist="exponential"
+    )
+    run = simulate(scenario, seed=1)
+    assert set(run.member_waits) == {spec.client_id for spec in scenario.consumers}
+    for cid, waits in run.member_waits.items():
+        for queue, batches in run.consumption.items():
+            first: dict[int, float] = {}
+            for batch in (b for b in batches if b.consumer == cid):
+                step = (batch.end_ms - batch.start_ms) / len(batch.offsets)
+                for k, offset in enumerate(batch.offsets):
+                    first.setdefault(offset, batch.start_ms + (k + 1) * step)
+            assert waits[queue][:, 1].tolist() == [first[offset] for offset in range(len(waits[queue]))]
+            assert (waits[queue][:, 0] == run.waits[queue][:, 0]).all()  # the same messages, stored at the same time
+    for queue, waits in run.waits.items():  # the group's wait is its first member's
+        assert (np.min([w[queue][:, 1] for w in run.member_waits.values()], axis=0) == waits[:, 1]).all()
+
+
+def test_a_slow_broadcasting_member_falls_behind_alone():
+    scenario = scenarios.slow_member(message_model="BROADCASTING", duration_ms=42_000, drain_ms=60_000)
+    run = simulate(scenario, seed=1)
+    slow = scenario.consumers[3].client_id
+    most = {cid: sum(run.backlog(consumer=cid).values()).max() for cid in run.member_waits}
+    # every message reaches it: 80 a second in, 10 out, for 30 s
+    assert 1_800 < most[slow] < 2_300 and all(n < 40 for cid, n in most.items() if cid != slow)
+    assert sum(run.backlog().values()).max() < 40  # the group's count follows its fastest member: it cannot see this
+    assert run.stalls(consumer=slow) != {} and run.longest_stall_ms() == 0
+    assert run.consumed_by()[slow] < run.produced == run.consumed_by()[scenario.consumers[0].client_id]
+
+
+@pytest.mark.parametrize(
+    "message_model, consumer, match",
+    [("CLUSTERING", "10.0.0.1@1001", "only a BROADCASTING run"), ("BROADCASTING", "10.0.0.9@1009", "one of")],
+)
+def test_a_members_own_waits_are_asked_of_a_member_of_a_broadcasting_run(message_model, consumer, match):
+    run = simulate(scenarios.steady_state(message_model=message_model, duration_ms=20_000, drain_ms=5_000), seed=1)
+    for ask in (run.stalls, run.backlog):
+        with pytest.raises(ValueError, match=f"consumer: {match}"):
+            ask(consumer=consumer)
+    assert (run.member_waits == {}) is (message_model == "CLUSTERING")

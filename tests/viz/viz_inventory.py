@@ -31,6 +31,14 @@ def twins():
     return simulate(scenarios.shared_client_id(duration_ms=30_000, drain_ms=10_000), seed=1)
 
 
+@functools.cache
+def slow_broadcast():
+    """A BROADCASTING run with one slow member, which falls behind alone."""
+    from rmqlib.sim import scenarios, simulate
+
+    return simulate(scenarios.slow_member(message_model="BROADCASTING", duration_ms=30_000, drain_ms=30_000), seed=1)
+
+
 def _odd_allocation():
     """An allocation with an idle consumer, a queue owned twice and queues nobody holds."""
     queues = make_queues("TopicTest", ["broker-a", "broker-b"], 3)
@@ -86,6 +94,7 @@ def figures() -> dict:
         "latency_figure two": viz.latency_figure({"crash": crash, "orderly_crash": orderly}),
         "backlog_figure": viz.backlog_figure(crash),
         "backlog_figure two": viz.backlog_figure({"crash": crash, "orderly_crash": orderly}, step_ms=5_000),
+        "backlog_figure by_member": viz.backlog_figure(slow_broadcast(), by_member=True),
         "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
         "sweep_figure range": viz.sweep_figure(
             rows,
