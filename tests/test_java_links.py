@@ -168,6 +168,8 @@ CLASS_FILES = {
         "BrokerMemberGroup": [_REMOTING + "protocol/body/BrokerMemberGroup.java"],
         "ConsumeType": [_REMOTING + "protocol/heartbeat/ConsumeType.java"],
         "ConsumerData": [_REMOTING + "protocol/heartbeat/ConsumerData.java"],
+        "ConsumeStats": [_REMOTING + "protocol/admin/ConsumeStats.java"],
+        "OffsetWrapper": [_REMOTING + "protocol/admin/OffsetWrapper.java"],
         "FilterAPI": [_REMOTING + "protocol/filter/FilterAPI.java"],
         "HeartbeatData": [_REMOTING + "protocol/heartbeat/HeartbeatData.java"],
         "MessageModel": [_REMOTING + "protocol/heartbeat/MessageModel.java"],

@@ -12,9 +12,10 @@ log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling
 ``lockInStrictMode``), ``slave_synchronize`` (a slave's copy of its master's offsets), ``send_check`` (whether a
 send is taken), ``pop`` (Pop mode: pop, ack, revive), ``consumer_order_info`` (orderly Pop's batches),
 ``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation), ``topic_route_info`` (the
-broker's copy of routes that allocation reads).
+broker's copy of routes that allocation reads), ``admin`` (GET_CONSUME_STATS: how far a group is behind).
 """
 
+from rmqlib.broker.admin import ConsumeStats, OffsetWrapper, get_consume_stats
 from rmqlib.broker.client_manage import ClientManageProcessor, HeartbeatAnswer
 from rmqlib.broker.config import BrokerConfig, BrokerRole
 from rmqlib.broker.consumer_manager import (
@@ -87,6 +88,9 @@ from rmqlib.broker.topic_route_info import TopicRouteInfoManager
 
 __all__ = [
     "AckHandle",
+    "ConsumeStats",
+    "OffsetWrapper",
+    "get_consume_stats",
     "AdminBrokerProcessor",
     "BROKER_SUSPEND_MAX_TIME_MILLIS",
     "BrokerConfig",

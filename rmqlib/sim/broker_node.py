@@ -38,6 +38,7 @@ from rmqlib.broker import (
     SlaveSynchronize,
     TopicRouteInfoManager,
 )
+from rmqlib.broker.admin import get_consume_stats
 from rmqlib.broker.client_manage import ClientManageProcessor
 from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS as POP_POLL
 from rmqlib.broker.protocol import ResponseCode
@@ -355,6 +356,16 @@ class BrokerNode:
             if self.up:
                 self.hold.check_hold_request(int(clock.now))
                 self.flush_pull_answers()
+
+    def consume_stats_loop(self):
+        """A dashboard asks this master for the group's progress every ``consume_stats_interval_ms``; a broker that
+        is down answers nothing."""
+        clock, sc = self.clock, self.scenario
+        while True:
+            yield clock.timeout(sc.consume_stats_interval_ms)
+            if self.up:
+                stats = get_consume_stats(self.store, self.name, sc.consumer_group, list(sc.topics))
+                self.recorder.consume_stats.append((int(clock.now), self.name, stats))
 
     def housekeeping_loop(self):
         clock = self.clock

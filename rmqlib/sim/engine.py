@@ -157,6 +157,8 @@ class Simulation:
             clock.process(broker.housekeeping_loop())
             if not sc.real_time_notify:
                 clock.process(broker.notify_flush_loop())
+            if sc.consume_stats_interval_ms:
+                clock.process(broker.consume_stats_loop())
             if sc.consume_mode == POP:
                 clock.process(broker.revive_loop())
                 if broker.up:

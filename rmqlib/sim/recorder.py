@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from rmqlib.broker.admin import ConsumeStats
 from rmqlib.model import MessageQueue
 from rmqlib.sim.result import ConsumptionLog, EventLog, Interval, SimResult
 from rmqlib.sim.scenario import BROADCASTING, Scenario
@@ -64,6 +65,7 @@ class Recorder:
         self.offset_tallies: dict[tuple[str, str, int], _OffsetTally] = {}  # by (broker, topic, queue id)
         self.queue_tallies: dict[MessageQueue, _OffsetTally] = {}  # the same, by MessageQueue
         self.offset_violations: list[str] = []
+        self.consume_stats: list[tuple[int, str, ConsumeStats]] = []  # (when, master, its GET_CONSUME_STATS answer)
         self.load: dict[str, defaultdict[int, int]] = defaultdict(lambda: defaultdict(int))  # cid -> bucket -> count
         self.open_ownership: dict[str, dict[MessageQueue, int]] = {}  # cid -> queue -> since when
         self.ownership: defaultdict[str, list[Interval]] = defaultdict(list)
@@ -279,6 +281,7 @@ class Recorder:
             load_bucket_ms=LOAD_BUCKET_MS,
             event_log=self.event_log,
             offset_violations=self.offset_violations,
+            consume_stats=self.consume_stats,
             queues=[str(mq) for topic in sc.topics for mq in self.route_queues[topic]],
             counters=dict(self.counters),
             wall_seconds=wall_seconds,

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rmqlib.broker.admin import ConsumeStats
 from rmqlib.checks import check_each, check_int, check_str
 from rmqlib.protocol import MessageModel
 from rmqlib.sim.scenario import Scenario
@@ -262,6 +263,9 @@ class SimResult:
     # BROADCASTING only ({} otherwise): per member, ``waits`` as that member saw them (the end of its own first
     # listener call on each message). What ``stalls(consumer=...)`` and ``backlog(consumer=...)`` read.
     member_waits: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # With Scenario.consume_stats_interval_ms: every master's GET_CONSUME_STATS answer as a dashboard polls it, as
+    # (when, broker, answer) in time order. What ``diff_total`` reads.
+    consume_stats: list[tuple[int, str, ConsumeStats]] = field(default_factory=list)
     # With Scenario.order_keys: per order id, its messages in the order they were sent, each as its id and when its
     # first listener call ended (inf: none did). What ``out_of_order`` reads.
     orders: dict[int, list[tuple[int, float]]] | None = None
@@ -435,6 +439,17 @@ class SimResult:
             consumed = np.sort(waits[:, 1])  # inf: never, so it waits to the end
             result[queue] = np.searchsorted(stored, instants, "right") - np.searchsorted(consumed, instants, "right")
         return result
+
+    def diff_total(self) -> list[tuple[int, int]]:
+        """What a dashboard shows as the group's backlog at each of its polls (``Scenario.consume_stats_interval_ms``):
+        ``(when, diff)``, the diff (max offset minus committed offset) summed over every queue of the masters that
+        answered then (a broker that is down answers nothing). Unlike :meth:`backlog` it counts from the committed
+        offset, which lags the consumption: it trails a queue's lowest message still in a listener, and reaches the
+        broker with the next pull or offset persist. [] when nobody polled."""
+        totals: dict[int, int] = {}
+        for when, _broker, stats in self.consume_stats:
+            totals[when] = totals.get(when, 0) + stats.compute_total_diff()
+        return list(totals.items())
 
     def total_stall_ms(self, min_ms: int = STALL_MIN_MS) -> int:
         return sum(b - a for spans in self.stalls(min_ms).values() for a, b in spans)

@@ -210,6 +210,9 @@ class Scenario:
     broker_lock_expiry_ms: int = 60_000  # rocketmq.broker.rebalance.lockMaxLiveTime
     channel_expired_ms: int = 120_000  # BrokerConfig.channelExpiredTimeout
     channel_scan_ms: int = 10_000  # ClientHousekeepingService: scan every 10 s
+    # A dashboard (or mqadmin consumerProgress) asks every master for the group's GET_CONSUME_STATS this often, from
+    # the start; 0: nobody asks. What SimResult.consume_stats holds
+    consume_stats_interval_ms: int = 0
     pop_revive_interval_ms: int = 1_000  # BrokerConfig.reviveInterval
     # BrokerConfig.defaultPopShareQueueNum: -1 (or 0, or at least the group's size - 1) gives every member every
     # queue of each broker (queueId -1, the broker picks); n gives each its own share and the next n members'
@@ -472,6 +475,11 @@ class Scenario:
             f"an int from 1 to {MAX_SIMPLE_THREADS}",
         )
         _need(
+            _is_int(self.consume_stats_interval_ms) and self.consume_stats_interval_ms >= 0,
+            "consume_stats_interval_ms",
+            "an int >= 0 (0: no dashboard asks)",
+        )
+        _need(
             _is_int(self.push_max_cache_message_count) and self.push_max_cache_message_count > 0,
             "push_max_cache_message_count",
             "an int > 0 (PushConsumerBuilder#setMaxCacheMessageCount refuses the rest)",
@@ -715,6 +723,8 @@ class Scenario:
             timers["pop_revive_interval_ms"] = brokers
         if self.changes_routes:
             timers["poll_name_server_interval_ms"] = consumers + 1
+        if self.consume_stats_interval_ms:
+            timers["consume_stats_interval_ms"] = brokers
         wakeups = sum(self.end_ms / getattr(self, name) * count for name, count in timers.items())
         busiest = max(timers, key=lambda name: self.end_ms / getattr(self, name) * timers[name])
         _need(
