@@ -88,9 +88,6 @@ from rmqlib.broker.topic_route_info import TopicRouteInfoManager
 
 __all__ = [
     "AckHandle",
-    "ConsumeStats",
-    "OffsetWrapper",
-    "get_consume_stats",
     "AdminBrokerProcessor",
     "BROKER_SUSPEND_MAX_TIME_MILLIS",
     "BrokerConfig",
@@ -100,6 +97,7 @@ __all__ = [
     "ClientHousekeepingService",
     "ClientManageProcessor",
     "ConsumeFromWhere",
+    "ConsumeStats",
     "ConsumeInitMode",
     "ConsumeType",
     "ConsumerGroupEvent",
@@ -120,6 +118,7 @@ __all__ = [
     "MessageRequestMode",
     "MessageStore",
     "NotifyMessageArrivingListener",
+    "OffsetWrapper",
     "OrderInfo",
     "POP_ORDER_REVIVE_QUEUE",
     "PopCheckPoint",
@@ -146,5 +145,6 @@ __all__ = [
     "build_key",
     "build_pop_retry_topic",
     "build_retry_topic",
+    "get_consume_stats",
     "java_string_hash",
 ]

@@ -83,8 +83,8 @@ from rmqlib.viz.timeline import (  # noqa: E402
 
 __all__ += [
     "TIMELINE_EVENTS",
-    "consumed_by_queue_figure",
     "backlog_figure",
+    "consumed_by_queue_figure",
     "latency_figure",
     "load_figure",
     "lock_timeline_figure",

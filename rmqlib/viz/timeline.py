@@ -554,6 +554,18 @@ def consumed_by_queue_figure(result, title: str | None = None) -> go.Figure:
     return house_style(fig)
 
 
+def _labelled_results(results) -> dict[str, SimResult]:
+    """``results`` as a mapping label -> SimResult: a single run is labelled with its scenario and seed (shown
+    through phrase())."""
+    if not isinstance(results, Mapping):
+        _result(results, "results")
+        return {f"{results.scenario.name} (seed {results.seed})": results}
+    for label, r in results.items():
+        check_str(label, "results: a label", empty=True)
+        _result(r, f"results[{label!r}]")
+    return dict(results)
+
+
 def latency_figure(results, max_points: int = 1500, title: str | None = None) -> go.Figure:
     """Empirical CDF of end-to-end latency (store to consume), one line per run.
 
@@ -565,12 +577,7 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
     """
     max_points = check_int(max_points, "max_points", 2, 100_000)
     title = _title(title)
-    if not isinstance(results, Mapping):
-        _result(results, "results")
-        results = {f"{results.scenario.name} (seed {results.seed})": results}  # shown through phrase()
-    for label, r in results.items():
-        check_str(label, "results: a label", empty=True)
-        _result(r, f"results[{label!r}]")
+    results = _labelled_results(results)
     meta = {}
     lines = {}  # label -> (latencies drawn, their fractions)
     for label, r in results.items():
@@ -646,12 +653,8 @@ def backlog_figure(results, step_ms: int = 1_000, title: str | None = None, by_m
         check_int(step_ms, "step_ms", 1, run.scenario.end_ms)
         lines = {cid: (run, cid) for cid in run.member_waits}
     else:
-        if not isinstance(results, Mapping):
-            _result(results, "results")
-            results = {f"{results.scenario.name} (seed {results.seed})": results}  # shown through phrase()
-        for label, r in results.items():
-            check_str(label, "results: a label", empty=True)
-            _result(r, f"results[{label!r}]")
+        results = _labelled_results(results)
+        for r in results.values():
             check_int(step_ms, "step_ms", 1, r.scenario.end_ms)
         lines = {label: (r, None) for label, r in results.items()}
     totals = {}
