@@ -154,6 +154,7 @@ CLASS_FILES = {
         "MessageStore": [_S + "MessageStore.java"],
         "MessageStoreConfig": [_S + "config/MessageStoreConfig.java"],
         "PopCheckPoint": [_S + "pop/PopCheckPoint.java"],
+        "BrokerStatsManager": [_S + "stats/BrokerStatsManager.java"],
         # common
         "BrokerConfig": [_COMMON + "BrokerConfig.java"],
         "ConsistentHashRouter": [_COMMON + "consistenthash/ConsistentHashRouter.java"],
@@ -162,6 +163,9 @@ CLASS_FILES = {
         "MessageQueue": [_COMMON + "message/MessageQueue.java"],
         "MessageRequestMode": [_COMMON + "message/MessageRequestMode.java"],
         "MixAll": [_COMMON + "MixAll.java"],
+        "StatsItem": [_COMMON + "stats/StatsItem.java"],
+        "StatsItemSet": [_COMMON + "stats/StatsItemSet.java"],
+        "StatsSnapshot": [_COMMON + "stats/StatsSnapshot.java"],
         "VirtualNode": [_COMMON + "consistenthash/VirtualNode.java"],
         # remoting
         "BrokerData": [_REMOTING + "protocol/route/BrokerData.java"],

@@ -12,7 +12,8 @@ log, consume queues, reput, getMessage, offsets), ``hold_service`` (long polling
 ``lockInStrictMode``), ``slave_synchronize`` (a slave's copy of its master's offsets), ``send_check`` (whether a
 send is taken), ``pop`` (Pop mode: pop, ack, revive), ``consumer_order_info`` (orderly Pop's batches),
 ``pop_long_polling`` (held empty pops), ``query_assignment`` (server-side allocation), ``topic_route_info`` (the
-broker's copy of routes that allocation reads), ``admin`` (GET_CONSUME_STATS: how far a group is behind).
+broker's copy of routes that allocation reads), ``admin`` (GET_CONSUME_STATS: how far a group is behind),
+``stats`` (the counters behind its consume TPS).
 """
 
 from rmqlib.broker.admin import ConsumeStats, OffsetWrapper, get_consume_stats
@@ -84,6 +85,7 @@ from rmqlib.broker.query_assignment import (
 )
 from rmqlib.broker.replica_locks import AdminBrokerProcessor, BrokerMemberGroup
 from rmqlib.broker.slave_synchronize import SlaveSynchronize
+from rmqlib.broker.stats import BrokerStatsManager, StatsItem, StatsItemSet, StatsSnapshot
 from rmqlib.broker.topic_route_info import TopicRouteInfoManager
 
 __all__ = [
@@ -93,6 +95,7 @@ __all__ = [
     "BrokerConfig",
     "BrokerRole",
     "BrokerMemberGroup",
+    "BrokerStatsManager",
     "ClientChannelInfo",
     "ClientHousekeepingService",
     "ClientManageProcessor",
@@ -136,6 +139,9 @@ __all__ = [
     "REBALANCE_LOCK_MAX_LIVE_TIME",
     "RebalanceLockManager",
     "SlaveSynchronize",
+    "StatsItem",
+    "StatsItemSet",
+    "StatsSnapshot",
     "TopicRouteInfoManager",
     "ResponseCode",
     "StoredMessage",

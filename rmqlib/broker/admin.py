@@ -2,7 +2,7 @@
 consumerProgress`` show its ``diff`` (brokerOffset - consumerOffset) as the group's backlog.
 
 Mirrors: broker/.../processor/AdminBrokerProcessor.java (#getConsumeStats) and
-remoting/.../protocol/admin/ConsumeStats.java, OffsetWrapper.java.
+remoting/.../protocol/admin/ConsumeStats.java, OffsetWrapper.java; its consumeTps comes from :mod:`rmqlib.broker.stats`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqlib.broker.message_store import MessageStore
+from rmqlib.broker.stats import BrokerStatsManager
 from rmqlib.checks import check_each, check_instance, check_str
 from rmqlib.model import MessageQueue
 
@@ -33,9 +34,12 @@ class OffsetWrapper:
 
 @dataclass
 class ConsumeStats:
-    """One broker's answer: a line per queue. Mirrors: ConsumeStats (its consumeTps is not modelled)"""
+    """One broker's answer: a line per queue, and the messages per second it handed the group over the latest
+    minute of samples, summed over the topics (0.0 when the broker's statistics were not given). Mirrors:
+    ConsumeStats"""
 
     offset_table: dict[MessageQueue, OffsetWrapper] = field(default_factory=dict)
+    consume_tps: float = 0.0
 
     def compute_total_diff(self) -> int:
         """Mirrors: #computeTotalDiff"""
@@ -46,16 +50,26 @@ class ConsumeStats:
         return sum(w.pull_offset - w.consumer_offset for w in self.offset_table.values())
 
 
-def get_consume_stats(store: MessageStore, broker_name: str, group: str, topics: Iterable[str]) -> ConsumeStats:
+def get_consume_stats(
+    store: MessageStore,
+    broker_name: str,
+    group: str,
+    topics: Iterable[str],
+    broker_stats_manager: BrokerStatsManager | None = None,
+) -> ConsumeStats:
     """``group``'s progress on each read queue of ``topics`` in ``store``, as broker ``broker_name`` answers it. A
     topic the broker does not have is skipped (Java logs it); a queue without a committed offset counts from 0. The
     pull offset is the committed one: only Pop records a pull offset, and a pull group's queries fall back to the
     committed offset (ConsumerOffsetManager#queryPullOffset). Java also picks the topics from the group's
-    subscriptions when none are named; here the caller names them. Mirrors: AdminBrokerProcessor#getConsumeStats"""
+    subscriptions when none are named; here the caller names them. ``broker_stats_manager``: the broker's counters,
+    which give ``consume_tps`` (BrokerStatsManager#tpsGroupGetNums per topic). Mirrors:
+    AdminBrokerProcessor#getConsumeStats"""
     check_instance(store, "store", MessageStore)
     check_str(broker_name, "broker_name")
     check_str(group, "group")
     topics = check_each(topics, "topics", lambda value, name: check_str(value, name))
+    if broker_stats_manager is not None:
+        check_instance(broker_stats_manager, "broker_stats_manager", BrokerStatsManager)
     stats = ConsumeStats()
     for topic in topics:
         if not store.has_topic(topic):
@@ -67,4 +81,6 @@ def get_consume_stats(store: MessageStore, broker_name: str, group: str, topics:
             stats.offset_table[MessageQueue(topic, broker_name, queue_id)] = OffsetWrapper(
                 broker_offset, consumer_offset, consumer_offset, last.store_timestamp if last is not None else 0
             )
+        if broker_stats_manager is not None:
+            stats.consume_tps += broker_stats_manager.tps_group_get_nums(group, topic)
     return stats

@@ -47,6 +47,7 @@ from rmqlib.broker.protocol import (
     check_schedule_time,
     check_time,
 )
+from rmqlib.broker.stats import BrokerStatsManager
 from rmqlib.checks import (
     ArgumentTypeError,
     check_bool,
@@ -247,12 +248,17 @@ class PopMessageProcessor:
         broker_config: BrokerConfig | None = None,
         rng: random.Random | None = None,
         topic_config: MutableMapping[str, tuple[int, int]] | None = None,
+        broker_stats_manager: BrokerStatsManager | None = None,
     ):
         """``topic_config``: what the broker's TopicConfigManager holds, topic -> (read queues, write queues), read
         live at every pop, ack and change of invisible time (a broker whose read count shrinks stops serving the
         queues past it; one that drops the topic answers TOPIC_NOT_EXIST); a revived message's retry topic is added
-        to it. None: the store's queue counts serve as the config."""
+        to it. None: the store's queue counts serve as the config. ``broker_stats_manager``: where a pop counts the
+        messages it hands out (a restarted broker's new one replaces it); None: nothing counts them."""
         check_instance(store, "store", MessageStore)
+        if broker_stats_manager is not None:
+            check_instance(broker_stats_manager, "broker_stats_manager", BrokerStatsManager)
+        self.broker_stats_manager = broker_stats_manager
         if topic_config is not None:
             check_mapping(topic_config, "topic_config")
         if broker_config is not None:
@@ -460,6 +466,8 @@ class PopMessageProcessor:
             offset = result.next_begin_offset
             result = store.get_message(group, read_topic, queue_id, offset, max_msg_nums - len(out), message_filter)
         if result.messages:
+            if self.broker_stats_manager is not None:
+                self.broker_stats_manager.inc_group_get_nums(group, read_topic, len(result.messages))
             if order_counts is not None:
                 offsets = [m.queue_offset for m in result.messages]
                 counts = self.consumer_order_info.update(

@@ -45,6 +45,7 @@ from rmqlib.broker.message_store import (
     MessageStore,
 )
 from rmqlib.broker.protocol import SUB_ALL, ResponseCode, SubscriptionData
+from rmqlib.broker.stats import BrokerStatsManager
 from rmqlib.checks import (
     check_bool,
     check_instance,
@@ -227,10 +228,12 @@ class PullMessageProcessor:
         consumer_manager=None,
         broker_config: BrokerConfig | None = None,
         topic_config: Mapping[str, tuple[int, int]] | None = None,
+        broker_stats_manager: BrokerStatsManager | None = None,
     ):
         """``topic_config``: what the broker's TopicConfigManager holds, topic -> (read queues, write queues), read
         live at every pull (a broker whose read count shrinks refuses the queues past it); None: the store's
-        queue counts serve as the config."""
+        queue counts serve as the config. ``broker_stats_manager``: where a SUCCESS answer counts the messages it
+        hands out (DefaultPullMessageResultHandler); None: nothing counts them."""
         check_instance(store, "store", MessageStore)
         if topic_config is not None:
             check_mapping(topic_config, "topic_config")
@@ -240,6 +243,8 @@ class PullMessageProcessor:
             check_methods(consumer_manager, "consumer_manager", "get_consumer_group_info", "compensate_subscribe_data")
         if broker_config is not None:
             check_instance(broker_config, "broker_config", BrokerConfig)
+        if broker_stats_manager is not None:
+            check_instance(broker_stats_manager, "broker_stats_manager", BrokerStatsManager)
         self.store = store
         self.broker_config = broker_config or store.broker_config
         if hold_service is None:
@@ -253,6 +258,7 @@ class PullMessageProcessor:
             store.message_arriving_listener = NotifyMessageArrivingListener(self.hold_service)
         self.consumer_manager = consumer_manager
         self.topic_config = topic_config
+        self.broker_stats_manager = broker_stats_manager
         self.outbox: list[PullResponse] = []
 
     def process_request(
@@ -333,6 +339,8 @@ class PullMessageProcessor:
             )
             self.hold_service._suspend_pull_request_trusted(topic, queue_id, held)  # the store has just read this queue
             return None
+        if code is _SUCCESS and self.broker_stats_manager is not None:
+            self.broker_stats_manager.inc_group_get_nums(request.consumer_group, topic, len(result.messages))
         # The result is ours alone and dropped here, so the response may take its message list.
         return PullResponse(
             request,

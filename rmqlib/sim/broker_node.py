@@ -44,6 +44,7 @@ from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS as POP_POLL
 from rmqlib.broker.protocol import ResponseCode
 from rmqlib.broker.send_check import _msg_check_trusted
 from rmqlib.broker.slave_synchronize import SLAVE_SYNC_CHECK_INTERVAL_MS, SLAVE_SYNC_FIRST_DELAY_MS
+from rmqlib.broker.stats import SAMPLING_INTERVAL_MS, BrokerStatsManager
 from rmqlib.broker.topic_route_info import FIRST_ROUTE_UPDATE_DELAY_MILLIS, LOAD_BALANCE_POLL_NAME_SERVER_INTERVAL
 from rmqlib.client import retry_topic
 from rmqlib.client.producer import RETRY_RESPONSE_CODES, RETRY_TIMES_WHEN_SEND_FAILED
@@ -136,7 +137,9 @@ class BrokerNode:
         self.topic_config: dict[str, tuple[int, int]] = {}
         self.topic_config_changes = 0  # set_topic calls so far: the producers' burst plan checks its queues again
         self._start_services()
-        self.pop = PopMessageProcessor(self.store, self.config, random.Random(rng.random()), self.topic_config)
+        self.pop = PopMessageProcessor(
+            self.store, self.config, random.Random(rng.random()), self.topic_config, self.stats
+        )
         self.revive = PopReviveService(self.pop)
         self.assignment = QueryAssignmentProcessor(
             self.consumer_manager, self.route_info.get_topic_subscribe_info, self.config
@@ -159,12 +162,18 @@ class BrokerNode:
         """What a (re)started broker keeps only in memory: its consumer registry (and the groups' heartbeat
         fingerprints), held pulls and lock table."""
         self.consumer_manager = ConsumerManager([self.listener], self.config)
+        # a master's counters, when a dashboard reads them (Scenario.consume_stats_interval_ms); a restart zeroes them
+        sc = self.scenario
+        self.stats = (
+            BrokerStatsManager(int(self.clock.now)) if sc.consume_stats_interval_ms and not self.is_slave else None
+        )
         self.client_manage = ClientManageProcessor(self.consumer_manager)  # HEART_BEAT
         self.processor = PullMessageProcessor(
             self.store,
             consumer_manager=self.consumer_manager,
             broker_config=self.config,
             topic_config=self.topic_config,
+            broker_stats_manager=self.stats,
         )
         self.hold = self.processor.hold_service
         self.locks = RebalanceLockManager(self.scenario.broker_lock_expiry_ms)
@@ -214,6 +223,8 @@ class BrokerNode:
         self.up, self.silent = True, False
         self.starts += 1
         self._start_services()
+        self.pop.broker_stats_manager = self.stats
+        self.start_stats_sampling()
         self.pop.consumer_order_info.recover(now)  # the persisted orderly batches, on a new timer wheel
         self.schedule_lock_free(now)
         # QueryAssignmentProcessor reads the broker's registry and route copy, the new ones (its request modes, a
@@ -228,6 +239,11 @@ class BrokerNode:
     def start_serving(self) -> None:
         """A broker that only a topic change brings in starts with its first topic (its route copy's task too)."""
         self.up = True
+        if self.stats is not None:  # its counters start now
+            self.stats = self.processor.broker_stats_manager = self.pop.broker_stats_manager = BrokerStatsManager(
+                int(self.clock.now)
+            )
+            self.start_stats_sampling()
         self.recorder.log(int(self.clock.now), "broker up", self.name, "new")
         if self.scenario.consume_mode == POP:
             self.clock.process(self.route_info_loop())
@@ -364,8 +380,21 @@ class BrokerNode:
         while True:
             yield clock.timeout(sc.consume_stats_interval_ms)
             if self.up:
-                stats = get_consume_stats(self.store, self.name, sc.consumer_group, list(sc.topics))
+                stats = get_consume_stats(self.store, self.name, sc.consumer_group, list(sc.topics), self.stats)
                 self.recorder.consume_stats.append((int(clock.now), self.name, stats))
+
+    def start_stats_sampling(self) -> None:
+        """Sample this broker's counters every 10 s from its start, the first at once (StatsItemSet#init), until
+        a restart gives it new ones."""
+        if self.stats is not None:
+            self.clock.process(self._stats_sampling_loop(self.stats))
+
+    def _stats_sampling_loop(self, stats: BrokerStatsManager):
+        clock = self.clock
+        while self.stats is stats:
+            if self.up:
+                stats.sampling_in_seconds(int(clock.now))
+            yield clock.timeout(SAMPLING_INTERVAL_MS)
 
     def housekeeping_loop(self):
         clock = self.clock

@@ -158,6 +158,7 @@ class Simulation:
             if not sc.real_time_notify:
                 clock.process(broker.notify_flush_loop())
             if sc.consume_stats_interval_ms:
+                broker.start_stats_sampling()
                 clock.process(broker.consume_stats_loop())
             if sc.consume_mode == POP:
                 clock.process(broker.revive_loop())

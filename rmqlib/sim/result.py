@@ -264,7 +264,7 @@ class SimResult:
     # listener call on each message). What ``stalls(consumer=...)`` and ``backlog(consumer=...)`` read.
     member_waits: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     # With Scenario.consume_stats_interval_ms: every master's GET_CONSUME_STATS answer as a dashboard polls it, as
-    # (when, broker, answer) in time order. What ``diff_total`` reads.
+    # (when, broker, answer) in time order. What ``diff_total`` and ``consume_tps`` read.
     consume_stats: list[tuple[int, str, ConsumeStats]] = field(default_factory=list)
     # With Scenario.order_keys: per order id, its messages in the order they were sent, each as its id and when its
     # first listener call ended (inf: none did). What ``out_of_order`` reads.
@@ -440,6 +440,19 @@ class SimResult:
             result[queue] = np.searchsorted(stored, instants, "right") - np.searchsorted(consumed, instants, "right")
         return result
 
+    def consume_rate(self, step_ms: int = 1_000, window_ms: int = 60_000) -> np.ndarray:
+        """The group's messages consumed per second over the ``window_ms`` before each instant ``0, step_ms,
+        2*step_ms, ...`` up to the end of the run: messages whose first listener call (in BROADCASTING, the first
+        member's) ended in that window, divided by its length. The window starts at 0 for instants before a whole
+        window has passed, as a dashboard's first minute of samples does not. What to set beside
+        :meth:`consume_tps`, which counts messages handed out instead."""
+        check_int(step_ms, "step_ms", 1, self.scenario.end_ms)
+        check_int(window_ms, "window_ms", 1, self.scenario.end_ms)
+        instants = np.arange(0, self.scenario.end_ms + 1, step_ms)
+        ends = np.sort(np.concatenate([w[:, 1] for w in self.waits.values()] or [np.empty(0)]))
+        consumed = np.searchsorted(ends, instants, "right") - np.searchsorted(ends, instants - window_ms, "right")
+        return consumed * 1000.0 / window_ms
+
     def diff_total(self) -> list[tuple[int, int]]:
         """What a dashboard shows as the group's backlog at each of its polls (``Scenario.consume_stats_interval_ms``):
         ``(when, diff)``, the diff (max offset minus committed offset) summed over every queue of the masters that
@@ -449,6 +462,17 @@ class SimResult:
         totals: dict[int, int] = {}
         for when, _broker, stats in self.consume_stats:
             totals[when] = totals.get(when, 0) + stats.compute_total_diff()
+        return list(totals.items())
+
+    def consume_tps(self) -> list[tuple[int, float]]:
+        """What a dashboard shows as the group's consume TPS at each of its polls: ``(when, tps)``, summed over the
+        masters that answered then, as ``mqadmin consumerProgress`` sums them. Each master counts the messages its
+        pull and pop answers handed the group, and reports their rate over its latest minute of 10-second samples
+        (:mod:`rmqlib.broker.stats`): messages handed out, not consumed, and a minute's average. [] when nobody
+        polled."""
+        totals: dict[int, float] = {}
+        for when, _broker, stats in self.consume_stats:
+            totals[when] = totals.get(when, 0.0) + stats.consume_tps
         return list(totals.items())
 
     def total_stall_ms(self, min_ms: int = STALL_MIN_MS) -> int:

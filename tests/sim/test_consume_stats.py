@@ -50,3 +50,56 @@ def test_nobody_polls_by_default_and_a_bad_interval_is_refused_by_name():
     for bad in (-1, 1.5, "5s"):
         with pytest.raises(ValueError, match="consume_stats_interval_ms"):
             scenarios.steady_state(consume_stats_interval_ms=bad)
+
+
+@pytest.fixture(scope="module")
+def traced():
+    """Polled every 10 s, on the masters' sampling instants; producers from 12 s to 60 s."""
+    sc = scenarios.steady_state(duration_ms=60_000, drain_ms=90_000, consume_stats_interval_ms=10_000)
+    return simulate(sc, seed=1, trace=True)
+
+
+def _handed_out(run, broker, until_ms):
+    """Messages of the run's topic that ``broker``'s pull answers carried before ``until_ms``, from the trace (an
+    answer at a sampling instant comes after the sample: the sampling task's timer was set 10 s earlier)."""
+    return sum(
+        int(e.detail.split(": TopicTest@")[1].split()[1])
+        for e in run.events_of("pull answered")
+        if e.who == broker and ": TopicTest@" in e.detail and e.time_ms < until_ms
+    )
+
+
+def test_the_consume_tps_is_the_messages_handed_out_over_the_last_minute_of_samples(traced):
+    tps = {(when, broker): stats.consume_tps for when, broker, stats in traced.consume_stats}
+    for broker in traced.scenario.brokers:
+        # the first sample after the first message (at 20 s) reaches back to 10 s; at 70 s seven samples span 10-70 s
+        assert tps[20_000, broker] == pytest.approx(_handed_out(traced, broker, 20_000) / 10)
+        assert tps[70_000, broker] == pytest.approx(_handed_out(traced, broker, 70_000) / 60)
+        # then the minute slides past the last answer (about 60 s): 0 from 130 s on
+        assert tps[80_000, broker] == pytest.approx(
+            (_handed_out(traced, broker, 80_000) - _handed_out(traced, broker, 20_000)) / 60
+        )
+        assert tps[120_000, broker] > 0 and tps[130_000, broker] == 0
+    # stale answers count too: a pull held for a queue its member gave away is answered when messages come
+    assert sum(_handed_out(traced, b, 70_000) for b in traced.scenario.brokers) > traced.produced
+    assert dict(traced.consume_tps())[70_000] == pytest.approx(sum(tps[70_000, b] for b in traced.scenario.brokers))
+
+
+def test_a_restarted_broker_counts_from_zero():
+    run = simulate(scenarios.broker_outage(consume_stats_interval_ms=5_000), seed=1)
+    outage = run.scenario.outages[0]
+    tps = {when: stats.consume_tps for when, broker, stats in run.consume_stats if broker == outage.broker}
+    before = max(when for when in tps if when < outage.down_ms)
+    after = min(when for when in tps if when >= outage.up_ms)
+    assert tps[before] > 0 and after < outage.up_ms + 10_000 and tps[after] == 0
+
+
+def test_the_consume_rate_counts_first_consumptions_in_each_window(traced):
+    ends = sorted(float(t) for waits in traced.waits.values() for t in waits[:, 1])
+    rate = traced.consume_rate(5_000, 30_000)
+    for k, value in enumerate(rate):
+        t = 5_000 * k
+        assert value == pytest.approx(sum(1 for e in ends if t - 30_000 < e <= t) / 30)
+    assert rate.max() > 0 and len(rate) == traced.scenario.end_ms // 5_000 + 1
+    with pytest.raises(ValueError, match="window_ms"):
+        traced.consume_rate(1_000, 0)
