@@ -217,6 +217,16 @@ ZH: dict[str, str] = {
     "Messages waiting: ": "等待中的消息：",
     "{label} at most {most:,} ({at:.0f} s)": "{label}最多 {most:,} 条（{at:.0f} 秒）",
     "messages waiting": "等待中的消息数",
+    "What a dashboard shows, and what the run did: the diff at most {diff:,} and the messages waiting at most "
+    "{waiting:,}; the consume TPS at most {tps:.1f}, the messages consumed at most {consumed:.1f} a second": (
+        "控制台显示的，与运行中实际发生的：diff 最多 {diff:,}，等待中的消息最多 {waiting:,} 条；"
+        "消费 TPS 最多 {tps:.1f}，每秒实际消费最多 {consumed:.1f} 条"
+    ),
+    "the dashboard's diff": "控制台上的 diff",
+    "the dashboard's consume TPS": "控制台上的消费 TPS",
+    "messages consumed a second (over the last 10 s)": "每秒消费的消息数（最近 10 秒）",
+    "messages behind": "落后的消息数",
+    "messages a second": "每秒消息数",
     "%{x}: mean %{y}<extra></extra>": "%{x}：平均 %{y}<extra></extra>",
     "{y} vs {x} ({seeds} seed per value, box = spread over seeds)": "{y}随{x}的变化（每个取值 {seeds} 个随机种子，箱线表示各种子间的分布）",
     "{y} vs {x} ({seeds} seeds per value, box = spread over seeds)": "{y}随{x}的变化（每个取值 {seeds} 个随机种子，箱线表示各种子间的分布）",

@@ -696,6 +696,71 @@ def backlog_figure(results, step_ms: int = 1_000, title: str | None = None, by_m
     return house_style(fig)
 
 
+def dashboard_figure(result, title: str | None = None) -> go.Figure:
+    """What a dashboard showed of a run, beside what the run did, in two panels over time. Above, the dashboard's
+    diff at each of its polls (:meth:`SimResult.diff_total`) and the messages really waiting
+    (:meth:`SimResult.backlog`); below, its consume TPS (:meth:`SimResult.consume_tps`, a minute's average of the
+    messages handed out) and the messages really consumed a second over the 10 s before
+    (:meth:`SimResult.consume_rate`). ``result`` comes from a scenario with ``consume_stats_interval_ms`` set. The
+    default title gives each line's highest value."""
+    run = _result(result)
+    if not run.consume_stats:
+        raise ValueError(
+            "result: a run a dashboard polled (a scenario with consume_stats_interval_ms > 0); nobody polled this one"
+        )
+    title = _title(title)
+    seconds = run.scenario.end_ms // 1000
+    waiting = sum(run.backlog(1_000).values(), np.zeros(seconds + 1, dtype=int))
+    consumed = run.consume_rate(1_000, 10_000)
+    polls = [when / 1000 for when, _ in run.diff_total()]
+    diffs = [diff for _, diff in run.diff_total()]
+    tps = [value for _, value in run.consume_tps()]
+    if title is None:
+        title = text(
+            "What a dashboard shows, and what the run did: the diff at most {diff:,} and the messages waiting at most "
+            "{waiting:,}; the consume TPS at most {tps:.1f}, the messages consumed at most {consumed:.1f} a second",
+            diff=max(diffs),
+            waiting=int(waiting.max()),
+            tps=max(tps),
+            consumed=float(consumed.max()),
+        )
+    shown, real = consumer_colors(["dashboard", "run"]).values()
+    xs = list(range(seconds + 1))
+    lines = (  # (name, x, y, colour, panel axis suffix, a dashboard's step line)
+        ("the dashboard's diff", polls, diffs, shown, "", True),
+        ("messages waiting", xs, waiting.tolist(), real, "", False),
+        ("the dashboard's consume TPS", polls, tps, shown, "2", True),
+        ("messages consumed a second (over the last 10 s)", xs, consumed.tolist(), real, "2", False),
+    )
+    fig = go.Figure()
+    for name, x, y, color, axis, dashboard in lines:
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                name=text(name),
+                xaxis="x" + axis,
+                yaxis="y" + axis,
+                # a dashboard's figure holds from one poll to the next
+                line=dict(
+                    color=color, width=2.5, shape="hv" if dashboard else "linear", dash="dot" if dashboard else None
+                ),
+                hovertemplate="%{x} s: %{y}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        height=560,
+        xaxis=dict(domain=[0, 1], anchor="y", matches="x2", showticklabels=False, rangemode="tozero"),
+        yaxis=dict(domain=[0.56, 1], title=text("messages behind"), rangemode="tozero"),
+        xaxis2=dict(domain=[0, 1], anchor="y2", title=text("time (s)"), rangemode="tozero"),
+        yaxis2=dict(domain=[0, 0.44], title=text("messages a second"), rangemode="tozero"),
+        meta={"view": "dashboard", "most": {name: max(y) for name, _, y, _, _, _ in lines}},
+    )
+    return house_style(fig)
+
+
 # --------------------------------------------------------------------------- sweeps
 
 

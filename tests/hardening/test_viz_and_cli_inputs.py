@@ -374,6 +374,7 @@ VIZ_SPECS = {
         dict(result=junk, events=st.lists(st.sampled_from(["pop failed", "join"]))),
     ),
     "latency_figure": (viz.latency_figure, dict(results=None), dict(results=junk)),
+    "dashboard_figure": (viz.dashboard_figure, dict(result=None), dict(result=junk)),
     "backlog_figure": (
         viz.backlog_figure,
         dict(results=None),

@@ -7,6 +7,7 @@ from rmqlib.viz import (
     PALETTE,
     backlog_figure,
     consumed_by_queue_figure,
+    dashboard_figure,
     latency_figure,
     load_figure,
     lock_timeline_figure,
@@ -195,6 +196,26 @@ def test_backlog_figure_draws_each_runs_messages_waiting_summed_over_its_queues(
         assert fig.layout.meta["most"][trace.name] == total.max() > 0
     assert [t.name for t in fig.data] == ["crash", "orderly"]
     assert plain_title(fig.layout).startswith(f"Messages waiting: crash at most {int(max(fig.data[0].y)):,} (")
+
+
+def test_dashboard_figure_sets_what_a_dashboard_showed_beside_what_the_run_did(crash):
+    run = simulate(scenarios.slow_member(duration_ms=40_000, drain_ms=70_000, consume_stats_interval_ms=5_000), 1)
+    fig = dashboard_figure(run)
+    diff, waiting, tps, consumed = fig.data
+    polls = [when / 1000 for when, _ in run.diff_total()]
+    assert list(diff.x) == list(tps.x) == polls and len(polls) == run.scenario.end_ms // 5_000 - 1
+    assert list(diff.y) == [d for _, d in run.diff_total()] and list(tps.y) == [v for _, v in run.consume_tps()]
+    assert list(waiting.y) == sum(run.backlog().values()).tolist()
+    assert list(consumed.y) == run.consume_rate(1_000, 10_000).tolist() and max(consumed.y) > 0
+    assert [t.yaxis for t in fig.data] == ["y", "y", "y2", "y2"] and diff.line.shape == tps.line.shape == "hv"
+    assert fig.layout.meta["most"]["the dashboard's consume TPS"] == max(tps.y) > max(consumed.y)
+    assert plain_title(fig.layout).startswith(
+        f"What a dashboard shows, and what the run did: the diff at most {max(diff.y):,}"
+    )
+    with pytest.raises(ValueError, match="result: a run a dashboard polled"):
+        dashboard_figure(crash)
+    with pytest.raises(TypeError, match="result"):
+        dashboard_figure({"a": run})
 
 
 def test_sweep_figure_shows_every_seed_not_a_single_run():

@@ -39,6 +39,14 @@ def slow_broadcast():
     return simulate(scenarios.slow_member(message_model="BROADCASTING", duration_ms=30_000, drain_ms=30_000), seed=1)
 
 
+@functools.cache
+def polled():
+    """A run a dashboard polls every 5 s: one slow member."""
+    from rmqlib.sim import scenarios, simulate
+
+    return simulate(scenarios.slow_member(duration_ms=30_000, drain_ms=40_000, consume_stats_interval_ms=5_000), seed=1)
+
+
 def _odd_allocation():
     """An allocation with an idle consumer, a queue owned twice and queues nobody holds."""
     queues = make_queues("TopicTest", ["broker-a", "broker-b"], 3)
@@ -95,6 +103,7 @@ def figures() -> dict:
         "backlog_figure": viz.backlog_figure(crash),
         "backlog_figure two": viz.backlog_figure({"crash": crash, "orderly_crash": orderly}, step_ms=5_000),
         "backlog_figure by_member": viz.backlog_figure(slow_broadcast(), by_member=True),
+        "dashboard_figure": viz.dashboard_figure(polled()),
         "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
         "sweep_figure range": viz.sweep_figure(
             rows,
