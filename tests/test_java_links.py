@@ -100,6 +100,7 @@ CLASS_FILES = {
         "AbstractSendMessageProcessor": [_B + "processor/AbstractSendMessageProcessor.java"],
         "AckMessageProcessor": [_B + "processor/AckMessageProcessor.java"],
         "AdminBrokerProcessor": [_B + "processor/AdminBrokerProcessor.java"],
+        "BroadcastOffsetManager": [_B + "offset/BroadcastOffsetManager.java"],
         "BrokerController": [_B + "BrokerController.java"],
         "BrokerPreOnlineService": [_B + "BrokerPreOnlineService.java"],
         "ChangeInvisibleTimeProcessor": [_B + "processor/ChangeInvisibleTimeProcessor.java"],
