@@ -160,7 +160,7 @@ class BrokerNode:
 
     def _start_services(self) -> None:
         """What a (re)started broker keeps only in memory: its consumer registry (and the groups' heartbeat
-        fingerprints), held pulls and lock table."""
+        fingerprints), held pulls, lock table and statistics."""
         self.consumer_manager = ConsumerManager([self.listener], self.config)
         # a master's counters, when a dashboard reads them (Scenario.consume_stats_interval_ms); a restart zeroes them
         sc = self.scenario

@@ -443,9 +443,9 @@ class SimResult:
     def consume_rate(self, step_ms: int = 1_000, window_ms: int = 60_000) -> np.ndarray:
         """The group's messages consumed per second over the ``window_ms`` before each instant ``0, step_ms,
         2*step_ms, ...`` up to the end of the run: messages whose first listener call (in BROADCASTING, the first
-        member's) ended in that window, divided by its length. The window starts at 0 for instants before a whole
-        window has passed, as a dashboard's first minute of samples does not. What to set beside
-        :meth:`consume_tps`, which counts messages handed out instead."""
+        member's) ended in that window, divided by its length; for an instant less than ``window_ms`` into the run,
+        the part of the window before the start counts as nothing consumed. What to set beside :meth:`consume_tps`,
+        which counts messages handed out instead."""
         check_int(step_ms, "step_ms", 1, self.scenario.end_ms)
         check_int(window_ms, "window_ms", 1, self.scenario.end_ms)
         instants = np.arange(0, self.scenario.end_ms + 1, step_ms)

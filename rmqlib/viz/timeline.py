@@ -712,8 +712,8 @@ def dashboard_figure(result, title: str | None = None) -> go.Figure:
     seconds = run.scenario.end_ms // 1000
     waiting = sum(run.backlog(1_000).values(), np.zeros(seconds + 1, dtype=int))
     consumed = run.consume_rate(1_000, 10_000)
-    polls = [when / 1000 for when, _ in run.diff_total()]
-    diffs = [diff for _, diff in run.diff_total()]
+    polled = run.diff_total()
+    polls, diffs = [when / 1000 for when, _ in polled], [diff for _, diff in polled]
     tps = [value for _, value in run.consume_tps()]
     if title is None:
         title = text(
