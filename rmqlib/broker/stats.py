@@ -101,8 +101,7 @@ class BrokerStatsManager:
     """A broker's statistics, kept in memory from its start (a restarted broker counts from zero again). Only the
     messages handed to each group per topic are modelled. Mirrors: BrokerStatsManager"""
 
-    def __init__(self, started_ms: int = 0):
-        self.started_ms = check_time_ms(started_ms, "started_ms")
+    def __init__(self) -> None:
         self.group_get_nums = StatsItemSet(GROUP_GET_NUMS)
 
     def inc_group_get_nums(self, group: str, topic: str, inc_value: int) -> None:
@@ -114,12 +113,7 @@ class BrokerStatsManager:
         #tpsGroupGetNums"""
         return self.group_get_nums.get_stats_data_in_minute(build_stats_key(topic, group)).tps
 
-    def next_sampling_ms(self, now_ms: int) -> int:
-        """When the sampling task runs next at or after ``now_ms``: every 10 s from the start, the first at once."""
-        check_time_ms(now_ms)
-        elapsed = max(now_ms - self.started_ms, 0)
-        return self.started_ms + -(-elapsed // SAMPLING_INTERVAL_MS) * SAMPLING_INTERVAL_MS
-
     def sampling_in_seconds(self, now_ms: int) -> None:
-        """The sampling task's run (StatsItemSet#init schedules it every 10 s)."""
+        """The sampling task's run (StatsItemSet#init schedules it every 10 s from the broker's start; the caller
+        keeps that schedule)."""
         self.group_get_nums.sampling_in_seconds(now_ms)

@@ -164,9 +164,7 @@ class BrokerNode:
         self.consumer_manager = ConsumerManager([self.listener], self.config)
         # a master's counters, when a dashboard reads them (Scenario.consume_stats_interval_ms); a restart zeroes them
         sc = self.scenario
-        self.stats = (
-            BrokerStatsManager(int(self.clock.now)) if sc.consume_stats_interval_ms and not self.is_slave else None
-        )
+        self.stats = BrokerStatsManager() if sc.consume_stats_interval_ms and not self.is_slave else None
         self.client_manage = ClientManageProcessor(self.consumer_manager)  # HEART_BEAT
         self.processor = PullMessageProcessor(
             self.store,
@@ -240,9 +238,7 @@ class BrokerNode:
         """A broker that only a topic change brings in starts with its first topic (its route copy's task too)."""
         self.up = True
         if self.stats is not None:  # its counters start now
-            self.stats = self.processor.broker_stats_manager = self.pop.broker_stats_manager = BrokerStatsManager(
-                int(self.clock.now)
-            )
+            self.stats = self.processor.broker_stats_manager = self.pop.broker_stats_manager = BrokerStatsManager()
             self.start_stats_sampling()
         self.recorder.log(int(self.clock.now), "broker up", self.name, "new")
         if self.scenario.consume_mode == POP:

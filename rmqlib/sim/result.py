@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -459,10 +460,7 @@ class SimResult:
         answered then (a broker that is down answers nothing). Unlike :meth:`backlog` it counts from the committed
         offset, which lags the consumption: it trails a queue's lowest message still in a listener, and reaches the
         broker with the next pull or offset persist. [] when nobody polled."""
-        totals: dict[int, int] = {}
-        for when, _broker, stats in self.consume_stats:
-            totals[when] = totals.get(when, 0) + stats.compute_total_diff()
-        return list(totals.items())
+        return self._per_poll(ConsumeStats.compute_total_diff)
 
     def consume_tps(self) -> list[tuple[int, float]]:
         """What a dashboard shows as the group's consume TPS at each of its polls: ``(when, tps)``, summed over the
@@ -470,9 +468,13 @@ class SimResult:
         pull and pop answers handed the group, and reports their rate over its latest minute of 10-second samples
         (:mod:`rmqlib.broker.stats`): messages handed out, not consumed, and a minute's average. [] when nobody
         polled."""
-        totals: dict[int, float] = {}
+        return self._per_poll(attrgetter("consume_tps"))
+
+    def _per_poll(self, value: Callable[[ConsumeStats], Any]) -> list:
+        """``(when, total)`` per dashboard poll: ``value`` of each master's answer, summed over the masters."""
+        totals: dict[int, Any] = {}
         for when, _broker, stats in self.consume_stats:
-            totals[when] = totals.get(when, 0.0) + stats.consume_tps
+            totals[when] = totals.get(when, 0) + value(stats)
         return list(totals.items())
 
     def total_stall_ms(self, min_ms: int = STALL_MIN_MS) -> int:

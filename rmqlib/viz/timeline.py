@@ -634,6 +634,12 @@ def latency_figure(results, max_points: int = 1500, title: str | None = None) ->
 _DASHES = ("solid", "dash", "dot", "dashdot")
 
 
+def _waiting(run: SimResult, step_ms: int, consumer: str | None = None) -> np.ndarray:
+    """Messages waiting at each instant ``0, step_ms, ...`` of ``run``: :meth:`SimResult.backlog` summed over the
+    queues (zeros when the run has none)."""
+    return sum(run.backlog(step_ms, consumer).values(), np.zeros(run.scenario.end_ms // step_ms + 1, dtype=int))
+
+
 def backlog_figure(results, step_ms: int = 1_000, title: str | None = None, by_member: bool = False) -> go.Figure:
     """Messages waiting over time (:meth:`SimResult.backlog`, summed over the queues), one line per run.
 
@@ -657,11 +663,7 @@ def backlog_figure(results, step_ms: int = 1_000, title: str | None = None, by_m
         for r in results.values():
             check_int(step_ms, "step_ms", 1, r.scenario.end_ms)
         lines = {label: (r, None) for label, r in results.items()}
-    totals = {}
-    for label, (r, consumer) in lines.items():
-        per_queue = r.backlog(step_ms, consumer)
-        zero = np.zeros(r.scenario.end_ms // step_ms + 1, dtype=int)
-        totals[label] = sum(per_queue.values(), zero)
+    totals = {label: _waiting(r, step_ms, consumer) for label, (r, consumer) in lines.items()}
     if title is None:
         title = text("Messages waiting: ") + text("; ").join(
             text(
@@ -710,7 +712,7 @@ def dashboard_figure(result, title: str | None = None) -> go.Figure:
         )
     title = _title(title)
     seconds = run.scenario.end_ms // 1000
-    waiting = sum(run.backlog(1_000).values(), np.zeros(seconds + 1, dtype=int))
+    waiting = _waiting(run, 1_000)
     consumed = run.consume_rate(1_000, 10_000)
     polled = run.diff_total()
     polls, diffs = [when / 1000 for when, _ in polled], [diff for _, diff in polled]
