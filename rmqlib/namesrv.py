@@ -16,6 +16,7 @@ modelled. Times are milliseconds on the caller's clock.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -30,7 +31,7 @@ REGISTER_NAME_SERVER_PERIOD_MS = 30_000  # BrokerConfig.registerNameServerPeriod
 POLL_NAME_SERVER_INTERVAL_MS = 30_000  # ClientConfig.pollNameServerInterval
 
 
-def _broker_address(broker_name: str, broker_id: int) -> str:
+def broker_address(broker_name: str, broker_id: int) -> str:
     """The address a replica registers under (a made-up ``host:port``: one host per replica)."""
     return f"{broker_name}:10911" if broker_id == MASTER_ID else f"{broker_name}-slave{broker_id}:10911"
 
@@ -66,6 +67,17 @@ class BrokerData:
 
     def has_master(self) -> bool:
         return any(broker_id == MASTER_ID for broker_id, _ in self.broker_addrs)
+
+    def select_broker_addr(self, rng: random.Random) -> str:
+        """The master's address, or with no master one of the others drawn by ``rng`` (a single one is taken
+        without a draw). Mirrors: BrokerData#selectBrokerAddr"""
+        addrs = dict(self.broker_addrs)
+        if MASTER_ID in addrs:
+            return addrs[MASTER_ID]
+        if not addrs:
+            raise ValueError(f"broker_addrs: {self.broker_name} has no address to select")
+        others = list(addrs.values())
+        return others[0] if len(others) == 1 else rng.choice(others)
 
 
 @dataclass(frozen=True)
@@ -128,7 +140,7 @@ class RouteInfoManager:
         check_int(broker_id, "broker_id", 0)
         old = self.broker_addr_table.get(broker_name)
         addrs = dict(old.broker_addrs) if old is not None else {}
-        addrs[broker_id] = _broker_address(broker_name, broker_id)
+        addrs[broker_id] = broker_address(broker_name, broker_id)
         self._put_addrs(broker_name, addrs)
         self.broker_live_table[(broker_name, broker_id)] = _BrokerLive(now_ms, check_int(timeout_ms, "timeout_ms", 1))
         if broker_id != MASTER_ID and broker_id != min(addrs):

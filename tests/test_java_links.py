@@ -72,6 +72,7 @@ CLASS_FILES = {
         "ControllableOffset": [_C + "consumer/store/ControllableOffset.java"],
         "DefaultLitePullConsumer": [_C + "consumer/DefaultLitePullConsumer.java"],
         "DefaultLitePullConsumerImpl": [_C + "impl/consumer/DefaultLitePullConsumerImpl.java"],
+        "DefaultMQAdminExtImpl": ["tools/src/main/java/org/apache/rocketmq/tools/admin/DefaultMQAdminExtImpl.java"],
         "DefaultMQProducer": [_C + "producer/DefaultMQProducer.java"],
         "DefaultMQProducerImpl": [_C + "impl/producer/DefaultMQProducerImpl.java"],
         "DefaultMQPushConsumer": [_C + "consumer/DefaultMQPushConsumer.java"],

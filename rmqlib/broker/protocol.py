@@ -31,7 +31,8 @@ POP_RETRY_SEPARATOR_V2 = "+"  # KeyBuilder.POP_RETRY_SEPARATOR_V2
 
 
 class ResponseCode(enum.IntEnum):
-    """The response codes the modelled processors can answer with, and those a producer retries a send on.
+    """The response codes the modelled processors can answer with, those a producer retries a send on, and those
+    the admin tool's consume stats fail with.
 
     Mirrors: remoting/.../protocol/ResponseCode.java (and RemotingSysResponseCode)
     """
@@ -53,9 +54,11 @@ class ResponseCode(enum.IntEnum):
     INVALID_PARAMETER = 29
     NO_BUYER_ID = 204
     NOT_IN_CURRENT_UNIT = 205
+    CONSUMER_NOT_ONLINE = 206
     NO_MESSAGE = 208
     POLLING_FULL = 209
     POLLING_TIMEOUT = 210
+    BROADCAST_CONSUMPTION = 213
     GO_AWAY = 1500
 
 

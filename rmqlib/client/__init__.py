@@ -1,8 +1,9 @@
-"""Consumer-side runtime models: ProcessQueue, offsets, the pull path, RebalanceImpl,
-RebalanceService; and the producer's send-retry rule (``producer``). Pure Python, driven by explicit ``now_ms``; see
-docs/java-twins-client.md for the Java class each one mirrors.
+"""Consumer-side runtime models: ProcessQueue, offsets, the pull path, RebalanceImpl, RebalanceService; the
+producer's send-retry rule (``producer``) and the admin tool's consume stats (``admin``). Pure Python, driven by
+explicit ``now_ms``; see docs/java-twins-client.md for the Java class each one mirrors.
 """
 
+from rmqlib.client.admin import examine_consume_stats
 from rmqlib.client.api import (
     FLOW_CONTROL,
     RETRY_GROUP_TOPIC_PREFIX,
@@ -139,6 +140,7 @@ __all__ = [
     "UNLOCK_DELAY_TIME_MILLS",
     "WAIT_INTERVAL",
     "check_pull_gates",
+    "examine_consume_stats",
     "process_consume_result_concurrently",
     "process_consume_result_orderly",
     "process_pop_result",

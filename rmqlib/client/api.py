@@ -53,7 +53,13 @@ class OffsetNotFoundError(BrokerError):
 
 
 class MQClientError(Exception):
-    """A client-side failure (Java ``MQClientException``), e.g. no start offset could be computed."""
+    """A client-side failure (Java ``MQClientException``), e.g. no start offset could be computed; ``code`` is
+    the response code it carries, when there is one."""
+
+    def __init__(self, message: str = "", code: int | None = None):
+        check_str(message, "message", empty=True)
+        super().__init__(message)
+        self.code = None if code is None else check_int(code, "code")
 
 
 @dataclass

@@ -38,7 +38,6 @@ from rmqlib.broker import (
     SlaveSynchronize,
     TopicRouteInfoManager,
 )
-from rmqlib.broker.admin import get_consume_stats
 from rmqlib.broker.client_manage import ClientManageProcessor
 from rmqlib.broker.pop_long_polling import POP_POLL_TIME_MILLIS as POP_POLL
 from rmqlib.broker.protocol import ResponseCode
@@ -162,9 +161,8 @@ class BrokerNode:
         """What a (re)started broker keeps only in memory: its consumer registry (and the groups' heartbeat
         fingerprints), held pulls, lock table and statistics."""
         self.consumer_manager = ConsumerManager([self.listener], self.config)
-        # a master's counters, when a dashboard reads them (Scenario.consume_stats_interval_ms); a restart zeroes them
-        sc = self.scenario
-        self.stats = BrokerStatsManager() if sc.consume_stats_interval_ms and not self.is_slave else None
+        # the counters a dashboard reads (Scenario.consume_stats_interval_ms); a restart zeroes them
+        self.stats = BrokerStatsManager() if self.scenario.consume_stats_interval_ms else None
         self.client_manage = ClientManageProcessor(self.consumer_manager)  # HEART_BEAT
         self.processor = PullMessageProcessor(
             self.store,
@@ -368,16 +366,6 @@ class BrokerNode:
             if self.up:
                 self.hold.check_hold_request(int(clock.now))
                 self.flush_pull_answers()
-
-    def consume_stats_loop(self):
-        """A dashboard asks this master for the group's progress every ``consume_stats_interval_ms``; a broker that
-        is down answers nothing."""
-        clock, sc = self.clock, self.scenario
-        while True:
-            yield clock.timeout(sc.consume_stats_interval_ms)
-            if self.up:
-                stats = get_consume_stats(self.store, self.name, sc.consumer_group, list(sc.topics), self.stats)
-                self.recorder.consume_stats.append((int(clock.now), self.name, stats))
 
     def start_stats_sampling(self) -> None:
         """Sample this broker's counters every 10 s from its start, the first at once (StatsItemSet#init), until

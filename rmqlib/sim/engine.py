@@ -39,6 +39,7 @@ from rmqlib.model import MessageQueue
 from rmqlib.sim.broker_node import BrokerNode
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.consumer_node import ConsumerNode
+from rmqlib.sim.dashboard import Dashboard
 from rmqlib.sim.grpc_consumer_node import GrpcConsumerNode
 from rmqlib.sim.grpc_simple_node import GrpcSimpleConsumerNode
 from rmqlib.sim.ordered_producer import OrderedProducer
@@ -159,7 +160,6 @@ class Simulation:
                 clock.process(broker.notify_flush_loop())
             if sc.consume_stats_interval_ms:
                 broker.start_stats_sampling()
-                clock.process(broker.consume_stats_loop())
             if sc.consume_mode == POP:
                 clock.process(broker.revive_loop())
                 if broker.up:
@@ -171,6 +171,10 @@ class Simulation:
             if not sc.real_time_notify:
                 clock.process(slave.notify_flush_loop())
             clock.process(slave.sync_loop())
+            if sc.consume_stats_interval_ms:
+                slave.start_stats_sampling()
+        if sc.consume_stats_interval_ms:
+            clock.process(Dashboard(clock, sc, self.recorder, self.routes, self.nodes, self.rng).run())
         if self.proxy is not None:
             clock.process(self.proxy.housekeeping_loop())
             clock.process(self.proxy.renew_loop())

@@ -65,7 +65,8 @@ class Recorder:
         self.offset_tallies: dict[tuple[str, str, int], _OffsetTally] = {}  # by (broker, topic, queue id)
         self.queue_tallies: dict[MessageQueue, _OffsetTally] = {}  # the same, by MessageQueue
         self.offset_violations: list[str] = []
-        self.consume_stats: list[tuple[int, str, ConsumeStats]] = []  # (when, master, its GET_CONSUME_STATS answer)
+        self.consume_stats: list[tuple[int, str, ConsumeStats]] = []  # (when, replica, its GET_CONSUME_STATS answer)
+        self.consume_stats_errors: list[tuple[int, str]] = []  # (when, why) of a dashboard poll that failed
         self.load: dict[str, defaultdict[int, int]] = defaultdict(lambda: defaultdict(int))  # cid -> bucket -> count
         self.open_ownership: dict[str, dict[MessageQueue, int]] = {}  # cid -> queue -> since when
         self.ownership: defaultdict[str, list[Interval]] = defaultdict(list)
@@ -282,6 +283,7 @@ class Recorder:
             event_log=self.event_log,
             offset_violations=self.offset_violations,
             consume_stats=self.consume_stats,
+            consume_stats_errors=self.consume_stats_errors,
             queues=[str(mq) for topic in sc.topics for mq in self.route_queues[topic]],
             counters=dict(self.counters),
             wall_seconds=wall_seconds,

@@ -264,9 +264,12 @@ class SimResult:
     # BROADCASTING only ({} otherwise): per member, ``waits`` as that member saw them (the end of its own first
     # listener call on each message). What ``stalls(consumer=...)`` and ``backlog(consumer=...)`` read.
     member_waits: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    # With Scenario.consume_stats_interval_ms: every master's GET_CONSUME_STATS answer as a dashboard polls it, as
-    # (when, broker, answer) in time order. What ``diff_total`` and ``consume_tps`` read.
+    # With Scenario.consume_stats_interval_ms: each GET_CONSUME_STATS answer of the polls a dashboard made, as
+    # (when, replica, answer) in time order; a replica is the broker's name, or "<name>/slave" for a slave asked
+    # while its master is out of the route. What ``diff_total`` and ``consume_tps`` read.
     consume_stats: list[tuple[int, str, ConsumeStats]] = field(default_factory=list)
+    # The polls that failed (a routed replica did not answer), as (when, why): they left no answers above.
+    consume_stats_errors: list[tuple[int, str]] = field(default_factory=list)
     # With Scenario.order_keys: per order id, its messages in the order they were sent, each as its id and when its
     # first listener call ended (inf: none did). What ``out_of_order`` reads.
     orders: dict[int, list[tuple[int, float]]] | None = None
@@ -456,22 +459,23 @@ class SimResult:
 
     def diff_total(self) -> list[tuple[int, int]]:
         """What a dashboard shows as the group's backlog at each of its polls (``Scenario.consume_stats_interval_ms``):
-        ``(when, diff)``, the diff (max offset minus committed offset) summed over every queue of the masters that
-        answered then (a broker that is down answers nothing). Unlike :meth:`backlog` it counts from the committed
+        ``(when, diff)``, the diff (max offset minus committed offset) summed over every queue of the brokers that
+        answered then; a broker out of the route is not asked, and a poll that a routed broker did not answer shows
+        nothing (:attr:`consume_stats_errors`). Unlike :meth:`backlog` it counts from the committed
         offset, which lags the consumption: it trails a queue's lowest message still in a listener, and reaches the
         broker with the next pull or offset persist. [] when nobody polled."""
         return self._per_poll(ConsumeStats.compute_total_diff)
 
     def consume_tps(self) -> list[tuple[int, float]]:
         """What a dashboard shows as the group's consume TPS at each of its polls: ``(when, tps)``, summed over the
-        masters that answered then, as ``mqadmin consumerProgress`` sums them. Each master counts the messages its
+        brokers that answered then, as ``mqadmin consumerProgress`` sums them. Each broker counts the messages its
         pull and pop answers handed the group, and reports their rate over its latest minute of 10-second samples
         (:mod:`rmqlib.broker.stats`): messages handed out, not consumed, and a minute's average. [] when nobody
         polled."""
         return self._per_poll(attrgetter("consume_tps"))
 
     def _per_poll(self, value: Callable[[ConsumeStats], Any]) -> list:
-        """``(when, total)`` per dashboard poll: ``value`` of each master's answer, summed over the masters."""
+        """``(when, total)`` per dashboard poll: ``value`` of each answer, summed over the poll's answers."""
         totals: dict[int, Any] = {}
         for when, _broker, stats in self.consume_stats:
             totals[when] = totals.get(when, 0) + value(stats)

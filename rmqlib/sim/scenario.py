@@ -210,8 +210,9 @@ class Scenario:
     broker_lock_expiry_ms: int = 60_000  # rocketmq.broker.rebalance.lockMaxLiveTime
     channel_expired_ms: int = 120_000  # BrokerConfig.channelExpiredTimeout
     channel_scan_ms: int = 10_000  # ClientHousekeepingService: scan every 10 s
-    # A dashboard (or mqadmin consumerProgress) asks every master for the group's GET_CONSUME_STATS this often, from
-    # the start; 0: nobody asks. What SimResult.consume_stats holds
+    # A dashboard (or mqadmin consumerProgress) asks the group's brokers for its GET_CONSUME_STATS this often, from
+    # the start (each master, or its slave while the master is out of the route); 0: nobody asks. What
+    # SimResult.consume_stats holds
     consume_stats_interval_ms: int = 0
     pop_revive_interval_ms: int = 1_000  # BrokerConfig.reviveInterval
     # BrokerConfig.defaultPopShareQueueNum: -1 (or 0, or at least the group's size - 1) gives every member every

@@ -45,6 +45,42 @@ def test_a_broker_that_is_down_answers_nothing():
     assert any(outage.down_ms <= when < outage.up_ms for when, broker, _ in run.consume_stats)  # the other answers
 
 
+def test_while_a_master_is_away_the_dashboard_asks_its_slave_whose_offsets_are_a_stale_copy():
+    run = simulate(scenarios.broker_outage_with_slave(consume_stats_interval_ms=5_000), seed=1)
+    outage = run.scenario.outages[0]
+    rows = {(when, who): stats for when, who, stats in run.consume_stats}
+    polls = sorted({when for when, _ in rows})
+    away = [when for when in polls if outage.down_ms <= when < outage.up_ms]
+    slave = f"{outage.broker}/slave"
+    assert away and not run.consume_stats_errors
+    assert [when for when, who in rows if who == slave] == away  # the slave, exactly while the master is away
+    assert all((when, outage.broker) not in rows for when in away)
+    last = rows[max(when for when in polls if when < outage.down_ms), outage.broker]
+    first, late = rows[away[0], slave], rows[away[-1], slave]
+    assert first.offset_table.keys() == last.offset_table.keys()
+    # the slave stores every message its master stored, and nothing new arrives while the master is away
+    assert all(first.offset_table[mq].broker_offset >= w.broker_offset for mq, w in last.offset_table.items())
+    assert all(late.offset_table[mq].broker_offset == w.broker_offset for mq, w in first.offset_table.items())
+    # its offsets are its last copy of the master's (about once a minute): the diff jumps for consumed messages
+    assert first.compute_total_diff() > last.compute_total_diff() + 100
+    assert all(first.offset_table[mq].consumer_offset <= w.consumer_offset for mq, w in last.offset_table.items())
+    # the members commit to the slave once their routes show the master gone: the diff comes back down
+    assert late.compute_total_diff() <= last.compute_total_diff()
+
+
+def test_a_routed_replica_that_does_not_answer_fails_the_whole_poll():
+    run = simulate(scenarios.broker_vanishes(consume_stats_interval_ms=5_000), seed=1)
+    outage = run.scenario.outages[0]
+    removed = min(e.time_ms for e in run.events_of("route removed") if e.who == outage.broker)
+    polls = range(5_000, run.scenario.end_ms, 5_000)
+    failed = [when for when in polls if outage.down_ms <= when <= removed]
+    assert removed > outage.down_ms + 100_000  # the name server keeps routing it for two minutes
+    assert run.consume_stats_errors == [(when, f"{outage.broker} does not answer") for when in failed]
+    answered = sorted({when for when, _, _ in run.consume_stats})
+    assert answered == [when for when in polls if when not in failed]  # not even broker-a's answers are shown
+    assert {who for when, who, _ in run.consume_stats if when > removed} == {"broker-a"}
+
+
 def test_nobody_polls_by_default_and_a_bad_interval_is_refused_by_name():
     assert simulate(scenarios.steady_state(duration_ms=20_000, drain_ms=5_000), seed=1).diff_total() == []
     for bad in (-1, 1.5, "5s"):

@@ -1,0 +1,69 @@
+"""An operator's dashboard in simulated time: every ``Scenario.consume_stats_interval_ms`` it asks for the group's
+progress as ``mqadmin consumerProgress`` does (:func:`~rmqlib.client.admin.examine_consume_stats`).
+
+It finds the brokers through the name server's route of the group's retry topic, which every broker registers, and
+asks each at the address that route offers: the master, or the slave while the route shows no master. A replica
+that is down but still routed (a host that vanished) fails the whole poll, as the tool's loop catches nothing;
+the poll's answers are then dropped and its error kept (at the poll's instant: Java's call first waits out its
+timeout). The brokers answer for the scenario's topics (Java's
+broker takes the topics the group has offsets for when none is named).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+from rmqlib.broker.admin import ConsumeStats, get_consume_stats
+from rmqlib.client.admin import examine_consume_stats
+from rmqlib.client.api import MQClientError
+from rmqlib.namesrv import broker_address
+from rmqlib.sim.broker_node import BrokerNode
+from rmqlib.sim.clock import Clock
+from rmqlib.sim.recorder import Recorder
+from rmqlib.sim.routes import Routes
+from rmqlib.sim.scenario import Scenario
+from rmqlib.sim.wire import BrokerUnavailable
+
+
+class Dashboard:
+    """Polls the group's consume stats through the name server's routes and the broker replicas by address."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        scenario: Scenario,
+        recorder: Recorder,
+        routes: Routes,
+        replicas: list[BrokerNode],
+        rng: random.Random,
+    ):
+        self.clock, self.scenario, self.recorder, self.routes, self.rng = clock, scenario, recorder, routes, rng
+        self.by_address: Mapping[str, BrokerNode] = {broker_address(r.name, r.broker_id): r for r in replicas}
+
+    def run(self):
+        while True:
+            yield self.clock.timeout(self.scenario.consume_stats_interval_ms)
+            self.poll(int(self.clock.now))
+
+    def poll(self, now: int) -> None:
+        """One ``mqadmin consumerProgress``: its answers kept, or its error when one replica did not answer."""
+        sc, recorder = self.scenario, self.recorder
+        answers: list[tuple[int, str, ConsumeStats]] = []
+
+        def ask(addr: str, group: str, topic: str | None) -> ConsumeStats:
+            replica = self.by_address[addr]
+            if not replica.up:
+                raise BrokerUnavailable(f"{replica.label} does not answer")
+            topics = [topic] if topic else list(sc.topics)
+            stats = get_consume_stats(replica.store, replica.name, group, topics, replica.stats)
+            answers.append((now, replica.label, stats))
+            return stats
+
+        try:
+            route = self.routes.namesrv.pickup_topic_route_data
+            examine_consume_stats(sc.consumer_group, route, ask, self.rng, sc.message_model)
+        except (BrokerUnavailable, MQClientError) as error:
+            recorder.consume_stats_errors.append((now, str(error)))
+        else:
+            recorder.consume_stats.extend(answers)
