@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from rmqlib.broker.consumer_manager import ConsumerManager
 from rmqlib.broker.message_store import MessageStore
 from rmqlib.broker.stats import BrokerStatsManager
-from rmqlib.checks import check_each, check_instance, check_str
+from rmqlib.checks import check_each, check_instance, check_str, check_str_or_none
 from rmqlib.model import MessageQueue
 
 
@@ -54,33 +55,48 @@ def get_consume_stats(
     store: MessageStore,
     broker_name: str,
     group: str,
-    topics: Iterable[str],
+    topics: Iterable[str] | None = None,
     broker_stats_manager: BrokerStatsManager | None = None,
+    *,
+    topic: str | None = None,
+    consumer_manager: ConsumerManager | None = None,
 ) -> ConsumeStats:
-    """``group``'s progress on each read queue of ``topics`` in ``store``, as broker ``broker_name`` answers it. A
-    topic the broker does not have is skipped (Java logs it); a queue without a committed offset counts from 0. The
-    pull offset is the committed one: only Pop records a pull offset, and a pull group's queries fall back to the
-    committed offset (ConsumerOffsetManager#queryPullOffset). Java also picks the topics from the group's
-    subscriptions when none are named; here the caller names them. ``broker_stats_manager``: the broker's counters,
-    which give ``consume_tps`` (BrokerStatsManager#tpsGroupGetNums per topic). Mirrors:
-    AdminBrokerProcessor#getConsumeStats"""
+    """``group``'s progress on each read queue of its topics in ``store``, as broker ``broker_name`` answers it.
+
+    Which topics (AdminBrokerProcessor#getTopicsForCollectingConsumeStats): ``topics``, the request's topic list,
+    when it names any; else ``topic``, or with none named every topic the group has an offset of here, less those
+    the group's registered subscriptions lack when it has any (``consumer_manager``, the broker's registry; None: no
+    subscriptions). A topic the broker does not have is skipped (Java logs it); a queue without a committed offset
+    counts from 0. The pull offset is the committed one: only Pop records a pull offset, and a pull group's queries
+    fall back to the committed offset (ConsumerOffsetManager#queryPullOffset). ``broker_stats_manager``: the broker's
+    counters, which give ``consume_tps`` (BrokerStatsManager#tpsGroupGetNums per topic).
+    Mirrors: AdminBrokerProcessor#getConsumeStats"""
     check_instance(store, "store", MessageStore)
     check_str(broker_name, "broker_name")
     check_str(group, "group")
-    topics = check_each(topics, "topics", lambda value, name: check_str(value, name))
+    topic_list = [] if topics is None else check_each(topics, "topics", lambda value, name: check_str(value, name))
+    topic = check_str_or_none(topic, "topic")
     if broker_stats_manager is not None:
         check_instance(broker_stats_manager, "broker_stats_manager", BrokerStatsManager)
+    if consumer_manager is not None:
+        check_instance(consumer_manager, "consumer_manager", ConsumerManager)
+    if topic_list:
+        collected = list(dict.fromkeys(topic_list))
+    else:
+        collected = [topic] if topic else sorted(store.offsets.which_topic_by_consumer(group))
+        if consumer_manager is not None and consumer_manager.find_subscription_data_count(group) > 0:
+            collected = [t for t in collected if consumer_manager.find_subscription_data(group, t) is not None]
     stats = ConsumeStats()
-    for topic in topics:
-        if not store.has_topic(topic):
+    for name in collected:
+        if not store.has_topic(name):
             continue
-        for queue_id in range(store.read_queue_nums(topic)):
-            broker_offset = max(store.get_max_offset(topic, queue_id), 0)
-            consumer_offset = max(store.query_offset(group, topic, queue_id), 0)
-            last = store.look_message_by_offset(topic, queue_id, consumer_offset - 1) if consumer_offset else None
-            stats.offset_table[MessageQueue(topic, broker_name, queue_id)] = OffsetWrapper(
+        for queue_id in range(store.read_queue_nums(name)):
+            broker_offset = max(store.get_max_offset(name, queue_id), 0)
+            consumer_offset = max(store.query_offset(group, name, queue_id), 0)
+            last = store.look_message_by_offset(name, queue_id, consumer_offset - 1) if consumer_offset else None
+            stats.offset_table[MessageQueue(name, broker_name, queue_id)] = OffsetWrapper(
                 broker_offset, consumer_offset, consumer_offset, last.store_timestamp if last is not None else 0
             )
         if broker_stats_manager is not None:
-            stats.consume_tps += broker_stats_manager.tps_group_get_nums(group, topic)
+            stats.consume_tps += broker_stats_manager.tps_group_get_nums(group, name)
     return stats

@@ -176,6 +176,14 @@ class ConsumerOffsetManager:
         check_int(queue_id, "queue_id")
         return self.offset_table.get((group, topic, queue_id), -1)
 
+    def which_topic_by_consumer(self, group: str) -> set[str]:
+        """The topics ``group`` has an offset of. Java keys its table ``topic@group`` and keeps a key only when it
+        splits into exactly two parts, so a topic or group with ``@`` in its name is never found (``G@broadcast``'s
+        offsets are not ``G``'s). Mirrors: #whichTopicByConsumer"""
+        check_str(group, "group", empty=True)
+        keys = {f"{topic}@{owner}" for owner, topic, _ in self.offset_table}
+        return {parts[0] for parts in (key.split("@") for key in keys) if len(parts) == 2 and parts[1] == group}
+
     def _check(self) -> None:
         for key, offset in self.offset_table.items():
             assert isinstance(offset, int) and offset >= 0, (key, offset)

@@ -5,8 +5,8 @@ It finds the brokers through the name server's route of the group's retry topic,
 asks each at the address that route offers: the master, or the slave while the route shows no master. A replica
 that is down but still routed (a host that vanished) fails the whole poll, as the tool's loop catches nothing;
 the poll's answers are then dropped and its error kept (at the poll's instant: Java's call first waits out its
-timeout). The brokers answer for the scenario's topics (Java's
-broker takes the topics the group has offsets for when none is named).
+timeout). It names ``Scenario.consume_stats_topic``, or no topic: then each broker answers for the topics the group
+has committed offsets of there, so a broadcasting group, which commits none, has no answer at all.
 """
 
 from __future__ import annotations
@@ -55,14 +55,21 @@ class Dashboard:
             replica = self.by_address[addr]
             if not replica.up:
                 raise BrokerUnavailable(f"{replica.label} does not answer")
-            topics = [topic] if topic else list(sc.topics)
-            stats = get_consume_stats(replica.store, replica.name, group, topics, replica.stats)
+            stats = get_consume_stats(
+                replica.store,
+                replica.name,
+                group,
+                topic=topic,
+                broker_stats_manager=replica.stats,
+                consumer_manager=replica.consumer_manager,
+            )
             answers.append((now, replica.label, stats))
             return stats
 
         try:
             route = self.routes.namesrv.pickup_topic_route_data
-            examine_consume_stats(sc.consumer_group, route, ask, self.rng, sc.message_model)
+            topic = sc.consume_stats_topic or None
+            examine_consume_stats(sc.consumer_group, route, ask, self.rng, sc.message_model, topic)
         except (BrokerUnavailable, MQClientError) as error:
             recorder.consume_stats_errors.append((now, str(error)))
         else:

@@ -214,6 +214,10 @@ class Scenario:
     # the start (each master, or its slave while the master is out of the route); 0: nobody asks. What
     # SimResult.consume_stats holds
     consume_stats_interval_ms: int = 0
+    # The topic the dashboard names (``mqadmin consumerProgress -t``, a dashboard's page of one topic); "": none, the
+    # group's own view (``consumerProgress -g`` alone, a dashboard's list of groups), which shows the topics the group
+    # has committed offsets of
+    consume_stats_topic: str = ""
     pop_revive_interval_ms: int = 1_000  # BrokerConfig.reviveInterval
     # BrokerConfig.defaultPopShareQueueNum: -1 (or 0, or at least the group's size - 1) gives every member every
     # queue of each broker (queueId -1, the broker picks); n gives each its own share and the next n members'
@@ -479,6 +483,12 @@ class Scenario:
             _is_int(self.consume_stats_interval_ms) and self.consume_stats_interval_ms >= 0,
             "consume_stats_interval_ms",
             "an int >= 0 (0: no dashboard asks)",
+        )
+        _need(
+            isinstance(self.consume_stats_topic, str)
+            and (self.consume_stats_topic == "" or self.consume_stats_topic in self.topics),
+            "consume_stats_topic",
+            "one of the scenario's topics, or \"\" (the group's own view)",
         )
         _need(
             _is_int(self.push_max_cache_message_count) and self.push_max_cache_message_count > 0,

@@ -2,7 +2,16 @@
 
 import pytest
 
-from rmqlib.broker import ConsumeStats, MessageStore, OffsetWrapper, get_consume_stats
+from rmqlib.broker import (
+    ClientChannelInfo,
+    ConsumerManager,
+    ConsumeStats,
+    MessageStore,
+    OffsetWrapper,
+    SubscriptionData,
+    get_consume_stats,
+)
+from rmqlib.broker.message_store import ConsumerOffsetManager
 from rmqlib.model import MessageQueue
 
 
@@ -38,6 +47,44 @@ def test_a_message_counts_once_dispatched_and_another_group_or_topic_is_its_own(
     assert get_consume_stats(store, "broker-a", "G", ["NoSuchTopic"]) == ConsumeStats()  # skipped, as Java logs it
 
 
+def _topics(stats: ConsumeStats) -> set[str]:
+    return {mq.topic for mq in stats.offset_table}
+
+
+def test_without_a_topic_the_broker_answers_for_the_topics_the_group_has_offsets_of(store):
+    store.create_topic("Other", 2)
+    store.create_topic("Quiet", 2)
+    store.commit_offset("G", "Other", 1, 0)
+    assert _topics(get_consume_stats(store, "broker-a", "G")) == {"TopicTest", "Other"}  # not Quiet: no offset
+    assert get_consume_stats(store, "broker-a", "nobody") == ConsumeStats()  # a group that committed nothing
+    registry = ConsumerManager()
+    registry.register_consumer(
+        "G",
+        ClientChannelInfo("ch", "c1"),
+        "CONSUME_PASSIVELY",
+        "CLUSTERING",
+        "CONSUME_FROM_LAST_OFFSET",
+        [SubscriptionData("TopicTest", "*", 0)],
+        True,
+        0,
+    )
+    # the group's registered subscriptions leave out a topic they lack, named or not ...
+    assert _topics(get_consume_stats(store, "broker-a", "G", consumer_manager=registry)) == {"TopicTest"}
+    assert get_consume_stats(store, "broker-a", "G", topic="Other", consumer_manager=registry) == ConsumeStats()
+    assert _topics(get_consume_stats(store, "broker-a", "G", topic="Quiet")) == {"Quiet"}  # no registry: counted
+    # ... but a topic list is taken as it is
+    listed = get_consume_stats(store, "broker-a", "G", ["Other", "Quiet"], consumer_manager=registry)
+    assert _topics(listed) == {"Other", "Quiet"}
+
+
+def test_which_topic_by_consumer_never_finds_a_name_with_an_at_sign():
+    offsets = ConsumerOffsetManager()
+    for group, topic in (("G", "T"), ("G", "U"), ("G@broadcast", "T"), ("G", "V@x"), ("H", "W")):
+        offsets.commit_offset(group, topic, 0, 1)
+    assert offsets.which_topic_by_consumer("G") == {"T", "U"}
+    assert offsets.which_topic_by_consumer("G@broadcast") == set()
+
+
 @pytest.mark.parametrize(
     "kwargs, error, name",
     [
@@ -46,6 +93,8 @@ def test_a_message_counts_once_dispatched_and_another_group_or_topic_is_its_own(
         (dict(group=3), TypeError, "group"),
         (dict(topics="TopicTest"), TypeError, "topics"),
         (dict(topics=[None]), TypeError, r"topics\[0\]"),
+        (dict(topic=5), TypeError, "topic"),
+        (dict(consumer_manager={}), TypeError, "consumer_manager"),
     ],
 )
 def test_bad_arguments_are_refused_by_name(store, kwargs, error, name):

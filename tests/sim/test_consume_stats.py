@@ -10,15 +10,34 @@ def polled():
     return simulate(scenarios.steady_state(duration_ms=60_000, drain_ms=30_000, consume_stats_interval_ms=1_000), 1)
 
 
-def test_every_master_answers_every_poll_with_a_line_per_read_queue(polled):
+def test_each_broker_answers_for_the_topics_the_group_has_committed_offsets_of_there(polled):
     sc = polled.scenario
     instants = list(range(1_000, sc.end_ms, 1_000))  # the run stops at end_ms, before a poll then
     assert [(when, broker) for when, broker, _ in polled.consume_stats] == [
         (when, broker) for when in instants for broker in sc.brokers
     ]
-    for _, broker, stats in polled.consume_stats:
-        assert sorted(str(mq) for mq in stats.offset_table) == polled.queues_on(broker, "TopicTest")
+    lines = {(when, broker): sorted(map(str, stats.offset_table)) for when, broker, stats in polled.consume_stats}
+    for broker in sc.brokers:
+        retry = [q for q in polled.queues_on(broker) if "%RETRY%" in q]
+        assert retry and lines[1_000, broker] == []  # nothing committed yet: no topic to answer for
+        assert lines[sc.end_ms - 1_000, broker] == sorted(polled.queues_on(broker, "TopicTest") + retry)
+        # a topic appears with the first commit of it and stays
+        first = next(when for when in instants if lines[when, broker])
+        assert all(lines[when, broker] for when in instants if when >= first)
     assert [when for when, _ in polled.diff_total()] == instants
+
+
+def test_a_named_topic_is_answered_for_from_the_first_poll():
+    run = simulate(
+        scenarios.steady_state(
+            duration_ms=20_000, drain_ms=5_000, consume_stats_interval_ms=1_000, consume_stats_topic="TopicTest"
+        ),
+        seed=1,
+    )
+    for _, broker, stats in run.consume_stats:
+        assert sorted(map(str, stats.offset_table)) == run.queues_on(broker, "TopicTest")
+    with pytest.raises(ValueError, match="consume_stats_topic"):
+        scenarios.steady_state(consume_stats_topic="NoSuchTopic")
 
 
 def test_the_diff_counts_from_the_committed_offset_so_it_trails_the_consumption(polled):
@@ -34,7 +53,7 @@ def test_the_diff_counts_from_the_committed_offset_so_it_trails_the_consumption(
         for _, _, stats in polled.consume_stats[-2:]
         for mq, wrapper in stats.offset_table.items()
     }
-    assert {offset for _, offset in committed} and all(offset == polled.stored[q] for q, offset in committed)
+    assert {offset for _, offset in committed} and all(offset == polled.stored.get(q, 0) for q, offset in committed)
 
 
 def test_a_broker_that_is_down_answers_nothing():
