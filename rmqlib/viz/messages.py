@@ -222,6 +222,9 @@ ZH: dict[str, str] = {
         "控制台显示的，与运行中实际发生的：diff 最多 {diff:,}，等待中的消息最多 {waiting:,} 条；"
         "消费 TPS 最多 {tps:.1f}，每秒实际消费最多 {consumed:.1f} 条"
     ),
+    "; {failed} polls failed": "；{failed} 次查询失败",
+    "a poll that failed": "失败的查询",
+    "the poll failed": "这次查询失败",
     "the dashboard's diff": "控制台上的 diff",
     "the dashboard's consume TPS": "控制台上的消费 TPS",
     "messages consumed a second (over the last 10 s)": "每秒消费的消息数（最近 10 秒）",

@@ -703,10 +703,11 @@ def dashboard_figure(result, title: str | None = None) -> go.Figure:
     diff at each of its polls (:meth:`SimResult.diff_total`) and the messages really waiting
     (:meth:`SimResult.backlog`); below, its consume TPS (:meth:`SimResult.consume_tps`, a minute's average of the
     messages handed out) and the messages really consumed a second over the 10 s before
-    (:meth:`SimResult.consume_rate`). ``result`` comes from a scenario with ``consume_stats_interval_ms`` set. The
-    default title gives each line's highest value."""
+    (:meth:`SimResult.consume_rate`). A poll that failed (:attr:`SimResult.consume_stats_errors`) breaks the
+    dashboard's lines and is marked on the time axis. ``result`` comes from a scenario with
+    ``consume_stats_interval_ms`` set. The default title gives each line's highest value."""
     run = _result(result)
-    if not run.consume_stats:
+    if not run.consume_stats and not run.consume_stats_errors:
         raise ValueError(
             "result: a run a dashboard polled (a scenario with consume_stats_interval_ms > 0); nobody polled this one"
         )
@@ -714,18 +715,22 @@ def dashboard_figure(result, title: str | None = None) -> go.Figure:
     seconds = run.scenario.end_ms // 1000
     waiting = _waiting(run, 1_000)
     consumed = run.consume_rate(1_000, 10_000)
-    polled = run.diff_total()
-    polls, diffs = [when / 1000 for when, _ in polled], [diff for _, diff in polled]
-    tps = [value for _, value in run.consume_tps()]
+    failed = [when for when, _ in run.consume_stats_errors]
+    diff_at, tps_at = dict(run.diff_total()), dict(run.consume_tps())
+    instants = sorted({*diff_at, *failed})  # None where the poll failed: the line breaks there
+    polls = [when / 1000 for when in instants]
+    diffs, tps = [diff_at.get(when) for when in instants], [tps_at.get(when) for when in instants]
     if title is None:
         title = text(
             "What a dashboard shows, and what the run did: the diff at most {diff:,} and the messages waiting at most "
             "{waiting:,}; the consume TPS at most {tps:.1f}, the messages consumed at most {consumed:.1f} a second",
-            diff=max(diffs),
+            diff=max(diff_at.values(), default=0),
             waiting=int(waiting.max()),
-            tps=max(tps),
+            tps=max(tps_at.values(), default=0.0),
             consumed=float(consumed.max()),
         )
+        if failed:
+            title += text("; {failed} polls failed", failed=len(failed))
     shown, real = consumer_colors(["dashboard", "run"]).values()
     xs = list(range(seconds + 1))
     lines = (  # (name, x, y, colour, panel axis suffix, a dashboard's step line)
@@ -751,6 +756,17 @@ def dashboard_figure(result, title: str | None = None) -> go.Figure:
                 hovertemplate="%{x} s: %{y}<extra></extra>",
             )
         )
+    if failed:
+        fig.add_trace(
+            go.Scatter(
+                x=[when / 1000 for when in failed],
+                y=[0] * len(failed),
+                mode="markers",
+                name=text("a poll that failed"),
+                marker=dict(color=shown, symbol="x", size=9),
+                hovertemplate="%{x} s: " + text("the poll failed") + "<extra></extra>",
+            )
+        )
     fig.update_layout(
         title=title,
         height=560,
@@ -758,7 +774,11 @@ def dashboard_figure(result, title: str | None = None) -> go.Figure:
         yaxis=dict(domain=[0.56, 1], title=text("messages behind"), rangemode="tozero"),
         xaxis2=dict(domain=[0, 1], anchor="y2", title=text("time (s)"), rangemode="tozero"),
         yaxis2=dict(domain=[0, 0.44], title=text("messages a second"), rangemode="tozero"),
-        meta={"view": "dashboard", "most": {name: max(y) for name, _, y, _, _, _ in lines}},
+        meta={
+            "view": "dashboard",
+            "most": {name: max((v for v in y if v is not None), default=0) for name, _, y, _, _, _ in lines},
+            "failed": len(failed),
+        },
     )
     return house_style(fig)
 

@@ -218,6 +218,26 @@ def test_dashboard_figure_sets_what_a_dashboard_showed_beside_what_the_run_did(c
         dashboard_figure({"a": run})
 
 
+def test_dashboard_figure_breaks_its_lines_at_a_failed_poll_and_marks_it():
+    run = simulate(scenarios.broker_vanishes(produce_rate_per_queue=2.0, consume_stats_interval_ms=5_000), seed=0)
+    failed = [when for when, _ in run.consume_stats_errors]
+    fig = dashboard_figure(run)
+    diff, _, tps, _, marks = fig.data
+    answered = dict(run.diff_total())
+    assert failed and not set(failed) & set(answered)
+    assert list(diff.x) == [when / 1000 for when in sorted({*answered, *failed})]
+    assert [y is None for y in diff.y] == [x * 1000 in failed for x in diff.x] == [y is None for y in tps.y]
+    assert list(marks.x) == [when / 1000 for when in failed] and set(marks.y) == {0} and marks.mode == "markers"
+    assert marks.name == "a poll that failed" and fig.layout.meta["failed"] == len(failed)
+    assert plain_title(fig.layout).endswith(f"; {len(failed)} polls failed")
+    # a run whose every poll failed still draws what the run did, and says so
+    group_view = simulate(scenarios.steady_state(message_model="BROADCASTING", consume_stats_interval_ms=10_000), 1)
+    every = dashboard_figure(group_view)
+    assert all(y is None for y in every.data[0].y) and every.layout.meta["failed"] == len(
+        group_view.consume_stats_errors
+    )
+
+
 def test_sweep_figure_shows_every_seed_not_a_single_run():
     rows = sweep(
         scenarios.steady_state(duration_ms=30_000, drain_ms=10_000),

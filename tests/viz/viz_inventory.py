@@ -47,6 +47,16 @@ def polled():
     return simulate(scenarios.slow_member(duration_ms=30_000, drain_ms=40_000, consume_stats_interval_ms=5_000), seed=1)
 
 
+@functools.cache
+def polled_vanished():
+    """A run a dashboard polls every 5 s while broker-b's host is gone and still routed: its polls fail."""
+    from rmqlib.sim import scenarios, simulate
+
+    return simulate(
+        scenarios.broker_vanishes(duration_ms=90_000, drain_ms=30_000, consume_stats_interval_ms=5_000), seed=1
+    )
+
+
 def _odd_allocation():
     """An allocation with an idle consumer, a queue owned twice and queues nobody holds."""
     queues = make_queues("TopicTest", ["broker-a", "broker-b"], 3)
@@ -104,6 +114,7 @@ def figures() -> dict:
         "backlog_figure two": viz.backlog_figure({"crash": crash, "orderly_crash": orderly}, step_ms=5_000),
         "backlog_figure by_member": viz.backlog_figure(slow_broadcast(), by_member=True),
         "dashboard_figure": viz.dashboard_figure(polled()),
+        "dashboard_figure failed polls": viz.dashboard_figure(polled_vanished()),
         "sweep_figure box": viz.sweep_figure(rows, "variant", "longest_pause_ms", group="group"),
         "sweep_figure range": viz.sweep_figure(
             rows,
