@@ -24,7 +24,7 @@ def examine_consume_stats(
     topic_route: Callable[[str], TopicRouteData | None],
     get_consume_stats: Callable[[str, str, str | None], ConsumeStats],
     rng: random.Random,
-    message_model: MessageModel | None = None,
+    get_consumer_connection: Callable[[str, str], MessageModel | None],
     topic: str | None = None,
 ) -> ConsumeStats:
     """``group``'s progress on every broker of its route, as one table with the brokers' TPS summed.
@@ -32,15 +32,16 @@ def examine_consume_stats(
     ``topic_route(name)`` is the name server's route of a topic (None: it has none). The route used is the first
     one found of the group's retry topic, then ``topic`` and its Pop retry topic. Each broker is asked through
     ``get_consume_stats(addr, group, topic)`` at BrokerData#selectBrokerAddr (``rng`` draws among slaves); an
-    exception from any of them fails the whole call, as Java's loop catches none. An empty table fails with
-    CONSUMER_NOT_ONLINE, or BROADCAST_CONSUMPTION when ``message_model`` (the group's, as its connections report
-    it; None: no member is online) is BROADCASTING. Mirrors: DefaultMQAdminExtImpl#examineConsumeStats"""
+    exception from any of them fails the whole call, as Java's loop catches none. An empty table makes the tool ask
+    one broker of the route, drawn by ``rng``, for the group's connections: ``get_consumer_connection(addr, group)``
+    is the group's message model as that broker's registry has it, None when it has no member. With none (or a
+    failure on the way) the call fails with CONSUMER_NOT_ONLINE; a broadcasting group's, with BROADCAST_CONSUMPTION.
+    Mirrors: DefaultMQAdminExtImpl#examineConsumeStats, #examineConsumerConnectionInfo"""
     check_str(group, "group")
     check_callable(topic_route, "topic_route")
     check_callable(get_consume_stats, "get_consume_stats")
     check_instance(rng, "rng", random.Random)
-    if message_model is not None:
-        message_model = check_enum(message_model, "message_model", MessageModel)
+    check_callable(get_consumer_connection, "get_consumer_connection")
     topic = check_str_or_none(topic, "topic")
     route_topics = [retry_topic(group)] + ([topic, build_pop_retry_topic(topic, group)] if topic else [])
     route = next(filter(None, map(topic_route, route_topics)), None)
@@ -52,11 +53,17 @@ def examine_consume_stats(
         result.offset_table.update(answer.offset_table)
         result.consume_tps += answer.consume_tps
     if not result.offset_table:
+        try:  # any failure to learn the group's connections counts as no member online, as in Java
+            connection_route = topic_route(retry_topic(group))
+            asked = rng.choice(connection_route.broker_datas) if connection_route else None
+            message_model = get_consumer_connection(asked.select_broker_addr(rng), group) if asked else None
+        except Exception:
+            message_model = None
         if message_model is None:
             raise MQClientError(
                 f"no consume stats of {group}: no member is online", code=ResponseCode.CONSUMER_NOT_ONLINE
             )
-        if message_model == MessageModel.BROADCASTING:
+        if check_enum(message_model, "message_model", MessageModel) == MessageModel.BROADCASTING:
             raise MQClientError(
                 f"no consume stats of {group}: it consumes by broadcasting", code=ResponseCode.BROADCAST_CONSUMPTION
             )

@@ -18,6 +18,7 @@ from rmqlib.broker.admin import ConsumeStats, get_consume_stats
 from rmqlib.client.admin import examine_consume_stats
 from rmqlib.client.api import MQClientError
 from rmqlib.namesrv import broker_address
+from rmqlib.protocol import MessageModel
 from rmqlib.sim.broker_node import BrokerNode
 from rmqlib.sim.clock import Clock
 from rmqlib.sim.recorder import Recorder
@@ -40,6 +41,15 @@ class Dashboard:
     ):
         self.clock, self.scenario, self.recorder, self.routes, self.rng = clock, scenario, recorder, routes, rng
         self.by_address: Mapping[str, BrokerNode] = {broker_address(r.name, r.broker_id): r for r in replicas}
+
+    def consumer_connection(self, addr: str, group: str) -> MessageModel | None:
+        """GET_CONSUMER_CONNECTION_LIST at ``addr``: the group's message model in that replica's registry, or None
+        when it has no member there (AdminBrokerProcessor#getConsumerConnectionList)."""
+        replica = self.by_address[addr]
+        if not replica.up:
+            raise BrokerUnavailable(f"{replica.label} does not answer")
+        info = replica.consumer_manager.get_consumer_group_info(group)
+        return info.message_model if info is not None and info.get_all_channel() else None
 
     def run(self):
         while True:
@@ -69,7 +79,7 @@ class Dashboard:
         try:
             route = self.routes.namesrv.pickup_topic_route_data
             topic = sc.consume_stats_topic or None
-            examine_consume_stats(sc.consumer_group, route, ask, self.rng, sc.message_model, topic)
+            examine_consume_stats(sc.consumer_group, route, ask, self.rng, self.consumer_connection, topic)
         except (BrokerUnavailable, MQClientError) as error:
             recorder.consume_stats_errors.append((now, str(error)))
         else:

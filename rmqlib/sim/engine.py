@@ -174,7 +174,9 @@ class Simulation:
             if sc.consume_stats_interval_ms:
                 slave.start_stats_sampling()
         if sc.consume_stats_interval_ms:
-            clock.process(Dashboard(clock, sc, self.recorder, self.routes, self.nodes, self.rng).run())
+            # its own draws (a broker to ask for the group's connections), so that polling changes nothing in the run
+            dashboard_rng = random.Random(f"dashboard/{self.seed}")
+            clock.process(Dashboard(clock, sc, self.recorder, self.routes, self.nodes, dashboard_rng).run())
         if self.proxy is not None:
             clock.process(self.proxy.housekeeping_loop())
             clock.process(self.proxy.renew_loop())

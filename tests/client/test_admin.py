@@ -28,6 +28,11 @@ def _cluster(*, slave_of_b: bool = False, master_b: bool = True) -> RouteInfoMan
     return table
 
 
+def _online(model=MessageModel.CLUSTERING):
+    """GET_CONSUMER_CONNECTION_LIST answered with ``model`` at every address (None: nobody online)."""
+    return lambda addr, group: model
+
+
 def _answers(asked: list):
     """A broker per address whose answer names its address: one queue line and a TPS of 1.5."""
 
@@ -41,7 +46,9 @@ def _answers(asked: list):
 
 def test_every_broker_of_the_retry_topics_route_is_asked_and_the_answers_merge():
     asked = []
-    stats = examine_consume_stats(GROUP, _cluster().pickup_topic_route_data, _answers(asked), random.Random(1))
+    stats = examine_consume_stats(
+        GROUP, _cluster().pickup_topic_route_data, _answers(asked), random.Random(1), _online()
+    )
     assert sorted(asked) == [(broker_address("broker-a", 0), GROUP, None), (broker_address("broker-b", 0), GROUP, None)]
     assert sorted(mq.broker_name for mq in stats.offset_table) == ["broker-a", "broker-b"]
     assert stats.consume_tps == 3.0 and stats.compute_total_diff() == 6
@@ -50,10 +57,12 @@ def test_every_broker_of_the_retry_topics_route_is_asked_and_the_answers_merge()
 def test_a_broker_name_without_its_master_is_asked_at_its_slave():
     asked = []
     route = _cluster(slave_of_b=True, master_b=False).pickup_topic_route_data
-    examine_consume_stats(GROUP, route, _answers(asked), random.Random(1))
+    examine_consume_stats(GROUP, route, _answers(asked), random.Random(1), _online())
     assert sorted(addr for addr, _, _ in asked) == [broker_address("broker-a", 0), broker_address("broker-b", 1)]
     asked.clear()  # with its master back, the master again
-    examine_consume_stats(GROUP, _cluster(slave_of_b=True).pickup_topic_route_data, _answers(asked), random.Random(1))
+    examine_consume_stats(
+        GROUP, _cluster(slave_of_b=True).pickup_topic_route_data, _answers(asked), random.Random(1), _online()
+    )
     assert broker_address("broker-b", 1) not in [addr for addr, _, _ in asked]
 
 
@@ -78,11 +87,11 @@ def test_the_route_is_the_retry_topics_then_the_topics_then_its_pop_retry_topics
         looked_up.append(name)
         return routes.get(name)
 
-    stats = examine_consume_stats(GROUP, topic_route, _answers([]), random.Random(1), topic="T")
+    stats = examine_consume_stats(GROUP, topic_route, _answers([]), random.Random(1), _online(), topic="T")
     assert looked_up == [retry_topic(GROUP), "T", build_pop_retry_topic("T", GROUP)] and stats.offset_table
     looked_up.clear()
     with pytest.raises(MQClientError) as missing:
-        examine_consume_stats(GROUP, topic_route, _answers([]), random.Random(1))
+        examine_consume_stats(GROUP, topic_route, _answers([]), random.Random(1), _online())
     assert missing.value.code == ResponseCode.TOPIC_NOT_EXIST and looked_up == [retry_topic(GROUP)]
 
 
@@ -93,7 +102,7 @@ def test_one_broker_that_fails_fails_the_whole_call():
         return _answers([])(addr, group, topic)
 
     with pytest.raises(TimeoutError, match="broker-b"):
-        examine_consume_stats(GROUP, _cluster().pickup_topic_route_data, ask, random.Random(1))
+        examine_consume_stats(GROUP, _cluster().pickup_topic_route_data, ask, random.Random(1), _online())
 
 
 @pytest.mark.parametrize(
@@ -103,17 +112,48 @@ def test_one_broker_that_fails_fails_the_whole_call():
         (MessageModel.BROADCASTING, ResponseCode.BROADCAST_CONSUMPTION),
     ],
 )
-def test_an_empty_table_says_why(model, code):
+def test_an_empty_table_asks_one_broker_for_the_groups_connections_and_says_why(model, code):
     def nothing(addr, group, topic):
         return ConsumeStats()
 
+    asked = []
+
+    def connection(addr, group):
+        asked.append(addr)
+        return model
+
+    route = _cluster().pickup_topic_route_data
     with pytest.raises(MQClientError) as empty:
-        examine_consume_stats(GROUP, _cluster().pickup_topic_route_data, nothing, random.Random(1), model)
-    assert empty.value.code == code
-    quiet = examine_consume_stats(
-        GROUP, _cluster().pickup_topic_route_data, nothing, random.Random(1), MessageModel.CLUSTERING
-    )
+        examine_consume_stats(GROUP, route, nothing, random.Random(1), connection)
+    assert empty.value.code == code and len(asked) == 1
+    drawn = {tuple(_asked_with(seed)) for seed in range(20)}
+    assert drawn == {(broker_address("broker-a", 0),), (broker_address("broker-b", 0),)}  # a broker drawn by rng
+    quiet = examine_consume_stats(GROUP, route, nothing, random.Random(1), _online())
     assert quiet.offset_table == {} and quiet.consume_tps == 0.0  # an online clustering group: no error
+
+
+def _asked_with(seed):
+    asked = []
+    with pytest.raises(MQClientError):
+        examine_consume_stats(
+            GROUP,
+            _cluster().pickup_topic_route_data,
+            lambda addr, group, topic: ConsumeStats(),
+            random.Random(seed),
+            lambda addr, group: asked.append(addr),
+        )
+    return asked
+
+
+def test_a_failure_while_asking_for_connections_counts_as_nobody_online():
+    def down(addr, group):
+        raise TimeoutError(addr)
+
+    with pytest.raises(MQClientError) as empty:
+        examine_consume_stats(
+            GROUP, _cluster().pickup_topic_route_data, lambda a, g, t: ConsumeStats(), random.Random(1), down
+        )
+    assert empty.value.code == ResponseCode.CONSUMER_NOT_ONLINE
 
 
 @pytest.mark.parametrize(
@@ -123,7 +163,7 @@ def test_an_empty_table_says_why(model, code):
         ({"topic_route": None}, "topic_route"),
         ({"get_consume_stats": 3}, "get_consume_stats"),
         ({"rng": 5}, "rng"),
-        ({"message_model": "SIDEWAYS"}, "message_model"),
+        ({"get_consumer_connection": "G"}, "get_consumer_connection"),
         ({"topic": 7}, "topic"),
     ],
 )
@@ -133,6 +173,7 @@ def test_bad_arguments_are_refused_by_name(kwargs, name):
         topic_route=_cluster().pickup_topic_route_data,
         get_consume_stats=_answers([]),
         rng=random.Random(1),
+        get_consumer_connection=_online(),
     )
     with pytest.raises((TypeError, ValueError), match=name):
         examine_consume_stats(**{**args, **kwargs})
