@@ -1,5 +1,6 @@
 """A dashboard polling GET_CONSUME_STATS during a run (Scenario.consume_stats_interval_ms, SimResult.diff_total)."""
 
+import numpy as np
 import pytest
 
 from rmqlib.sim import scenarios, simulate
@@ -100,6 +101,22 @@ def test_a_routed_replica_that_does_not_answer_fails_the_whole_poll():
     answered = sorted({when for when, _, _ in run.consume_stats})
     assert answered == [when for when in polls if when not in failed]  # not even broker-a's answers are shown
     assert {who for when, who, _ in run.consume_stats if when > removed} == {"broker-a"}
+
+
+@pytest.mark.parametrize("name", ["broker_outage_with_slave", "broker_vanishes", "slow_member"])
+def test_polling_changes_nothing_in_the_run(name):
+    build = getattr(scenarios, name)
+    quiet, polled = simulate(build(), seed=3), simulate(build(consume_stats_interval_ms=5_000), seed=3)
+    assert polled.consume_stats or polled.consume_stats_errors
+    for record in ("delivered", "ownership", "lock_ownership", "events", "consumption"):
+        assert getattr(quiet, record) == getattr(polled, record), record
+    assert quiet.waits.keys() == polled.waits.keys()
+    assert all(np.array_equal(quiet.waits[q], polled.waits[q]) for q in quiet.waits)
+    assert np.array_equal(quiet.latencies_ms, polled.latencies_ms)
+    # only the dashboard's own simulation events are more
+    assert {k: v for k, v in quiet.counters.items() if k != "simpy_events"} == {
+        k: v for k, v in polled.counters.items() if k != "simpy_events"
+    }
 
 
 def test_nobody_polls_by_default_and_a_bad_interval_is_refused_by_name():
