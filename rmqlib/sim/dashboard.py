@@ -42,13 +42,17 @@ class Dashboard:
         self.clock, self.scenario, self.recorder, self.routes, self.rng = clock, scenario, recorder, routes, rng
         self.by_address: Mapping[str, BrokerNode] = {broker_address(r.name, r.broker_id): r for r in replicas}
 
-    def consumer_connection(self, addr: str, group: str) -> MessageModel | None:
-        """GET_CONSUMER_CONNECTION_LIST at ``addr``: the group's message model in that replica's registry, or None
-        when it has no member there (AdminBrokerProcessor#getConsumerConnectionList)."""
+    def reach(self, addr: str) -> BrokerNode:
+        """The replica at ``addr``; one that is down does not answer."""
         replica = self.by_address[addr]
         if not replica.up:
             raise BrokerUnavailable(f"{replica.label} does not answer")
-        info = replica.consumer_manager.get_consumer_group_info(group)
+        return replica
+
+    def consumer_connection(self, addr: str, group: str) -> MessageModel | None:
+        """GET_CONSUMER_CONNECTION_LIST at ``addr``: the group's message model in that replica's registry, or None
+        when it has no member there (AdminBrokerProcessor#getConsumerConnectionList)."""
+        info = self.reach(addr).consumer_manager.get_consumer_group_info(group)
         return info.message_model if info is not None and info.get_all_channel() else None
 
     def run(self):
@@ -57,14 +61,12 @@ class Dashboard:
             self.poll(int(self.clock.now))
 
     def poll(self, now: int) -> None:
-        """One ``mqadmin consumerProgress``: its answers kept, or its error when one replica did not answer."""
+        """One ``mqadmin consumerProgress``: its answers kept, or its error when it failed."""
         sc, recorder = self.scenario, self.recorder
         answers: list[tuple[int, str, ConsumeStats]] = []
 
         def ask(addr: str, group: str, topic: str | None) -> ConsumeStats:
-            replica = self.by_address[addr]
-            if not replica.up:
-                raise BrokerUnavailable(f"{replica.label} does not answer")
+            replica = self.reach(addr)
             stats = get_consume_stats(
                 replica.store,
                 replica.name,

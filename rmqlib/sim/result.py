@@ -268,7 +268,8 @@ class SimResult:
     # (when, replica, answer) in time order; a replica is the broker's name, or "<name>/slave" for a slave asked
     # while its master is out of the route. What ``diff_total`` and ``consume_tps`` read.
     consume_stats: list[tuple[int, str, ConsumeStats]] = field(default_factory=list)
-    # The polls that failed (a routed replica did not answer), as (when, why): they left no answers above.
+    # The polls that failed, as (when, why): a routed replica did not answer, or the table was empty and the group
+    # had no member online or broadcasts. They left no answers above.
     consume_stats_errors: list[tuple[int, str]] = field(default_factory=list)
     # With Scenario.order_keys: per order id, its messages in the order they were sent, each as its id and when its
     # first listener call ended (inf: none did). What ``out_of_order`` reads.
@@ -460,8 +461,8 @@ class SimResult:
     def diff_total(self) -> list[tuple[int, int]]:
         """What a dashboard shows as the group's backlog at each of its polls (``Scenario.consume_stats_interval_ms``):
         ``(when, diff)``, the diff (max offset minus committed offset) summed over every queue of the brokers that
-        answered then; a broker out of the route is not asked, and a poll that a routed broker did not answer shows
-        nothing (:attr:`consume_stats_errors`). Unlike :meth:`backlog` it counts from the committed
+        answered then; a broker out of the route is not asked, and a poll that failed shows nothing
+        (:attr:`consume_stats_errors`). Unlike :meth:`backlog` it counts from the committed
         offset, which lags the consumption: it trails a queue's lowest message still in a listener, and reaches the
         broker with the next pull or offset persist. [] when nobody polled."""
         return self._per_poll(ConsumeStats.compute_total_diff)
