@@ -47,7 +47,8 @@ class ConsumeStats:
         return sum(wrapper.diff for wrapper in self.offset_table.values())
 
     def compute_inflight_total_diff(self) -> int:
-        """Mirrors: #computeInflightTotalDiff (pull offset minus committed offset)"""
+        """What ``mqadmin consumerProgress`` prints as Inflight: pulled, not yet committed.
+        Mirrors: #computeInflightTotalDiff (pull offset minus committed offset)"""
         return sum(w.pull_offset - w.consumer_offset for w in self.offset_table.values())
 
 
@@ -67,9 +68,10 @@ def get_consume_stats(
     when it names any; else ``topic``, or with none named every topic the group has an offset of here, less those
     the group's registered subscriptions lack when it has any (``consumer_manager``, the broker's registry; None: no
     subscriptions). A topic the broker does not have is skipped (Java logs it); a queue without a committed offset
-    counts from 0. The pull offset is the committed one: only Pop records a pull offset, and a pull group's queries
-    fall back to the committed offset (ConsumerOffsetManager#queryPullOffset). ``broker_stats_manager``: the broker's
-    counters, which give ``consume_tps`` (BrokerStatsManager#tpsGroupGetNums per topic).
+    counts from 0. The pull offset is the next offset the group's latest pull of the queue was answered with, or the
+    committed one when higher or no pull was answered since the broker started (ConsumerOffsetManager#queryPullOffset);
+    ``compute_inflight_total_diff`` counts what was pulled and not yet committed. ``broker_stats_manager``: the
+    broker's counters, which give ``consume_tps`` (BrokerStatsManager#tpsGroupGetNums per topic).
     Mirrors: AdminBrokerProcessor#getConsumeStats"""
     check_instance(store, "store", MessageStore)
     check_str(broker_name, "broker_name")
@@ -93,9 +95,10 @@ def get_consume_stats(
         for queue_id in range(store.read_queue_nums(name)):
             broker_offset = max(store.get_max_offset(name, queue_id), 0)
             consumer_offset = max(store.query_offset(group, name, queue_id), 0)
+            pull_offset = max(consumer_offset, store.offsets.query_pull_offset(group, name, queue_id))
             last = store.look_message_by_offset(name, queue_id, consumer_offset - 1) if consumer_offset else None
             stats.offset_table[MessageQueue(name, broker_name, queue_id)] = OffsetWrapper(
-                broker_offset, consumer_offset, consumer_offset, last.store_timestamp if last is not None else 0
+                broker_offset, consumer_offset, pull_offset, last.store_timestamp if last is not None else 0
             )
         if broker_stats_manager is not None:
             stats.consume_tps += broker_stats_manager.tps_group_get_nums(group, name)

@@ -141,13 +141,16 @@ class ConsumerOffsetManager:
     """The broker's committed consumer offsets: (group, topic, queue) → offset.
 
     ``commit_offset`` overwrites (the broker does not enforce increase-only);
-    ``query_offset`` answers -1 when nothing is stored.
+    ``query_offset`` answers -1 when nothing is stored. ``pull_offset_table`` holds the next offset each group's
+    latest pull of a queue was answered with: in memory only (Java serializes no getter for it), so neither a
+    restart nor a slave's copy keeps it.
 
     Mirrors: broker/.../offset/ConsumerOffsetManager.java
     """
 
     def __init__(self):
         self.offset_table: dict[tuple[str, str, int], int] = {}
+        self.pull_offset_table: dict[tuple[str, str, int], int] = {}
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         check_non_negative_int(offset, "offset")
@@ -175,6 +178,17 @@ class ConsumerOffsetManager:
         check_str(topic, "topic", empty=True)
         check_int(queue_id, "queue_id")
         return self.offset_table.get((group, topic, queue_id), -1)
+
+    def _commit_pull_offset_trusted(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        """Note the next offset a pull of the queue was answered with, for a caller that checked its arguments (the
+        pull processor). Mirrors: #commitPullOffset"""
+        self.pull_offset_table[(group, topic, queue_id)] = offset
+
+    def query_pull_offset(self, group: str, topic: str, queue_id: int) -> int:
+        """The group's latest pull offset of the queue, else its committed offset (-1: neither).
+        Mirrors: #queryPullOffset"""
+        found = self.pull_offset_table.get((group, topic, queue_id))
+        return self.query_offset(group, topic, queue_id) if found is None else found
 
     def which_topic_by_consumer(self, group: str) -> set[str]:
         """The topics ``group`` has an offset of. Java keys its table ``topic@group`` and keeps a key only when it

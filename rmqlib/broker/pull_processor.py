@@ -318,7 +318,9 @@ class PullMessageProcessor:
         code = self._compose_code(request, result)
         if status is not _FOUND and self.broker_config.broker_role is _SLAVE:
             code = _PULL_RETRY_IMMEDIATELY  # a slave sends the client back to its master: see the module docstring
-        # tryCommitOffset: store the piggy-backed commit offset, but only on a first (suspendable) run
+        # tryCommitOffset: note the pull offset on every run, and store the piggy-backed commit offset, but only on a
+        # first (suspendable) run
+        store.offsets._commit_pull_offset_trusted(request.consumer_group, topic, queue_id, result.next_begin_offset)
         if broker_allow_suspend and request.has_commit_offset_flag:
             # (the request was checked when it was built; the queue was looked up above)
             store._commit_offset_trusted(request.consumer_group, topic, queue_id, request.commit_offset)

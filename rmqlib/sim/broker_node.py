@@ -159,7 +159,8 @@ class BrokerNode:
 
     def _start_services(self) -> None:
         """What a (re)started broker keeps only in memory: its consumer registry (and the groups' heartbeat
-        fingerprints), held pulls, lock table and statistics."""
+        fingerprints), held pulls, lock table, statistics and pull offsets (the committed offsets are kept)."""
+        self.store.offsets.pull_offset_table.clear()
         self.consumer_manager = ConsumerManager([self.listener], self.config)
         # the counters a dashboard reads (Scenario.consume_stats_interval_ms); a restart zeroes them
         self.stats = BrokerStatsManager() if self.scenario.consume_stats_interval_ms else None

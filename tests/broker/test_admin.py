@@ -8,10 +8,12 @@ from rmqlib.broker import (
     ConsumeStats,
     MessageStore,
     OffsetWrapper,
+    PullRequestHoldService,
     SubscriptionData,
     get_consume_stats,
 )
 from rmqlib.broker.message_store import ConsumerOffsetManager
+from rmqlib.broker.pull_processor import PullMessageProcessor, PullMessageRequest
 from rmqlib.model import MessageQueue
 
 
@@ -75,6 +77,41 @@ def test_without_a_topic_the_broker_answers_for_the_topics_the_group_has_offsets
     # ... but a topic list is taken as it is
     listed = get_consume_stats(store, "broker-a", "G", ["Other", "Quiet"], consumer_manager=registry)
     assert _topics(listed) == {"Other", "Quiet"}
+
+
+def test_a_pull_notes_its_next_offset_and_the_inflight_diff_counts_what_was_pulled_and_not_committed():
+    store = MessageStore()
+    store.create_topic("T", 2)
+    processor = PullMessageProcessor(store, PullRequestHoldService(store))
+    for i in range(6):
+        store.put_message("T", 0, now_ms=100 + i)
+    store.reput(200)
+
+    def pull(offset, commit=None, queue_id=0):
+        return PullMessageRequest(
+            "G",
+            "T",
+            queue_id,
+            offset,
+            max_msg_nums=4,
+            client_id="c1",
+            channel="ch1",
+            has_subscription_flag=True,
+            has_commit_offset_flag=commit is not None,
+            commit_offset=commit or 0,
+        )
+
+    assert store.offsets.query_pull_offset("G", "T", 0) == -1  # neither pulled nor committed
+    assert len(processor.process_request(pull(0), 300).messages) == 4
+    stats = get_consume_stats(store, "b", "G", ["T"])
+    line = stats.offset_table[MessageQueue("T", "b", 0)]
+    assert (line.consumer_offset, line.pull_offset) == (0, 4) and stats.compute_inflight_total_diff() == 4
+    assert len(processor.process_request(pull(4, commit=3), 400).messages) == 2  # commits 3, pulls up to 6
+    assert get_consume_stats(store, "b", "G", ["T"]).compute_inflight_total_diff() == 6 - 3
+    assert processor.process_request(pull(6, commit=6, queue_id=0), 500) is None  # held: the offset is noted anyway
+    assert store.offsets.query_pull_offset("G", "T", 0) == 6 and store.query_offset("G", "T", 0) == 6
+    store.commit_offset("G", "T", 1, 2)  # no pull of queue 1: its committed offset stands in
+    assert store.offsets.query_pull_offset("G", "T", 1) == 2
 
 
 def test_which_topic_by_consumer_never_finds_a_name_with_an_at_sign():

@@ -30,6 +30,14 @@ def test_each_broker_answers_for_the_topics_the_group_has_committed_offsets_of_t
     assert [when for when, _ in polled.diff_total()] == instants
 
 
+def test_the_inflight_diff_counts_what_the_members_pulled_and_have_not_committed(polled):
+    inflight = [stats.compute_inflight_total_diff() for _, _, stats in polled.consume_stats]
+    assert all(w.pull_offset >= w.consumer_offset for _, _, s in polled.consume_stats for w in s.offset_table.values())
+    assert max(inflight) > 0 and inflight[-1] == inflight[-2] == 0  # all pulled is committed by the end
+    # a pull offset is never past the queue's end
+    assert all(w.pull_offset <= w.broker_offset for _, _, s in polled.consume_stats for w in s.offset_table.values())
+
+
 def test_a_named_topic_is_answered_for_from_the_first_poll():
     run = simulate(
         scenarios.steady_state(
